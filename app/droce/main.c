@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * droce [EAL options] -- [-c FILE] [options] [key=value ...]
+ *
+ * Reads the configuration before the EAL starts, because the EAL's lcore
+ * map comes from it (unless the user gave -l/--lcores/-c), then runs the
+ * stack until SIGINT/SIGTERM (or --duration) and prints the counters.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_timer.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+
+struct app_opts {
+	const char *config;
+	const char *stats_json;
+	unsigned long duration_s;   /* 0: until a signal */
+	int nb_overrides;
+	char **overrides;
+};
+
+static struct droce_stack *running;
+
+static void
+usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+		"Usage: %s [EAL options] -- [-c FILE] [options] [key=value ...]\n"
+		"\n"
+		"Runs the droce stack on the ports of its configuration until SIGINT or\n"
+		"SIGTERM, then prints the final counters.\n"
+		"\n"
+		"EAL options are DPDK's ('%s --no-pci --help --' prints them). Without\n"
+		"-l/--lcores/-c droce builds the EAL's --lcores from\n"
+		"worker.thread.groups, worker.thread.cpuset and control.cpu. Tests and\n"
+		"hosts without a DPDK NIC want --no-pci, and --no-huge -m N without\n"
+		"hugepages.\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE      INI configuration (rte_cfgfile syntax, '#' comments)\n"
+		"      --stats-json FILE  write the final counters as JSON to FILE\n"
+		"      --duration S       stop by itself after S seconds\n"
+		"  -h, --help             this text\n"
+		"  key=value              override a configuration key (after the file)\n"
+		"\n"
+		"Configuration keys (port.N.*: N = 0..%u):\n",
+		prog, prog, DROCE_MAX_PORTS - 1);
+	droce_conf_print_keys(out);
+	fprintf(out,
+		"\n"
+		"Example:\n"
+		"  %s --no-pci --no-huge -m 256 --file-prefix d0 \\\n"
+		"      --vdev net_af_packet0,iface=veth0,qpairs=2 -- \\\n"
+		"      port.0.device=net_af_packet0 port.0.address=198.18.0.1/24\n",
+		prog);
+}
+
+/* Parse droce's own arguments (after "--"); returns 0, 1 for --help, or -1. */
+static int
+parse_app_args(int argc, char **argv, struct app_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "stats-json", required_argument, NULL, 'j' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'j':
+			o->stats_json = optarg;
+			break;
+		case 'd':
+			errno = 0;
+			o->duration_s = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    o->duration_s == 0 || o->duration_s > 86400 * 365) {
+				fprintf(stderr, "droce: --duration \"%s\": allowed: whole seconds 1..31536000\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			return 1;
+		default:
+			fprintf(stderr, "droce: '--help' lists the options\n");
+			return -1;
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (strchr(argv[i], '=') == NULL) {
+			fprintf(stderr, "droce: argument \"%s\" is neither an option nor key=value; '--help' lists both\n",
+				argv[i]);
+			return -1;
+		}
+	}
+	o->overrides = argv + optind;
+	o->nb_overrides = argc - optind;
+	return 0;
+}
+
+static int
+find_separator(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return i;
+	return argc;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	if (running != NULL)
+		droce_stack_request_stop(running);
+}
+
+static void
+on_duration(struct rte_timer *t, void *arg)
+{
+	(void)t;
+	droce_stack_request_stop(arg);
+}
+
+static void
+print_layout(const struct droce_stack *s, const struct droce_lcore_layout *l)
+{
+	printf("droce: control lcore %u, %u worker lcore%s", l->control_lcore,
+	       l->nb_workers, l->nb_workers == 1 ? "" : "s");
+	for (uint32_t i = 0; i < l->nb_workers; i++)
+		printf("%s%u (group %u #%u)", i ? ", " : ": ", l->worker_lcore[i],
+		       l->worker_group[i], l->worker_index[i]);
+	putchar('\n');
+	for (uint16_t p = 0; p < droce_stack_nb_ports(s); p++) {
+		struct rte_ether_addr mac;
+
+		droce_port_mac(s, p, &mac);
+		printf("droce: port %u = ethdev %u, MAC " RTE_ETHER_ADDR_PRT_FMT "\n",
+		       p, droce_port_ethdev(s, p), RTE_ETHER_ADDR_BYTES(&mac));
+	}
+	fflush(stdout);
+}
+
+static void
+print_final(const struct droce_stack *s)
+{
+	for (uint16_t p = 0; p < droce_stack_nb_ports(s); p++) {
+		struct droce_counters c;
+
+		droce_port_counters(s, p, &c);
+		printf("droce: final port %u: rx %" PRIu64 " packets %" PRIu64
+		       " bytes, tx %" PRIu64 " packets %" PRIu64 " bytes, %" PRIu64
+		       " dropped\n", p, c.rx_packets, c.rx_bytes, c.tx_packets,
+		       c.tx_bytes, droce_counters_drops(&c));
+		for (unsigned int r = 0; r < DROCE_DROP_MAX; r++)
+			if (c.drop[r] != 0)
+				printf("droce:   %-20s %" PRIu64 "\n",
+				       droce_drop_reason_name(r), c.drop[r]);
+	}
+	fflush(stdout);
+}
+
+static int
+write_json(const struct droce_stack *s, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (f == NULL) {
+		fprintf(stderr, "droce: --stats-json %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	ret = droce_stack_write_stats_json(s, f);
+	if (fclose(f) != 0 || ret != 0) {
+		fprintf(stderr, "droce: --stats-json %s: write failed\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* EAL arguments, plus --lcores from the configuration when none was given. */
+static char **
+eal_argv(int eal_argc, char **argv, const char *lcores, int *out_argc)
+{
+	char **v = calloc((size_t)eal_argc + 3, sizeof(*v));
+	int n = 0;
+
+	if (v == NULL)
+		return NULL;
+	for (int i = 0; i < eal_argc; i++)
+		v[n++] = argv[i];
+	if (lcores != NULL) {
+		v[n++] = (char *)"--lcores";
+		v[n++] = (char *)lcores;
+	}
+	*out_argc = n;
+	return v;
+}
+
+static int
+run(const struct droce_conf *conf, const struct app_opts *o,
+    const char *lcore_option)
+{
+	struct droce_lcore_layout layout;
+	struct rte_timer duration;
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s;
+	int ret;
+
+	if (droce_lcores_layout(conf, lcore_option, &layout, err,
+				sizeof(err)) != 0) {
+		fprintf(stderr, "droce: %s\n", err);
+		return 2;
+	}
+	rte_timer_subsystem_init();
+	s = droce_stack_create(conf, &layout, err, sizeof(err));
+	if (s == NULL) {
+		fprintf(stderr, "droce: %s\n", err);
+		return 1;
+	}
+	if (droce_telemetry_register(s) != 0)
+		fprintf(stderr, "droce: warning: telemetry commands not registered\n");
+	print_layout(s, &layout);
+
+	running = s;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	ret = droce_stack_start(s, true);
+	if (ret != 0) {
+		fprintf(stderr, "droce: start failed: %s\n", rte_strerror(-ret));
+		droce_stack_destroy(s);
+		return 1;
+	}
+	rte_timer_init(&duration);
+	if (o->duration_s != 0)
+		rte_timer_reset_sync(&duration, o->duration_s * rte_get_timer_hz(),
+				     SINGLE, rte_lcore_id(), on_duration, s);
+	printf("droce: running; Ctrl-C stops\n");
+	fflush(stdout);
+	droce_stack_run(s);
+	rte_timer_stop_sync(&duration);
+	droce_stack_stop(s);
+	running = NULL;
+
+	print_final(s);
+	ret = o->stats_json != NULL && write_json(s, o->stats_json) != 0;
+	droce_stack_destroy(s);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct app_opts opts = { 0 };
+	char lcores[DROCE_LCORES_ARG_LEN], given[256], err[DROCE_ERR_LEN];
+	const char *lcore_option;
+	struct droce_conf *conf;
+	int sep = find_separator(argc, argv);
+	int eal_argc, ret;
+	char **eal;
+
+	if (sep == argc && argc > 1 &&
+	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		usage(stdout, argv[0]);
+		return 0;
+	}
+	/* getopt wants argv[0] in front of droce's arguments. */
+	if (sep < argc)
+		argv[sep] = argv[0];
+	ret = parse_app_args(argc - sep, argv + sep, &opts);
+	if (sep < argc)
+		argv[sep] = (char *)"--";
+	if (ret != 0) {
+		if (ret > 0)
+			usage(stdout, argv[0]);
+		return ret > 0 ? 0 : 2;
+	}
+
+	conf = malloc(sizeof(*conf));
+	if (conf == NULL)
+		return 1;
+	if (droce_conf_load(conf, opts.config, opts.overrides, opts.nb_overrides,
+			    err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce: %s\n", err);
+		free(conf);
+		return 2;
+	}
+	lcore_option = droce_lcores_find_eal_option(sep, argv, given,
+						    sizeof(given));
+	if (lcore_option == NULL &&
+	    droce_lcores_eal_arg(conf, lcores, sizeof(lcores), err,
+				 sizeof(err)) != 0) {
+		fprintf(stderr, "droce: %s\n", err);
+		free(conf);
+		return 2;
+	}
+	eal = eal_argv(sep, argv, lcore_option == NULL ? lcores : NULL, &eal_argc);
+	if (eal == NULL || rte_eal_init(eal_argc, eal) < 0) {
+		fprintf(stderr, "droce: rte_eal_init failed: %s\n",
+			rte_strerror(rte_errno));
+		free(eal);
+		free(conf);
+		return 1;
+	}
+	ret = run(conf, &opts, lcore_option);
+	rte_eal_cleanup();
+	free(eal);
+	free(conf);
+	return ret;
+}

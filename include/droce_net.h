@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_NET_H
+#define DROCE_NET_H
+
+/**
+ * @file
+ * droce net: ports, Ethernet, ARP, IPv4, ICMP echo, UDP demultiplexing.
+ *
+ * Worker lcores busy-poll their RX queues in bursts and classify each
+ * packet. UDP to a port with a worker handler is handled in place; ARP,
+ * ICMP and UDP for control handlers travel to the control lcore through
+ * one single-producer ring per worker. Every lcore owns one TX queue on
+ * every port, so no lcore takes a lock to send.
+ *
+ * Every packet that is not delivered is counted under a drop reason, on
+ * the RX queue it came from or on the lcore that dropped it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "droce_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Why a packet was not delivered. */
+enum droce_drop_reason {
+	DROCE_DROP_TRUNCATED,        /**< Shorter than its headers say. */
+	DROCE_DROP_NOT_FOR_US,       /**< Other MAC, IP or ARP target. */
+	DROCE_DROP_UNKNOWN_ETHERTYPE,/**< Neither IPv4 nor ARP. */
+	DROCE_DROP_IP_BAD_HEADER,    /**< IPv4 version, IHL or total length. */
+	DROCE_DROP_IP_BAD_CKSUM,     /**< IPv4 header checksum. */
+	DROCE_DROP_IP_FRAGMENT,      /**< Fragments are not reassembled. */
+	DROCE_DROP_IP_BAD_SOURCE,    /**< Zero, loopback, multicast source. */
+	DROCE_DROP_UNKNOWN_IP_PROTO, /**< Neither UDP nor ICMP. */
+	DROCE_DROP_UDP_BAD_LENGTH,   /**< UDP length vs IP payload. */
+	DROCE_DROP_L4_BAD_CKSUM,     /**< UDP or ICMP checksum. */
+	DROCE_DROP_UDP_NO_HANDLER,   /**< No handler on that UDP port. */
+	DROCE_DROP_ICMP_UNHANDLED,   /**< ICMP other than echo request. */
+	DROCE_DROP_ARP_BAD,          /**< Malformed ARP. */
+	DROCE_DROP_ARP_UNRESOLVED,   /**< Waited for ARP that never came. */
+	DROCE_DROP_NO_ROUTE,         /**< Off-link and no gateway. */
+	DROCE_DROP_RING_FULL,        /**< Worker to control ring full. */
+	DROCE_DROP_TX_FULL,          /**< TX queue full. */
+	DROCE_DROP_NO_MBUF,          /**< No mbuf (or headroom) to send. */
+	DROCE_DROP_MTU_EXCEEDED,     /**< A packet to send exceeds the MTU. */
+	DROCE_DROP_MAX
+};
+
+/** Name of a drop reason ("bad_ip_cksum"), or NULL. */
+const char *droce_drop_reason_name(enum droce_drop_reason reason);
+
+/** Packet and byte counters, with drops by reason. */
+struct droce_counters {
+	uint64_t rx_packets;  /**< Received on RX queues. */
+	uint64_t rx_bytes;    /**< Bytes of rx_packets (frame length). */
+	uint64_t tx_packets;  /**< Handed to TX queues. */
+	uint64_t tx_bytes;    /**< Bytes of tx_packets. */
+	uint64_t drop[DROCE_DROP_MAX]; /**< Not delivered, by reason. */
+};
+
+/** Sum of the drop counters. */
+uint64_t droce_counters_drops(const struct droce_counters *c);
+
+struct droce_stack;
+/** An lcore's context: its TX queues and counters. */
+struct droce_lcore_ctx;
+
+/**
+ * Create the stack: probe or find the ports, configure queues (RSS where
+ * the PMD has it), mempools and rings. Needs rte_eal_init() and
+ * rte_timer_subsystem_init() first.
+ *
+ * @param conf
+ *   Configuration; copied.
+ * @param layout
+ *   Lcores from droce_lcores_layout(); copied.
+ * @param err
+ *   Receives a message on failure (names the key, its origin, the device
+ *   and what the device allows).
+ * @param errlen
+ *   Size of @p err.
+ * @return
+ *   The stack, or NULL with rte_errno set.
+ */
+struct droce_stack *droce_stack_create(const struct droce_conf *conf,
+				       const struct droce_lcore_layout *layout,
+				       char *err, size_t errlen);
+
+/** Where a UDP handler runs. */
+enum droce_udp_where {
+	DROCE_UDP_ON_WORKER,  /**< On the worker that received the packets. */
+	DROCE_UDP_ON_CONTROL, /**< On the control lcore. */
+};
+
+/**
+ * UDP handler. Gets a burst of packets for its port; each mbuf starts at
+ * the Ethernet header, with l2_len and l3_len set and the UDP length
+ * checked. The handler owns the mbufs: it frees or sends each one.
+ *
+ * @param ctx
+ *   The running lcore's context (for sending and counting).
+ * @param port
+ *   droce port index the packets arrived on.
+ * @param pkts
+ *   The packets.
+ * @param nb_pkts
+ *   Their number, at least 1.
+ * @param arg
+ *   The handler's argument.
+ */
+typedef void (*droce_udp_handler_t)(struct droce_lcore_ctx *ctx,
+				    uint16_t port, struct rte_mbuf **pkts,
+				    uint16_t nb_pkts, void *arg);
+
+/**
+ * Register a handler for a UDP destination port, before droce_stack_start().
+ *
+ * @return
+ *   0; -EEXIST if the UDP port has a handler; -ENOSPC if there are too many
+ *   handlers; -EBUSY once the stack has started; -EINVAL for port 0.
+ */
+int droce_udp_register(struct droce_stack *s, uint16_t udp_port,
+		       enum droce_udp_where where, droce_udp_handler_t fn,
+		       void *arg);
+
+/**
+ * Start the ports, announce each address with a gratuitous ARP and launch
+ * the worker lcores.
+ *
+ * @param launch
+ *   False to start the ports without launching workers (the caller then
+ *   polls with droce_worker_poll(), as unit tests do).
+ * @return
+ *   0, or a negative errno (logged).
+ */
+int droce_stack_start(struct droce_stack *s, bool launch);
+
+/**
+ * Run the control loop on the calling (main) lcore until
+ * droce_stack_request_stop().
+ */
+void droce_stack_run(struct droce_stack *s);
+
+/** Ask the control loop and the workers to return; async-signal-safe. */
+void droce_stack_request_stop(struct droce_stack *s);
+
+/** Stop: wait for the workers, stop the ports. */
+void droce_stack_stop(struct droce_stack *s);
+
+/** Free everything; the stack must be stopped. NULL is allowed. */
+void droce_stack_destroy(struct droce_stack *s);
+
+/**
+ * One poll of worker @p worker: RX bursts from its queues, classify,
+ * handle or forward, flush TX.
+ *
+ * @return
+ *   Packets received.
+ */
+unsigned int droce_worker_poll(struct droce_stack *s, unsigned int worker);
+
+/**
+ * One round of the control lcore: packets from the workers, timers, TX.
+ *
+ * @return
+ *   Packets processed.
+ */
+unsigned int droce_control_poll(struct droce_stack *s);
+
+/** Context of the control lcore. */
+struct droce_lcore_ctx *droce_control_ctx(struct droce_stack *s);
+
+/**
+ * Send an IPv4 packet from the control lcore. The mbuf's data starts at
+ * the L4 header; droce prepends IPv4 and Ethernet headers, resolves the
+ * next hop (ARP, queueing while it resolves) and transmits.
+ *
+ * @return
+ *   0 when sent or queued for ARP; a negative errno when dropped (counted;
+ *   the mbuf is freed either way).
+ */
+int droce_ipv4_send(struct droce_lcore_ctx *ctx, uint16_t port,
+		    struct rte_mbuf *m, uint8_t proto, rte_be32_t dst);
+
+/**
+ * Send a UDP datagram from the control lcore. The mbuf holds the payload;
+ * droce prepends the UDP header (with checksum) and sends it as
+ * droce_ipv4_send() does.
+ */
+int droce_udp_send(struct droce_lcore_ctx *ctx, uint16_t port,
+		   struct rte_mbuf *m, rte_be32_t dst, uint16_t src_port,
+		   uint16_t dst_port);
+
+/** Count a dropped packet on @p ctx's lcore for @p port and free it. */
+void droce_drop(struct droce_lcore_ctx *ctx, uint16_t port,
+		struct rte_mbuf *m, enum droce_drop_reason reason);
+
+/** Mempool of @p port (for replies built by handlers). */
+struct rte_mempool *droce_port_pool(const struct droce_stack *s,
+				    uint16_t port);
+
+/** Number of configured ports. */
+uint16_t droce_stack_nb_ports(const struct droce_stack *s);
+
+/** Ethdev port id of droce port @p port. */
+uint16_t droce_port_ethdev(const struct droce_stack *s, uint16_t port);
+
+/** MAC address of droce port @p port. */
+void droce_port_mac(const struct droce_stack *s, uint16_t port,
+		    struct rte_ether_addr *mac);
+
+/** Counters of a port: its RX queues plus what every lcore did for it. */
+void droce_port_counters(const struct droce_stack *s, uint16_t port,
+			 struct droce_counters *c);
+
+/** Counters of RX queue @p queue of port @p port. */
+void droce_queue_counters(const struct droce_stack *s, uint16_t port,
+			  uint16_t queue, struct droce_counters *c);
+
+/** Counters of lcore @p lcore_id: its RX queues plus its TX and drops. */
+void droce_lcore_counters(const struct droce_stack *s, unsigned int lcore_id,
+			  struct droce_counters *c);
+
+/** Print one stats line (rates since the previous line) to @p out. */
+void droce_stack_print_stats_line(struct droce_stack *s, FILE *out);
+
+/** Write all counters, per port, queue and lcore, as JSON to @p out. */
+int droce_stack_write_stats_json(const struct droce_stack *s, FILE *out);
+
+/**
+ * Register /droce/stats, /droce/config and /droce/lcores with
+ * rte_telemetry (dpdk-telemetry.py can query them).
+ */
+int droce_telemetry_register(struct droce_stack *s);
+
+/** Log type of droce's net library. */
+extern int droce_net_logtype;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_NET_H */

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * What configuration keys mean. One table row per key: its name, type,
+ * range, default and help. Loading, defaults, --help and the "did you
+ * mean" for unknown keys all read this table.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_common.h>
+#include <rte_debug.h>
+
+#include "core_private.h"
+
+RTE_LOG_REGISTER(droce_core_logtype, droce.core, INFO);
+
+enum key_kind {
+	KIND_BOOL,
+	KIND_UINT,
+	KIND_STRING,
+	KIND_IPV4,
+	KIND_IPV4_PREFIX, /* writes addr and, at offset + 4, prefix_len */
+	KIND_WORKERS,     /* read as a pair by droce_workers_parse() */
+};
+
+struct key_desc {
+	const char *name;  /* per-port keys: "N" stands for the index */
+	enum key_kind kind;
+	bool per_port;
+	size_t offset;     /* in struct droce_conf or struct droce_port_conf */
+	size_t size;
+	uint32_t min, max; /* KIND_UINT */
+	const char *def;   /* parsed by droce_conf_defaults(); NULL: none */
+	const char *help;
+};
+
+#define GLOBAL_KEY(name, kind, field, min, max, def, help) \
+	{ name, kind, false, offsetof(struct droce_conf, field), \
+	  sizeof(((struct droce_conf *)0)->field), min, max, def, help }
+#define PORT_KEY(name, kind, field, min, max, def, help) \
+	{ "port.N." name, kind, true, offsetof(struct droce_port_conf, field), \
+	  sizeof(((struct droce_port_conf *)0)->field), min, max, def, help }
+#define WORKERS_KEY(name, def, help) \
+	{ name, KIND_WORKERS, false, 0, 0, 0, 0, def, help }
+
+static const struct key_desc conf_keys[] = {
+	WORKERS_KEY("worker.thread.groups", "",
+		"worker counts per group, e.g. \"1,2,3\"; empty: one group of one worker"),
+	WORKERS_KEY("worker.thread.cpuset", "",
+		"cpu range per group, e.g. \"1-1,2-3,na\"; empty or na: unpinned"),
+	GLOBAL_KEY("worker.poll.enable", KIND_BOOL, busy_poll, 0, 0, "yes",
+		"yes: busy-poll RX queues; no: RX interrupts or rte_power_pmd_mgmt"),
+	GLOBAL_KEY("control.cpu", KIND_UINT, control_cpu, 0, CPU_SETSIZE - 1,
+		NULL, "cpu of the control (main) lcore; default: the first cpu no pinned worker uses"),
+	GLOBAL_KEY("stats.period", KIND_UINT, stats_period, 0, 3600, "5",
+		"seconds between stats lines; 0: none"),
+	GLOBAL_KEY("udp.echo.port", KIND_UINT, udp_echo_port, 0, 65535, "0",
+		"UDP port of an echo service (RFC 862) on every port; 0: off"),
+	GLOBAL_KEY("arp.timeout", KIND_UINT, arp_timeout, 1, 86400, "60",
+		"seconds a resolved ARP entry is trusted before it is refreshed"),
+	PORT_KEY("device", KIND_STRING, device, 0, 0, NULL,
+		"ethdev name (0000:03:00.0, net_af_packet0) or vdev devargs to probe"),
+	PORT_KEY("address", KIND_IPV4_PREFIX, addr, 0, 0, NULL,
+		"IPv4 address and prefix length, e.g. 198.18.0.1/24"),
+	PORT_KEY("gateway", KIND_IPV4, gateway, 0, 0, NULL,
+		"next hop for destinations outside the prefix; default: none"),
+	PORT_KEY("mtu", KIND_UINT, mtu, 68, 9600, "1500", "IP MTU"),
+	PORT_KEY("queues", KIND_UINT, rx_queues, 0, DROCE_MAX_PORT_QUEUES, "0",
+		"RX queues (RSS spreads flows); 0: one per worker"),
+	PORT_KEY("rxd", KIND_UINT, rx_desc, 64, 16384, "1024",
+		"RX descriptors per queue"),
+	PORT_KEY("txd", KIND_UINT, tx_desc, 64, 16384, "1024",
+		"TX descriptors per queue"),
+};
+
+/* Where a parsed value goes and how it is named in messages. */
+struct key_ref {
+	const struct key_desc *desc;
+	int port;          /* -1 for global keys */
+	const char *key;   /* the key as given */
+	const char *value;
+	const char *origin;
+};
+
+static int
+value_error(const struct key_ref *ref, char *err, size_t errlen,
+	    const char *problem, const char *allowed)
+{
+	snprintf(err, errlen, "%s: %s = \"%s\": %s; allowed: %s",
+		 ref->origin, ref->key, ref->value, problem, allowed);
+	return -EINVAL;
+}
+
+static void *
+key_field(struct droce_conf *conf, const struct key_ref *ref)
+{
+	char *base = ref->port >= 0 ? (char *)&conf->port[ref->port]
+				    : (char *)conf;
+
+	return base + ref->desc->offset;
+}
+
+static void
+store_uint(void *field, size_t size, uint32_t v)
+{
+	switch (size) {
+	case 1: *(uint8_t *)field = (uint8_t)v; break;
+	case 2: *(uint16_t *)field = (uint16_t)v; break;
+	default: *(uint32_t *)field = v; break;
+	}
+}
+
+static bool
+parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (unsigned int i = 0; i < RTE_DIM(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return true;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > UINT32_MAX)
+			return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+static bool
+parse_ipv4(const char *s, rte_be32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return false;
+	*out = a.s_addr;
+	return true;
+}
+
+static int
+parse_prefix(const struct key_ref *ref, struct droce_port_conf *port,
+	     char *err, size_t errlen)
+{
+	const char *allowed = "a.b.c.d/len with len 1..32, e.g. 198.18.0.1/24";
+	char addr[INET_ADDRSTRLEN];
+	const char *slash = strchr(ref->value, '/');
+	uint32_t len, host, mask;
+	rte_be32_t a;
+
+	if (slash == NULL)
+		return value_error(ref, err, errlen, "no prefix length",
+				   allowed);
+	if ((size_t)(slash - ref->value) >= sizeof(addr))
+		return value_error(ref, err, errlen, "not an IPv4 address",
+				   allowed);
+	memcpy(addr, ref->value, (size_t)(slash - ref->value));
+	addr[slash - ref->value] = '\0';
+	if (!parse_ipv4(addr, &a))
+		return value_error(ref, err, errlen, "not an IPv4 address",
+				   allowed);
+	if (!parse_u32(slash + 1, &len) || len < 1 || len > 32)
+		return value_error(ref, err, errlen,
+				   "prefix length out of range", allowed);
+	host = rte_be_to_cpu_32(a);
+	mask = len == 32 ? UINT32_MAX : ~(UINT32_MAX >> len);
+	if (host == 0 || (host >> 28) >= 0xe ||
+	    (len <= 30 && ((host & ~mask) == 0 || (host | mask) == UINT32_MAX)))
+		return value_error(ref, err, errlen,
+			"not a host address (zero, multicast, reserved, or the network or broadcast address of its prefix)",
+			allowed);
+	port->addr = a;
+	port->prefix_len = (uint8_t)len;
+	return 0;
+}
+
+static int
+parse_value(struct droce_conf *conf, const struct key_ref *ref,
+	    char *err, size_t errlen)
+{
+	const struct key_desc *d = ref->desc;
+	void *field = key_field(conf, ref);
+	char allowed[64];
+	uint32_t v;
+
+	switch (d->kind) {
+	case KIND_BOOL:
+		if (!parse_bool(ref->value, (bool *)field))
+			return value_error(ref, err, errlen, "not a boolean",
+					   "yes or no (also true/false, on/off, 1/0)");
+		return 0;
+	case KIND_UINT:
+		snprintf(allowed, sizeof(allowed), "a whole number %u..%u",
+			 d->min, d->max);
+		if (!parse_u32(ref->value, &v))
+			return value_error(ref, err, errlen, "not a number",
+					   allowed);
+		if (v < d->min || v > d->max)
+			return value_error(ref, err, errlen, "out of range",
+					   allowed);
+		store_uint(field, d->size, v);
+		return 0;
+	case KIND_STRING:
+		if (ref->value[0] == '\0')
+			return value_error(ref, err, errlen, "empty",
+					   "a non-empty name");
+		snprintf(field, d->size, "%s", ref->value);
+		return 0;
+	case KIND_IPV4:
+		if (!parse_ipv4(ref->value, field))
+			return value_error(ref, err, errlen,
+					   "not an IPv4 address",
+					   "a.b.c.d, e.g. 198.18.0.254");
+		return 0;
+	case KIND_IPV4_PREFIX:
+		return parse_prefix(ref, &conf->port[ref->port], err, errlen);
+	case KIND_WORKERS:
+		return 0;
+	}
+	return 0;
+}
+
+/* The key's row, and its port index for per-port keys; NULL if unknown. */
+static const struct key_desc *
+key_lookup(const char *key, int *port, bool *bad_index)
+{
+	*port = -1;
+	*bad_index = false;
+	if (strncmp(key, "port.", 5) == 0) {
+		const char *p = key + 5;
+		unsigned long idx = 0;
+		const char *suffix;
+
+		if (*p < '0' || *p > '9')
+			return NULL;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if (idx <= DROCE_MAX_PORTS) /* saturate, never overflow */
+				idx = idx * 10 + (unsigned long)(*p - '0');
+		if (*p != '.')
+			return NULL;
+		suffix = p + 1;
+		for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
+			if (conf_keys[i].per_port &&
+			    strcmp(conf_keys[i].name + 7, suffix) == 0) {
+				if (idx >= DROCE_MAX_PORTS) {
+					*bad_index = true;
+					return NULL;
+				}
+				*port = (int)idx;
+				return &conf_keys[i];
+			}
+		}
+		return NULL;
+	}
+	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++)
+		if (!conf_keys[i].per_port && strcmp(conf_keys[i].name, key) == 0)
+			return &conf_keys[i];
+	return NULL;
+}
+
+static unsigned int
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned int row[DROCE_CONF_KEY_LEN + 1];
+
+	if (la > DROCE_CONF_KEY_LEN || lb > DROCE_CONF_KEY_LEN)
+		return UINT32_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned int)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned int diag = row[0];
+
+		row[0] = (unsigned int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned int up = row[j];
+			unsigned int best = diag + (a[i - 1] != b[j - 1]);
+
+			best = RTE_MIN(best, up + 1);
+			best = RTE_MIN(best, row[j - 1] + 1);
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The index a mistyped per-port key most likely meant. */
+static unsigned long
+guess_port_index(const char *key)
+{
+	const char *p = strpbrk(key, "0123456789");
+
+	return p != NULL ? strtoul(p, NULL, 10) % DROCE_MAX_PORTS : 0;
+}
+
+static int
+unknown_key(const struct droce_conf_entry *e, bool bad_index,
+	    char *err, size_t errlen)
+{
+	char best[DROCE_CONF_KEY_LEN] = "";
+	unsigned int best_dist = UINT32_MAX;
+
+	if (bad_index) {
+		snprintf(err, errlen,
+			 "%s: %s: port index out of range; allowed: port.0 .. port.%u",
+			 e->origin, e->key, DROCE_MAX_PORTS - 1);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
+		char cand[DROCE_CONF_KEY_LEN];
+		unsigned int d;
+
+		if (conf_keys[i].per_port)
+			snprintf(cand, sizeof(cand), "port.%lu.%s",
+				 guess_port_index(e->key),
+				 conf_keys[i].name + 7);
+		else
+			snprintf(cand, sizeof(cand), "%s", conf_keys[i].name);
+		d = edit_distance(e->key, cand);
+		if (d < best_dist) {
+			best_dist = d;
+			snprintf(best, sizeof(best), "%s", cand);
+		}
+	}
+	if (best_dist <= RTE_MAX(3u, (unsigned int)strlen(e->key) / 4))
+		snprintf(err, errlen,
+			 "%s: unknown key '%s' (did you mean '%s'?); 'droce --help' lists the keys",
+			 e->origin, e->key, best);
+	else
+		snprintf(err, errlen,
+			 "%s: unknown key '%s'; 'droce --help' lists the keys",
+			 e->origin, e->key);
+	return -EINVAL;
+}
+
+static const struct droce_conf_entry *
+entry_get(const struct droce_conf *conf, const char *key)
+{
+	for (unsigned int i = 0; i < conf->nb_entries; i++)
+		if (strcmp(conf->entry[i].key, key) == 0)
+			return &conf->entry[i];
+	return NULL;
+}
+
+const char *
+droce_conf_origin(const struct droce_conf *conf, const char *key)
+{
+	const struct droce_conf_entry *e = entry_get(conf, key);
+
+	return e != NULL ? e->origin : "default";
+}
+
+static int
+workers_error(const struct droce_conf_entry *e, const char *key,
+	      const char *why, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s = \"%s\": %s",
+		 e != NULL ? e->origin : "default", key,
+		 e != NULL ? e->value : "", why);
+	return -EINVAL;
+}
+
+static int
+apply_workers(struct droce_conf *conf, char *err, size_t errlen)
+{
+	const struct droce_conf_entry *groups, *cpuset;
+	char why[DROCE_ERR_LEN];
+
+	groups = entry_get(conf, "worker.thread.groups");
+	cpuset = entry_get(conf, "worker.thread.cpuset");
+	/* Groups alone first, so each message blames the key at fault. */
+	if (droce_workers_parse(&conf->workers,
+				groups != NULL ? groups->value : "", "",
+				conf->busy_poll, why, sizeof(why)) != 0)
+		return workers_error(groups, "worker.thread.groups", why,
+				     err, errlen);
+	if (droce_workers_parse(&conf->workers,
+				groups != NULL ? groups->value : "",
+				cpuset != NULL ? cpuset->value : "",
+				conf->busy_poll, why, sizeof(why)) != 0)
+		return workers_error(cpuset, "worker.thread.cpuset", why,
+				     err, errlen);
+	return 0;
+}
+
+static int
+check_ports(struct droce_conf *conf, const bool *given, char *err,
+	    size_t errlen)
+{
+	for (unsigned int p = 0; p < DROCE_MAX_PORTS; p++) {
+		char key[64];
+		struct droce_port_conf *pc = &conf->port[p];
+
+		if (!given[p])
+			continue;
+		if (p > 0 && !given[p - 1]) {
+			snprintf(err, errlen,
+				 "port.%u is configured but port.%u is not; allowed: ports numbered from 0 without gaps",
+				 p, p - 1);
+			return -EINVAL;
+		}
+		if (pc->device[0] == '\0' || pc->prefix_len == 0) {
+			snprintf(key, sizeof(key), "port.%u.%s", p,
+				 pc->device[0] == '\0' ? "device" : "address");
+			snprintf(err, errlen,
+				 "port.%u has no %s; allowed: every port needs port.N.device and port.N.address",
+				 p, key);
+			return -EINVAL;
+		}
+		if (pc->gateway != 0) {
+			uint32_t mask = pc->prefix_len == 32 ? UINT32_MAX
+				: ~(UINT32_MAX >> pc->prefix_len);
+
+			if (((rte_be_to_cpu_32(pc->gateway) ^
+			      rte_be_to_cpu_32(pc->addr)) & mask) != 0) {
+				snprintf(key, sizeof(key), "port.%u.gateway", p);
+				snprintf(err, errlen,
+					 "%s: %s = \"%s\": outside the prefix of port.%u.address; allowed: an address on the port's own subnet",
+					 droce_conf_origin(conf, key), key,
+					 entry_get(conf, key)->value, p);
+				return -EINVAL;
+			}
+		}
+		conf->nb_ports = (uint16_t)(p + 1);
+	}
+	return 0;
+}
+
+static int
+apply_defaults(struct droce_conf *conf)
+{
+	char err[DROCE_ERR_LEN];
+
+	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
+		const struct key_desc *d = &conf_keys[i];
+		int nb = d->per_port ? DROCE_MAX_PORTS : 1;
+
+		if (d->def == NULL)
+			continue;
+		for (int p = 0; p < nb; p++) {
+			struct key_ref ref = {
+				.desc = d, .port = d->per_port ? p : -1,
+				.key = d->name, .value = d->def,
+				.origin = "default",
+			};
+
+			if (parse_value(conf, &ref, err, sizeof(err)) != 0)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void
+droce_conf_defaults(struct droce_conf *conf)
+{
+	char err[DROCE_ERR_LEN];
+
+	memset(conf, 0, sizeof(*conf));
+	conf->control_cpu = -1;
+	/* The table's defaults are constants checked by the unit tests. */
+	RTE_VERIFY(apply_defaults(conf) == 0);
+	RTE_VERIFY(droce_workers_parse(&conf->workers, "", "", conf->busy_poll,
+				       err, sizeof(err)) == 0);
+}
+
+int
+droce_conf_load(struct droce_conf *conf, const char *file,
+		char *const overrides[], int nb_overrides,
+		char *err, size_t errlen)
+{
+	bool port_given[DROCE_MAX_PORTS] = { false };
+	int ret;
+
+	droce_conf_defaults(conf);
+	if (file != NULL) {
+		ret = conf_read_file(conf, file, err, errlen);
+		if (ret != 0)
+			return ret;
+	}
+	for (int i = 0; i < nb_overrides; i++) {
+		ret = conf_read_override(conf, overrides[i], err, errlen);
+		if (ret != 0)
+			return ret;
+	}
+
+	for (unsigned int i = 0; i < conf->nb_entries; i++) {
+		const struct droce_conf_entry *e = &conf->entry[i];
+		struct key_ref ref = {
+			.key = e->key, .value = e->value, .origin = e->origin,
+		};
+		bool bad_index;
+
+		ref.desc = key_lookup(e->key, &ref.port, &bad_index);
+		if (ref.desc == NULL)
+			return unknown_key(e, bad_index, err, errlen);
+		ret = parse_value(conf, &ref, err, errlen);
+		if (ret != 0)
+			return ret;
+		if (ref.port >= 0)
+			port_given[ref.port] = true;
+	}
+	ret = apply_workers(conf, err, errlen);
+	if (ret != 0)
+		return ret;
+	return check_ports(conf, port_given, err, errlen);
+}
+
+void
+droce_conf_print_keys(FILE *out)
+{
+	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
+		const struct key_desc *d = &conf_keys[i];
+
+		fprintf(out, "  %-22s %s", d->name, d->help);
+		if (d->kind == KIND_UINT)
+			fprintf(out, " (%u..%u)", d->min, d->max);
+		if (d->def != NULL && d->def[0] != '\0')
+			fprintf(out, " [%s]", d->def);
+		fputc('\n', out);
+	}
+}

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * What a worker does with each received packet, top to bottom:
+ * Ethernet -> IPv4 checks -> UDP checks -> the UDP port's handler.
+ * ARP and ICMP, and UDP for control handlers, go to the control lcore.
+ * Everything else is dropped under the reason it failed, on the RX queue
+ * it came from. Headers must lie in the first segment: droce's mbufs hold
+ * a whole MTU-sized frame, so only a malformed packet fails that.
+ */
+
+#include <rte_prefetch.h>
+
+#include "net_private.h"
+
+/* The packet's way, decided by classify_one(). */
+enum verdict {
+	VERDICT_DROP,
+	VERDICT_CONTROL,
+	VERDICT_HANDLER,
+};
+
+struct classify_out {
+	enum droce_drop_reason reason; /* VERDICT_DROP */
+	uint8_t handler;               /* VERDICT_HANDLER */
+};
+
+#define PTYPE_ARP (RTE_PTYPE_L2_ETHER_ARP)
+#define PTYPE_UDP (RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_UDP)
+#define PTYPE_ICMP (RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_ICMP)
+
+static inline enum verdict
+drop(struct classify_out *out, enum droce_drop_reason reason)
+{
+	out->reason = reason;
+	return VERDICT_DROP;
+}
+
+static inline bool
+is_subnet_broadcast(const struct net_port *p, rte_be32_t a)
+{
+	/* /31 and /32 have no broadcast address (RFC 3021). */
+	return p->netmask != RTE_BE32(0xffffffff) &&
+	       p->netmask != RTE_BE32(0xfffffffe) &&
+	       net_on_link(p, a) && (a | p->netmask) == RTE_BE32(0xffffffff);
+}
+
+/* Sources no host may claim: this network, loopback, multicast, class E,
+ * broadcast, and our own address (a loop or a spoof).
+ */
+static inline bool
+bad_source(const struct net_port *p, rte_be32_t src)
+{
+	uint32_t a = rte_be_to_cpu_32(src);
+
+	return (a >> 24) == 0 || (a >> 24) == 127 || (a >> 28) >= 0xe ||
+	       src == p->addr || is_subnet_broadcast(p, src);
+}
+
+static inline bool
+ip_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
+	     const struct rte_ipv4_hdr *ip)
+{
+	if (p->ip_cksum_offload) {
+		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+
+		if (f == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+			return false;
+		if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+			return true;
+	}
+	return rte_ipv4_cksum(ip) != 0;
+}
+
+static inline bool
+udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
+	      const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
+{
+	if (udp->dgram_cksum == 0) /* the sender computed none */
+		return false;
+	if (p->l4_cksum_offload) {
+		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+		if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+			return false;
+		if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+			return true;
+	}
+	if (rte_pktmbuf_is_contiguous(m))
+		return rte_ipv4_udptcp_cksum_verify(ip, udp) != 0;
+	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, m->l2_len + m->l3_len) != 0;
+}
+
+static inline enum verdict
+classify_udp(const struct droce_stack *s, const struct net_port *p,
+	     struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+	     uint16_t l4_len, struct classify_out *out)
+{
+	const struct rte_udp_hdr *udp;
+	uint8_t h;
+
+	if (l4_len < sizeof(*udp) ||
+	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + sizeof(*udp))
+		return drop(out, DROCE_DROP_TRUNCATED);
+	udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + m->l3_len);
+	/* A UDP length that disagrees with the IP payload is a lie either way. */
+	if (rte_be_to_cpu_16(udp->dgram_len) != l4_len)
+		return drop(out, DROCE_DROP_UDP_BAD_LENGTH);
+	if (udp_cksum_bad(p, m, ip, udp))
+		return drop(out, DROCE_DROP_L4_BAD_CKSUM);
+	h = s->udp_map[rte_be_to_cpu_16(udp->dst_port)];
+	if (h == 0)
+		return drop(out, DROCE_DROP_UDP_NO_HANDLER);
+	m->packet_type = PTYPE_UDP;
+	out->handler = (uint8_t)(h - 1);
+	return s->udp_handler[h - 1].where == DROCE_UDP_ON_WORKER
+		? VERDICT_HANDLER : VERDICT_CONTROL;
+}
+
+static inline enum verdict
+classify_ipv4(const struct droce_stack *s, const struct net_port *p,
+	      struct rte_mbuf *m, struct classify_out *out)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+	uint32_t in_frame = rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN;
+	uint16_t ihl, total;
+
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(*ip))
+		return drop(out, DROCE_DROP_TRUNCATED);
+	if ((ip->version_ihl >> 4) != 4)
+		return drop(out, DROCE_DROP_IP_BAD_HEADER);
+	ihl = (uint16_t)((ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) *
+			 RTE_IPV4_IHL_MULTIPLIER);
+	if (ihl < sizeof(*ip))
+		return drop(out, DROCE_DROP_IP_BAD_HEADER);
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + ihl)
+		return drop(out, DROCE_DROP_TRUNCATED);
+	total = rte_be_to_cpu_16(ip->total_length);
+	if (total < ihl)
+		return drop(out, DROCE_DROP_IP_BAD_HEADER);
+	if (total > in_frame)
+		return drop(out, DROCE_DROP_TRUNCATED);
+	if (ip_cksum_bad(p, m, ip))
+		return drop(out, DROCE_DROP_IP_BAD_CKSUM);
+	if ((ip->fragment_offset &
+	     RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0)
+		return drop(out, DROCE_DROP_IP_FRAGMENT);
+	if (ip->dst_addr != p->addr)
+		return drop(out, DROCE_DROP_NOT_FOR_US);
+	if (bad_source(p, ip->src_addr))
+		return drop(out, DROCE_DROP_IP_BAD_SOURCE);
+	/* Ethernet pads short frames; the IP length is the truth. */
+	if (in_frame > total)
+		rte_pktmbuf_trim(m, (uint16_t)(in_frame - total));
+	m->l3_len = ihl;
+
+	switch (ip->next_proto_id) {
+	case IPPROTO_UDP:
+		return classify_udp(s, p, m, ip, (uint16_t)(total - ihl), out);
+	case IPPROTO_ICMP:
+		m->packet_type = PTYPE_ICMP;
+		return VERDICT_CONTROL;
+	default:
+		return drop(out, DROCE_DROP_UNKNOWN_IP_PROTO);
+	}
+}
+
+static inline enum verdict
+classify_one(const struct droce_stack *s, const struct net_port *p,
+	     struct rte_mbuf *m, struct classify_out *out)
+{
+	const struct rte_ether_hdr *eth;
+
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)
+		return drop(out, DROCE_DROP_TRUNCATED);
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &p->mac) &&
+	    !rte_is_broadcast_ether_addr(&eth->dst_addr))
+		return drop(out, DROCE_DROP_NOT_FOR_US);
+	m->l2_len = RTE_ETHER_HDR_LEN;
+	m->port = p->index;
+	switch (eth->ether_type) {
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+		return classify_ipv4(s, p, m, out);
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		m->packet_type = PTYPE_ARP;
+		return VERDICT_CONTROL;
+	default:
+		return drop(out, DROCE_DROP_UNKNOWN_ETHERTYPE);
+	}
+}
+
+void
+net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
+		   struct net_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	const struct droce_stack *s = ctx->stack;
+	struct rte_mbuf *by_handler[NET_MAX_UDP_HANDLERS][NET_BURST];
+	uint16_t nb_by_handler[NET_MAX_UDP_HANDLERS];
+	struct rte_mbuf *to_control[NET_BURST];
+	struct rte_mbuf *dropped[NET_BURST];
+	uint16_t nb_control = 0, nb_dropped = 0, sent;
+	uint32_t used_handlers = 0;
+	uint64_t bytes = 0;
+
+	RTE_BUILD_BUG_ON(NET_MAX_UDP_HANDLERS > 32);
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct classify_out out;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		bytes += rte_pktmbuf_pkt_len(m);
+		switch (classify_one(s, p, m, &out)) {
+		case VERDICT_DROP:
+			net_count(&rxq->counters.drop[out.reason], 1);
+			dropped[nb_dropped++] = m;
+			break;
+		case VERDICT_CONTROL:
+			to_control[nb_control++] = m;
+			break;
+		case VERDICT_HANDLER:
+			if ((used_handlers & (1u << out.handler)) == 0) {
+				used_handlers |= 1u << out.handler;
+				nb_by_handler[out.handler] = 0;
+			}
+			by_handler[out.handler][nb_by_handler[out.handler]++] = m;
+			break;
+		}
+	}
+	net_count(&rxq->counters.rx_packets, n);
+	net_count(&rxq->counters.rx_bytes, bytes);
+	if (nb_dropped != 0)
+		rte_pktmbuf_free_bulk(dropped, nb_dropped);
+
+	while (used_handlers != 0) {
+		unsigned int h = (unsigned int)__builtin_ctz(used_handlers);
+		const struct net_udp_handler *uh = &s->udp_handler[h];
+
+		used_handlers &= used_handlers - 1;
+		uh->fn(ctx, p->index, by_handler[h], nb_by_handler[h], uh->arg);
+	}
+
+	if (nb_control == 0)
+		return;
+	sent = (uint16_t)rte_ring_sp_enqueue_burst(ctx->to_control,
+						   (void **)to_control,
+						   nb_control, NULL);
+	if (sent < nb_control) {
+		net_count(&rxq->counters.drop[DROCE_DROP_RING_FULL],
+			  nb_control - sent);
+		rte_pktmbuf_free_bulk(to_control + sent, nb_control - sent);
+	}
+}
+
+/* Consecutive UDP packets for one control handler on one port. */
+struct udp_run {
+	uint8_t handler;
+	uint16_t port;
+	uint16_t n;
+	struct rte_mbuf *pkts[NET_BURST];
+};
+
+static void
+udp_run_flush(struct droce_lcore_ctx *ctx, struct udp_run *run)
+{
+	const struct net_udp_handler *uh = &ctx->stack->udp_handler[run->handler];
+
+	if (run->n == 0)
+		return;
+	uh->fn(ctx, run->port, run->pkts, run->n, uh->arg);
+	run->n = 0;
+}
+
+void
+net_control_input(struct droce_lcore_ctx *ctx, struct rte_mbuf **pkts,
+		  uint16_t n)
+{
+	struct droce_stack *s = ctx->stack;
+	struct udp_run run = { .n = 0 };
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct net_port *p = s->port[m->port];
+		const struct rte_udp_hdr *udp;
+		uint8_t h;
+
+		if (m->packet_type != PTYPE_UDP) {
+			udp_run_flush(ctx, &run);
+			if (m->packet_type == PTYPE_ARP)
+				net_arp_input(ctx, p, m);
+			else
+				net_icmp_input(ctx, p, m);
+			continue;
+		}
+		udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *,
+					      m->l2_len + m->l3_len);
+		h = (uint8_t)(s->udp_map[rte_be_to_cpu_16(udp->dst_port)] - 1);
+		if (run.n != 0 && (run.handler != h || run.port != p->index ||
+				   run.n == NET_BURST))
+			udp_run_flush(ctx, &run);
+		run.handler = h;
+		run.port = p->index;
+		run.pkts[run.n++] = m;
+	}
+	udp_run_flush(ctx, &run);
+}

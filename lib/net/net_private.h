@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_NET_PRIVATE_H
+#define DROCE_NET_PRIVATE_H
+
+#include <stdatomic.h>
+
+#include <rte_ethdev.h>
+#include <rte_hash.h>
+#include <rte_ip.h>
+#include <rte_log.h>
+#include <rte_ring.h>
+#include <rte_timer.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+
+#define NET_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, droce_net_logtype, \
+		"droce.net: " fmt "\n", ##__VA_ARGS__)
+
+/* An IPv4 address in network order, for "%u.%u.%u.%u". */
+#define NET_IPV4_FMT "%u.%u.%u.%u"
+#define NET_IPV4_BYTES(a) \
+	((const uint8_t *)&(a))[0], ((const uint8_t *)&(a))[1], \
+	((const uint8_t *)&(a))[2], ((const uint8_t *)&(a))[3]
+
+#define NET_BURST 32
+#define NET_RING_SIZE 1024        /* per worker, to the control lcore */
+#define NET_MBUF_CACHE 256
+#define NET_IPV4_TTL 64
+#define NET_MAX_UDP_HANDLERS 16
+#define NET_ARP_ENTRIES 256       /* per port */
+#define NET_ARP_PENDING 8         /* packets held per unresolved entry */
+#define NET_ARP_RETRIES 3
+#define NET_ARP_RETRY_MS 1000
+
+/* Counters with a single writer: the lcore that owns them. Readers on
+ * other threads (stats, telemetry) load them relaxed; on 64-bit targets
+ * they never see a torn value.
+ */
+static inline void
+net_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline uint64_t
+net_counter_read(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+/* One RX queue: which worker polls it and what it saw. */
+struct net_rxq {
+	struct droce_counters counters;
+	unsigned int lcore_id;     /* polling worker */
+} __rte_cache_aligned;
+
+/* One neighbour: its MAC, its state and the packets that wait for it. */
+struct arp_entry {
+	rte_be32_t ip;
+	struct rte_ether_addr mac;
+	enum { ARP_FREE, ARP_INCOMPLETE, ARP_REACHABLE, ARP_STALE } state;
+	uint8_t tries;
+	uint8_t nb_pending;
+	uint64_t confirmed_tsc;    /* last reply or request from it */
+	struct rte_timer timer;    /* retransmission while resolving */
+	struct rte_mbuf *pending[NET_ARP_PENDING];
+	struct net_port *port;
+};
+
+struct net_port {
+	struct droce_stack *stack;
+	uint16_t index;            /* droce port number */
+	uint16_t port_id;          /* ethdev */
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ether_addr mac;
+	rte_be32_t addr;
+	rte_be32_t netmask;
+	rte_be32_t gateway;
+	uint16_t mtu;
+	uint16_t nb_rxq;
+	uint16_t nb_txq;
+	bool rx_intr;              /* event mode through RX interrupts */
+	bool ip_cksum_offload;     /* RX IPv4 checksum flags are valid */
+	bool l4_cksum_offload;     /* RX UDP checksum flags are valid */
+	bool started;
+	struct rte_mempool *pool;
+	struct net_rxq rxq[DROCE_MAX_PORT_QUEUES];
+	/* ARP cache, touched only by the control lcore. */
+	struct rte_hash *arp_hash;
+	struct arp_entry arp[NET_ARP_ENTRIES];
+	bool arp_conflict_logged;
+};
+
+/* A (port, queue) that a worker polls. */
+struct net_poll_queue {
+	struct net_port *port;
+	uint16_t queue;
+};
+
+struct droce_lcore_ctx {
+	struct droce_stack *stack;
+	unsigned int lcore_id;
+	uint16_t txq;              /* this lcore's TX queue on every port */
+	bool is_control;
+	struct rte_eth_dev_tx_buffer *txb[DROCE_MAX_PORTS];
+	/* TX and the drops this lcore made outside RX queue accounting. */
+	struct droce_counters port_counters[DROCE_MAX_PORTS];
+	/* Worker only. */
+	uint16_t nb_poll;
+	struct net_poll_queue poll[DROCE_MAX_PORTS * DROCE_MAX_PORT_QUEUES];
+	struct rte_ring *to_control;
+	uint64_t idle_polls;       /* event mode */
+	uint16_t ip_id;
+} __rte_cache_aligned;
+
+struct net_udp_handler {
+	droce_udp_handler_t fn;
+	void *arg;
+	enum droce_udp_where where;
+	uint16_t udp_port;
+};
+
+struct droce_stack {
+	struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	unsigned int instance;     /* makes memory object names unique */
+	uint16_t nb_ports;
+	struct net_port *port[DROCE_MAX_PORTS];
+	/* ethdev port id -> droce port, for packets seen by the control lcore */
+	int16_t port_of_ethdev[RTE_MAX_ETHPORTS];
+	struct droce_lcore_ctx *control;
+	struct droce_lcore_ctx *worker[RTE_MAX_LCORE];
+	struct droce_lcore_ctx *lcore_ctx[RTE_MAX_LCORE]; /* by lcore id */
+	/* UDP demultiplexing: port -> handler index + 1, 0 for none. */
+	uint8_t udp_map[UINT16_MAX + 1];
+	uint8_t nb_udp_handlers;
+	struct net_udp_handler udp_handler[NET_MAX_UDP_HANDLERS];
+	atomic_bool stop;
+	bool started;
+	bool launched;
+	uint64_t arp_timeout_tsc;
+	struct rte_timer stats_timer;
+	/* Previous stats line, for rates. */
+	uint64_t stats_prev_tsc;
+	struct droce_counters stats_prev[DROCE_MAX_PORTS];
+};
+
+/* port.c */
+int net_port_create(struct droce_stack *s, uint16_t index, char *err,
+		    size_t errlen);
+int net_port_start(struct net_port *p);
+void net_port_stop(struct net_port *p);
+void net_port_free(struct net_port *p);
+
+/* classify.c: what a worker does with a burst. */
+void net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
+			struct net_port *port, struct rte_mbuf **pkts,
+			uint16_t n);
+/* The control lcore's share of packets forwarded by the workers. */
+void net_control_input(struct droce_lcore_ctx *ctx, struct rte_mbuf **pkts,
+		       uint16_t n);
+
+/* arp.c */
+int net_arp_init(struct net_port *p);
+void net_arp_free(struct net_port *p);
+void net_arp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
+		   struct rte_mbuf *m);
+/* Queue @m (Ethernet header prepended, source filled) for @next_hop. */
+void net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,
+		    struct rte_mbuf *m, rte_be32_t next_hop);
+int net_arp_announce(struct droce_lcore_ctx *ctx, struct net_port *p);
+
+/* icmp.c */
+void net_icmp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
+		    struct rte_mbuf *m);
+
+/* udp.c */
+void net_udp_echo(struct droce_lcore_ctx *ctx, uint16_t port,
+		  struct rte_mbuf **pkts, uint16_t n, void *arg);
+
+/* tx.c */
+int net_tx_init(struct droce_lcore_ctx *ctx, const struct net_port *p);
+void net_tx_free(struct droce_lcore_ctx *ctx);
+void net_tx(struct droce_lcore_ctx *ctx, struct net_port *p,
+	    struct rte_mbuf *m);
+void net_tx_flush(struct droce_lcore_ctx *ctx);
+
+/* telemetry.c: the stack goes away; answer no more for it. */
+void net_telemetry_forget(const struct droce_stack *s);
+
+/* stats.c */
+void net_counters_add(struct droce_counters *sum,
+		      const struct droce_counters *c);
+
+static inline void
+net_rx_drop(struct net_rxq *rxq, struct rte_mbuf *m,
+	    enum droce_drop_reason reason)
+{
+	net_count(&rxq->counters.drop[reason], 1);
+	rte_pktmbuf_free(m);
+}
+
+static inline bool
+net_on_link(const struct net_port *p, rte_be32_t ip)
+{
+	return ((ip ^ p->addr) & p->netmask) == 0;
+}
+
+#endif /* DROCE_NET_PRIVATE_H */

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * Port setup for any ethdev: find or probe the device, check what it
+ * allows against the configuration, then configure RX queues (RSS where
+ * the PMD has it), one TX queue per lcore, the mempool and the event mode.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_power_pmd_mgmt.h>
+#include <rte_string_fns.h>
+
+#include "net_private.h"
+
+/* Room for the largest frame the MTU allows: Ethernet, two VLAN tags. */
+#define FRAME_OVERHEAD (RTE_ETHER_HDR_LEN + 2 * 4 + RTE_ETHER_CRC_LEN)
+
+static void
+list_ethdevs(char *buf, size_t len)
+{
+	uint16_t pid;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	RTE_ETH_FOREACH_DEV(pid) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+		int n;
+
+		if (rte_eth_dev_get_name_by_port(pid, name) != 0)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+			     name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+	if (used == 0)
+		snprintf(buf, len, "none");
+}
+
+/* The ethdev that @device names, probing it first when it is devargs. */
+static int
+find_ethdev(const char *device, const char *origin, uint16_t *port_id,
+	    char *err, size_t errlen)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	char known[256];
+	size_t name_len = strcspn(device, ",");
+	int ret;
+
+	if (rte_eth_dev_get_port_by_name(device, port_id) == 0)
+		return 0;
+	if (name_len >= sizeof(name)) {
+		snprintf(err, errlen,
+			 "%s: port device \"%s\": name longer than %zu characters",
+			 origin, device, sizeof(name) - 1);
+		return -EINVAL;
+	}
+	memcpy(name, device, name_len);
+	name[name_len] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, port_id) == 0) {
+		NET_LOG(NOTICE, "%s: ethdev %s exists already; its arguments \"%s\" are not applied again",
+			origin, name, device + name_len);
+		return 0;
+	}
+	ret = rte_dev_probe(device);
+	if (ret == 0 && rte_eth_dev_get_port_by_name(name, port_id) == 0)
+		return 0;
+	list_ethdevs(known, sizeof(known));
+	snprintf(err, errlen,
+		 "%s: port device \"%s\": no such ethdev and probing it failed (%s); allowed: an ethdev DPDK knows (now: %s), a PCI address bound to a DPDK driver, or vdev devargs such as net_af_packet0,iface=eth1",
+		 origin, device, ret != 0 ? rte_strerror(-ret) : "no ethdev of that name appeared",
+		 known);
+	return -ENODEV;
+}
+
+static uint64_t
+rss_hash_functions(const struct rte_eth_dev_info *info)
+{
+	return info->flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+}
+
+static int
+check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
+	     char *err, size_t errlen)
+{
+	const struct droce_conf *conf = &p->stack->conf;
+	const struct droce_port_conf *pc = &conf->port[p->index];
+	char key[64];
+
+	snprintf(key, sizeof(key), "port.%u.queues", p->index);
+	if (pc->rx_queues > info->max_rx_queues) {
+		snprintf(err, errlen,
+			 "%s: %s = %u: device %s has at most %u RX queue%s; allowed: 0..%u",
+			 droce_conf_origin(conf, key), key, pc->rx_queues,
+			 p->name, info->max_rx_queues,
+			 info->max_rx_queues == 1 ? "" : "s",
+			 info->max_rx_queues);
+		return -EINVAL;
+	}
+	if (p->nb_txq > info->max_tx_queues) {
+		snprintf(err, errlen,
+			 "port.%u.device %s has at most %u TX queue%s but droce needs %u: one per lcore (the control lcore and %u worker%s, worker.thread.groups at %s)%s",
+			 p->index, p->name, info->max_tx_queues,
+			 info->max_tx_queues == 1 ? "" : "s", p->nb_txq,
+			 p->nb_txq - 1, p->nb_txq == 2 ? "" : "s",
+			 droce_conf_origin(conf, "worker.thread.groups"),
+			 strncmp(info->driver_name, "net_af_packet", 13) == 0
+			 ? "; for net_af_packet add qpairs=N to its devargs" : "");
+		return -EINVAL;
+	}
+	snprintf(key, sizeof(key), "port.%u.mtu", p->index);
+	if (pc->mtu < info->min_mtu || pc->mtu > info->max_mtu) {
+		snprintf(err, errlen,
+			 "%s: %s = %u: device %s allows MTU %u..%u",
+			 droce_conf_origin(conf, key), key, pc->mtu, p->name,
+			 info->min_mtu, info->max_mtu);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+fill_eth_conf(struct net_port *p, const struct rte_eth_dev_info *info,
+	      struct rte_eth_conf *ec)
+{
+	uint64_t rx_cksum = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM |
+			    RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+
+	memset(ec, 0, sizeof(*ec));
+	ec->rxmode.mtu = p->mtu;
+	if (p->nb_rxq > 1 && rss_hash_functions(info) != 0) {
+		ec->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		ec->rx_adv_conf.rss_conf.rss_hf = rss_hash_functions(info);
+	}
+	ec->rxmode.offloads = info->rx_offload_capa & rx_cksum;
+	p->ip_cksum_offload = (ec->rxmode.offloads &
+			       RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
+	p->l4_cksum_offload = (ec->rxmode.offloads &
+			       RTE_ETH_RX_OFFLOAD_UDP_CKSUM) != 0;
+	if (info->max_rx_pktlen < (uint32_t)p->mtu + FRAME_OVERHEAD &&
+	    (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+		ec->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+}
+
+/* Event mode prefers RX interrupts; PMDs without them refuse the config. */
+static int
+configure(struct net_port *p, const struct rte_eth_dev_info *info,
+	  char *err, size_t errlen)
+{
+	struct rte_eth_conf ec;
+	int ret;
+
+	fill_eth_conf(p, info, &ec);
+	if (!p->stack->conf.busy_poll) {
+		ec.intr_conf.rxq = 1;
+		ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);
+		if (ret == 0) {
+			p->rx_intr = true;
+			return 0;
+		}
+		ec.intr_conf.rxq = 0;
+		NET_LOG(INFO, "port %u (%s): no RX interrupts (%s); event mode uses rte_power_pmd_mgmt",
+			p->index, p->name, rte_strerror(-ret));
+	}
+	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);
+	if (ret != 0)
+		snprintf(err, errlen,
+			 "port.%u.device %s: rte_eth_dev_configure(%u RX, %u TX queues, MTU %u) failed: %s",
+			 p->index, p->name, p->nb_rxq, p->nb_txq, p->mtu,
+			 rte_strerror(-ret));
+	return ret;
+}
+
+static int
+create_pool(struct net_port *p, uint16_t rxd, uint16_t txd, char *err,
+	    size_t errlen)
+{
+	const struct droce_stack *s = p->stack;
+	unsigned int lcores = s->layout.nb_workers + 1;
+	uint32_t data_room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
+				     (uint32_t)(RTE_PKTMBUF_HEADROOM + p->mtu +
+						FRAME_OVERHEAD));
+	/* Every descriptor, every cache and ring, held ARP packets, bursts. */
+	unsigned int n = p->nb_rxq * rxd + p->nb_txq * txd +
+			 lcores * (NET_MBUF_CACHE + 2 * NET_BURST) +
+			 s->layout.nb_workers * NET_RING_SIZE +
+			 NET_ARP_ENTRIES * NET_ARP_PENDING;
+	char name[RTE_MEMPOOL_NAMESIZE];
+
+	snprintf(name, sizeof(name), "droce%u_p%u", s->instance, p->index);
+	p->pool = rte_pktmbuf_pool_create(name, n, NET_MBUF_CACHE, 0,
+					  (uint16_t)data_room,
+					  rte_eth_dev_socket_id(p->port_id));
+	if (p->pool == NULL) {
+		snprintf(err, errlen,
+			 "port.%u: cannot create a pool of %u mbufs of %u bytes: %s (give the EAL more memory with -m, or fewer descriptors with port.%u.rxd/txd)",
+			 p->index, n, data_room, rte_strerror(rte_errno),
+			 p->index);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+setup_queues(struct net_port *p, const struct droce_port_conf *pc,
+	     char *err, size_t errlen)
+{
+	uint16_t rxd = pc->rx_desc, txd = pc->tx_desc;
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	int ret;
+
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &rxd, &txd);
+	if (ret != 0) {
+		snprintf(err, errlen, "port.%u %s: descriptor counts: %s",
+			 p->index, p->name, rte_strerror(-ret));
+		return ret;
+	}
+	ret = create_pool(p, rxd, txd, err, errlen);
+	if (ret != 0)
+		return ret;
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		ret = rte_eth_rx_queue_setup(p->port_id, q, rxd, socket, NULL,
+					     p->pool);
+		if (ret != 0) {
+			snprintf(err, errlen,
+				 "port.%u %s: RX queue %u (%u descriptors): %s",
+				 p->index, p->name, q, rxd, rte_strerror(-ret));
+			return ret;
+		}
+	}
+	for (uint16_t q = 0; q < p->nb_txq; q++) {
+		ret = rte_eth_tx_queue_setup(p->port_id, q, txd, socket, NULL);
+		if (ret != 0) {
+			snprintf(err, errlen,
+				 "port.%u %s: TX queue %u (%u descriptors): %s",
+				 p->index, p->name, q, txd, rte_strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static bool
+ethdev_in_use(const struct droce_stack *s, uint16_t index, uint16_t port_id)
+{
+	for (uint16_t i = 0; i < index; i++)
+		if (s->port[i]->port_id == port_id)
+			return true;
+	return false;
+}
+
+int
+net_port_create(struct droce_stack *s, uint16_t index, char *err,
+		size_t errlen)
+{
+	const struct droce_port_conf *pc = &s->conf.port[index];
+	char key[64];
+	struct rte_eth_dev_info info;
+	struct net_port *p;
+	uint16_t port_id;
+	int ret;
+
+	snprintf(key, sizeof(key), "port.%u.device", index);
+	ret = find_ethdev(pc->device, droce_conf_origin(&s->conf, key),
+			  &port_id, err, errlen);
+	if (ret != 0)
+		return ret;
+	if (ethdev_in_use(s, index, port_id)) {
+		snprintf(err, errlen,
+			 "%s: %s = \"%s\": that ethdev is already an earlier port; allowed: each device once",
+			 droce_conf_origin(&s->conf, key), key, pc->device);
+		return -EINVAL;
+	}
+	p = rte_zmalloc_socket("droce_port", sizeof(*p), RTE_CACHE_LINE_SIZE,
+			       rte_eth_dev_socket_id(port_id));
+	if (p == NULL) {
+		snprintf(err, errlen, "port.%u: out of memory", index);
+		return -ENOMEM;
+	}
+	s->port[index] = p;
+	p->stack = s;
+	p->index = index;
+	p->port_id = port_id;
+	rte_eth_dev_get_name_by_port(port_id, p->name);
+	p->addr = pc->addr;
+	p->netmask = rte_cpu_to_be_32(pc->prefix_len == 32 ? UINT32_MAX
+				      : ~(UINT32_MAX >> pc->prefix_len));
+	p->gateway = pc->gateway;
+	p->mtu = pc->mtu;
+	p->nb_txq = (uint16_t)(s->layout.nb_workers + 1);
+
+	ret = rte_eth_dev_info_get(port_id, &info);
+	if (ret != 0) {
+		snprintf(err, errlen, "port.%u %s: rte_eth_dev_info_get: %s",
+			 index, p->name, rte_strerror(-ret));
+		return ret;
+	}
+	ret = check_limits(p, &info, err, errlen);
+	if (ret != 0)
+		return ret;
+	p->nb_rxq = pc->rx_queues != 0 ? pc->rx_queues
+		: (uint16_t)RTE_MIN(s->layout.nb_workers,
+				    (uint32_t)RTE_MIN(info.max_rx_queues,
+						      DROCE_MAX_PORT_QUEUES));
+	if (p->nb_rxq > 1 && rss_hash_functions(&info) == 0)
+		NET_LOG(WARNING, "port %u (%s): %u RX queues but the device has no RSS; only the PMD's own spreading (e.g. af_packet fanout) feeds queues past 0",
+			index, p->name, p->nb_rxq);
+
+	ret = configure(p, &info, err, errlen);
+	if (ret == 0)
+		ret = setup_queues(p, pc, err, errlen);
+	if (ret == 0)
+		ret = rte_eth_macaddr_get(port_id, &p->mac);
+	if (ret == 0)
+		ret = net_arp_init(p);
+	if (ret != 0 && err[0] == '\0')
+		snprintf(err, errlen, "port.%u %s: %s", index, p->name,
+			 rte_strerror(-ret));
+	return ret;
+}
+
+/* Event mode without RX interrupts: DPDK's power management callbacks. */
+static int
+enable_power_mgmt(struct net_port *p)
+{
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		unsigned int lcore = p->rxq[q].lcore_id;
+		int ret;
+
+		ret = rte_power_ethdev_pmgmt_queue_enable(lcore, p->port_id, q,
+						      RTE_POWER_MGMT_TYPE_MONITOR);
+		if (ret != 0)
+			ret = rte_power_ethdev_pmgmt_queue_enable(lcore, p->port_id,
+					q, RTE_POWER_MGMT_TYPE_PAUSE);
+		if (ret != 0) {
+			NET_LOG(ERR, "port %u (%s) queue %u: rte_power_pmd_mgmt on lcore %u: %s",
+				p->index, p->name, q, lcore, rte_strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void
+disable_power_mgmt(struct net_port *p)
+{
+	for (uint16_t q = 0; q < p->nb_rxq; q++)
+		rte_power_ethdev_pmgmt_queue_disable(p->rxq[q].lcore_id,
+						 p->port_id, q);
+}
+
+int
+net_port_start(struct net_port *p)
+{
+	bool power_mgmt = !p->stack->conf.busy_poll && !p->rx_intr;
+	int ret;
+
+	if (power_mgmt) {
+		ret = enable_power_mgmt(p);
+		if (ret != 0)
+			return ret;
+	}
+	ret = rte_eth_dev_start(p->port_id);
+	if (ret != 0) {
+		NET_LOG(ERR, "port %u (%s): rte_eth_dev_start: %s", p->index,
+			p->name, rte_strerror(-ret));
+		if (power_mgmt)
+			disable_power_mgmt(p);
+		return ret;
+	}
+	p->started = true;
+	NET_LOG(INFO, "port %u (%s): " RTE_ETHER_ADDR_PRT_FMT ", %u RX / %u TX queues, MTU %u, %s",
+		p->index, p->name, RTE_ETHER_ADDR_BYTES(&p->mac), p->nb_rxq,
+		p->nb_txq, p->mtu,
+		p->stack->conf.busy_poll ? "busy polling"
+		: p->rx_intr ? "RX interrupts" : "rte_power_pmd_mgmt");
+	return 0;
+}
+
+void
+net_port_stop(struct net_port *p)
+{
+	if (!p->started)
+		return;
+	rte_eth_dev_stop(p->port_id);
+	if (!p->stack->conf.busy_poll && !p->rx_intr)
+		disable_power_mgmt(p);
+	p->started = false;
+}
+
+void
+net_port_free(struct net_port *p)
+{
+	if (p == NULL)
+		return;
+	net_port_stop(p);
+	net_arp_free(p);
+	rte_eth_dev_close(p->port_id);
+	rte_mempool_free(p->pool);
+	rte_free(p);
+}

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The stack's life: create (ports, lcore contexts, rings), start (ports,
+ * gratuitous ARP, worker launch), run (the control loop), stop, destroy.
+ * Also the loops: workers poll their queues; in event mode they wait for
+ * an RX interrupt, or let rte_power_pmd_mgmt pace rte_eth_rx_burst; the
+ * control lcore drains the workers' rings, runs timers and flushes TX.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_interrupts.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_power_intrinsics.h>
+
+#include "net_private.h"
+
+RTE_LOG_REGISTER(droce_net_logtype, droce.net, INFO);
+
+/* Empty polls before an event-mode worker sleeps on its RX interrupts. */
+#define IDLE_POLLS_BEFORE_SLEEP 300
+/* Longest sleep, so that a stop request is seen. */
+#define SLEEP_MS 100
+
+static unsigned int stack_instances;
+
+static struct droce_lcore_ctx *
+ctx_create(struct droce_stack *s, unsigned int lcore_id, uint16_t txq,
+	   bool is_control)
+{
+	struct droce_lcore_ctx *ctx;
+
+	ctx = rte_zmalloc_socket("droce_lcore", sizeof(*ctx),
+				 RTE_CACHE_LINE_SIZE,
+				 (int)rte_lcore_to_socket_id(lcore_id));
+	if (ctx == NULL)
+		return NULL;
+	ctx->stack = s;
+	ctx->lcore_id = lcore_id;
+	ctx->txq = txq;
+	ctx->is_control = is_control;
+	s->lcore_ctx[lcore_id] = ctx;
+	return ctx;
+}
+
+static int
+create_lcores(struct droce_stack *s, char *err, size_t errlen)
+{
+	s->control = ctx_create(s, s->layout.control_lcore, 0, true);
+	if (s->control == NULL)
+		goto nomem;
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
+		struct droce_lcore_ctx *w;
+		char name[RTE_RING_NAMESIZE];
+
+		w = ctx_create(s, s->layout.worker_lcore[i], (uint16_t)(i + 1),
+			       false);
+		if (w == NULL)
+			goto nomem;
+		s->worker[i] = w;
+		snprintf(name, sizeof(name), "droce%u_w%u", s->instance, i);
+		w->to_control = rte_ring_create(name, NET_RING_SIZE,
+				(int)rte_lcore_to_socket_id(w->lcore_id),
+				RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (w->to_control == NULL) {
+			snprintf(err, errlen, "worker %u: ring to the control lcore: %s",
+				 i, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory for the lcore contexts");
+	return -ENOMEM;
+}
+
+/* Spread all (port, queue) pairs over the workers, round robin. */
+static void
+assign_queues(struct droce_stack *s)
+{
+	unsigned int k = 0;
+
+	for (uint16_t pi = 0; pi < s->nb_ports; pi++) {
+		struct net_port *p = s->port[pi];
+
+		for (uint16_t q = 0; q < p->nb_rxq; q++, k++) {
+			struct droce_lcore_ctx *w =
+				s->worker[k % s->layout.nb_workers];
+
+			p->rxq[q].lcore_id = w->lcore_id;
+			w->poll[w->nb_poll].port = p;
+			w->poll[w->nb_poll].queue = q;
+			w->nb_poll++;
+		}
+	}
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+		if (s->worker[i]->nb_poll == 0)
+			NET_LOG(WARNING, "worker lcore %u has no RX queue to poll (more workers than queues)",
+				s->worker[i]->lcore_id);
+}
+
+/* RX interrupts only if every port has them: one worker may poll queues
+ * of several ports, and one way of waiting must cover them all.
+ */
+static void
+choose_event_mode(struct droce_stack *s)
+{
+	bool all = true;
+
+	for (uint16_t i = 0; i < s->nb_ports; i++)
+		all = all && s->port[i]->rx_intr;
+	if (!all)
+		for (uint16_t i = 0; i < s->nb_ports; i++)
+			s->port[i]->rx_intr = false;
+}
+
+static int
+create_tx_buffers(struct droce_stack *s)
+{
+	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++) {
+		struct droce_lcore_ctx *ctx = s->lcore_ctx[l];
+
+		if (ctx == NULL)
+			continue;
+		for (uint16_t i = 0; i < s->nb_ports; i++)
+			if (net_tx_init(ctx, s->port[i]) != 0)
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+struct droce_stack *
+droce_stack_create(const struct droce_conf *conf,
+		   const struct droce_lcore_layout *layout,
+		   char *err, size_t errlen)
+{
+	struct droce_stack *s;
+	int ret;
+
+	err[0] = '\0';
+	if (layout->nb_workers == 0) {
+		snprintf(err, errlen, "no worker lcores");
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	s = rte_zmalloc("droce_stack", sizeof(*s), RTE_CACHE_LINE_SIZE);
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory for the stack");
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	s->conf = *conf;
+	s->layout = *layout;
+	s->instance = __atomic_fetch_add(&stack_instances, 1, __ATOMIC_RELAXED);
+	s->arp_timeout_tsc = (uint64_t)conf->arp_timeout * rte_get_timer_hz();
+	rte_timer_init(&s->stats_timer);
+
+	ret = create_lcores(s, err, errlen);
+	for (uint16_t i = 0; ret == 0 && i < conf->nb_ports; i++) {
+		ret = net_port_create(s, i, err, errlen);
+		s->nb_ports = (uint16_t)(i + 1);
+	}
+	if (ret == 0) {
+		assign_queues(s);
+		choose_event_mode(s);
+		ret = create_tx_buffers(s);
+		if (ret != 0)
+			snprintf(err, errlen, "out of memory for TX buffers");
+	}
+	if (ret == 0 && conf->udp_echo_port != 0)
+		ret = droce_udp_register(s, conf->udp_echo_port,
+					 DROCE_UDP_ON_CONTROL, net_udp_echo,
+					 NULL);
+	if (ret != 0) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "%s", rte_strerror(-ret));
+		droce_stack_destroy(s);
+		rte_errno = -ret;
+		return NULL;
+	}
+	return s;
+}
+
+static unsigned int
+worker_poll(struct droce_lcore_ctx *ctx)
+{
+	unsigned int total = 0;
+
+	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
+		const struct net_poll_queue *pq = &ctx->poll[i];
+		struct rte_mbuf *pkts[NET_BURST];
+		uint16_t n;
+
+		n = rte_eth_rx_burst(pq->port->port_id, pq->queue, pkts,
+				     NET_BURST);
+		if (n == 0)
+			continue;
+		net_classify_burst(ctx, &pq->port->rxq[pq->queue], pq->port,
+				   pkts, n);
+		total += n;
+	}
+	net_tx_flush(ctx);
+	return total;
+}
+
+unsigned int
+droce_worker_poll(struct droce_stack *s, unsigned int worker)
+{
+	return worker_poll(s->worker[worker]);
+}
+
+static void
+rx_intr_ctl(struct droce_lcore_ctx *ctx, int op)
+{
+	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
+		const struct net_poll_queue *pq = &ctx->poll[i];
+		int ret = rte_eth_dev_rx_intr_ctl_q(pq->port->port_id,
+						    pq->queue,
+						    RTE_EPOLL_PER_THREAD, op,
+						    NULL);
+
+		if (ret != 0)
+			NET_LOG(WARNING, "port %u queue %u: RX interrupt %s: %s",
+				pq->port->index, pq->queue,
+				op == RTE_INTR_EVENT_ADD ? "add" : "remove",
+				rte_strerror(-ret));
+	}
+}
+
+/* Event mode with RX interrupts: arm them, poll once more to close the
+ * window in which a packet arrived unannounced, then sleep.
+ */
+static void
+worker_sleep(struct droce_lcore_ctx *ctx)
+{
+	struct rte_epoll_event events[DROCE_MAX_PORT_QUEUES];
+
+	for (uint16_t i = 0; i < ctx->nb_poll; i++)
+		rte_eth_dev_rx_intr_enable(ctx->poll[i].port->port_id,
+					   ctx->poll[i].queue);
+	if (worker_poll(ctx) == 0)
+		rte_epoll_wait(RTE_EPOLL_PER_THREAD, events,
+			       RTE_DIM(events), SLEEP_MS);
+	for (uint16_t i = 0; i < ctx->nb_poll; i++)
+		rte_eth_dev_rx_intr_disable(ctx->poll[i].port->port_id,
+					    ctx->poll[i].queue);
+}
+
+static int
+worker_main(void *arg)
+{
+	struct droce_lcore_ctx *ctx = arg;
+	struct droce_stack *s = ctx->stack;
+	bool interrupts = !s->conf.busy_poll && ctx->nb_poll != 0 &&
+			  ctx->poll[0].port->rx_intr;
+
+	if (interrupts)
+		rx_intr_ctl(ctx, RTE_INTR_EVENT_ADD);
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		if (worker_poll(ctx) != 0) {
+			ctx->idle_polls = 0;
+			continue;
+		}
+		if (interrupts && ++ctx->idle_polls >= IDLE_POLLS_BEFORE_SLEEP) {
+			worker_sleep(ctx);
+			ctx->idle_polls = 0;
+		}
+	}
+	if (interrupts)
+		rx_intr_ctl(ctx, RTE_INTR_EVENT_DEL);
+	return 0;
+}
+
+static void
+stats_timer_cb(struct rte_timer *t, void *arg)
+{
+	RTE_SET_USED(t);
+	droce_stack_print_stats_line(arg, stdout);
+}
+
+int
+droce_stack_start(struct droce_stack *s, bool launch)
+{
+	int ret;
+
+	for (uint16_t i = 0; i < s->nb_ports; i++) {
+		ret = net_port_start(s->port[i]);
+		if (ret != 0)
+			return ret;
+	}
+	s->started = true;
+	for (uint16_t i = 0; i < s->nb_ports; i++)
+		net_arp_announce(s->control, s->port[i]);
+	net_tx_flush(s->control);
+
+	s->stats_prev_tsc = rte_get_timer_cycles();
+	if (s->conf.stats_period != 0)
+		rte_timer_reset_sync(&s->stats_timer,
+				     s->conf.stats_period * rte_get_timer_hz(),
+				     PERIODICAL, rte_lcore_id(), stats_timer_cb,
+				     s);
+	if (!launch)
+		return 0;
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
+		ret = rte_eal_remote_launch(worker_main, s->worker[i],
+					    s->worker[i]->lcore_id);
+		if (ret != 0) {
+			NET_LOG(ERR, "cannot launch worker lcore %u: %s",
+				s->worker[i]->lcore_id, rte_strerror(-ret));
+			droce_stack_request_stop(s);
+			rte_eal_mp_wait_lcore();
+			return ret;
+		}
+	}
+	s->launched = true;
+	return 0;
+}
+
+unsigned int
+droce_control_poll(struct droce_stack *s)
+{
+	struct droce_lcore_ctx *ctx = s->control;
+	unsigned int total = 0;
+
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
+		struct rte_mbuf *pkts[NET_BURST];
+		unsigned int n;
+
+		n = rte_ring_sc_dequeue_burst(s->worker[i]->to_control,
+					      (void **)pkts, NET_BURST, NULL);
+		if (n == 0)
+			continue;
+		net_control_input(ctx, pkts, (uint16_t)n);
+		total += n;
+	}
+	rte_timer_manage();
+	net_tx_flush(ctx);
+	return total;
+}
+
+struct droce_lcore_ctx *
+droce_control_ctx(struct droce_stack *s)
+{
+	return s->control;
+}
+
+/* rte_power_monitor: sleep while a ring's producer tail keeps its value. */
+static int
+ring_unchanged(const uint64_t val, const uint64_t opaque[RTE_POWER_MONITOR_OPAQUE_SZ])
+{
+	return val == opaque[0] ? 0 : -1;
+}
+
+/* Event mode, nothing to do: wait for a worker to enqueue, at most 1 ms so
+ * that timers keep time. UMWAIT-style monitoring where the CPU has it, a
+ * timed pause where it has that, else the loop simply goes on.
+ */
+static void
+control_idle(struct droce_stack *s, const struct rte_cpu_intrinsics *cpu)
+{
+	struct rte_power_monitor_cond pmc[RTE_MAX_LCORE];
+	uint64_t until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000;
+
+	if (cpu->power_monitor_multi) {
+		for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
+			struct rte_ring *r = s->worker[i]->to_control;
+
+			pmc[i].addr = &r->prod.tail;
+			pmc[i].size = sizeof(r->prod.tail);
+			pmc[i].fn = ring_unchanged;
+			pmc[i].opaque[0] = __atomic_load_n(&r->prod.tail,
+							   __ATOMIC_ACQUIRE);
+		}
+		if (rte_power_monitor_multi(pmc, s->layout.nb_workers,
+					    until) == 0)
+			return;
+	}
+	if (cpu->power_pause)
+		rte_power_pause(until);
+}
+
+void
+droce_stack_run(struct droce_stack *s)
+{
+	struct rte_cpu_intrinsics cpu;
+
+	rte_cpu_get_intrinsics_support(&cpu);
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		if (droce_control_poll(s) == 0 && !s->conf.busy_poll)
+			control_idle(s, &cpu);
+	}
+}
+
+void
+droce_stack_request_stop(struct droce_stack *s)
+{
+	atomic_store(&s->stop, true);
+}
+
+void
+droce_stack_stop(struct droce_stack *s)
+{
+	droce_stack_request_stop(s);
+	if (s->launched) {
+		for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+			rte_eal_wait_lcore(s->worker[i]->lcore_id);
+		s->launched = false;
+	}
+	rte_timer_stop_sync(&s->stats_timer);
+	/* What the workers left for the control lcore is handled, not lost. */
+	droce_control_poll(s);
+	for (uint16_t i = 0; i < s->nb_ports; i++)
+		net_port_stop(s->port[i]);
+	s->started = false;
+}
+
+static void
+ctx_free(struct droce_lcore_ctx *ctx)
+{
+	if (ctx == NULL)
+		return;
+	if (ctx->to_control != NULL) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_sc_dequeue(ctx->to_control, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(ctx->to_control);
+	}
+	net_tx_free(ctx);
+	rte_free(ctx);
+}
+
+void
+droce_stack_destroy(struct droce_stack *s)
+{
+	if (s == NULL)
+		return;
+	net_telemetry_forget(s);
+	if (s->started)
+		droce_stack_stop(s);
+	/* Rings and TX buffers hold mbufs of the ports' pools: free them first. */
+	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++)
+		ctx_free(s->lcore_ctx[l]);
+	for (uint16_t i = 0; i < s->nb_ports; i++)
+		net_port_free(s->port[i]);
+	rte_free(s);
+}
+
+struct rte_mempool *
+droce_port_pool(const struct droce_stack *s, uint16_t port)
+{
+	return s->port[port]->pool;
+}
+
+uint16_t
+droce_stack_nb_ports(const struct droce_stack *s)
+{
+	return s->nb_ports;
+}
+
+uint16_t
+droce_port_ethdev(const struct droce_stack *s, uint16_t port)
+{
+	return s->port[port]->port_id;
+}
+
+void
+droce_port_mac(const struct droce_stack *s, uint16_t port,
+	       struct rte_ether_addr *mac)
+{
+	*mac = s->port[port]->mac;
+}

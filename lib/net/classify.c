@@ -249,6 +249,8 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	sent = (uint16_t)rte_ring_sp_enqueue_burst(ctx->to_control,
 						   (void **)to_control,
 						   nb_control, NULL);
+	if (sent != 0)
+		net_wake_control(ctx->stack);
 	if (sent < nb_control) {
 		net_count(&rxq->counters.drop[DROCE_DROP_RING_FULL],
 			  nb_control - sent);

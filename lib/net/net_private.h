@@ -6,7 +6,9 @@
 #define DROCE_NET_PRIVATE_H
 
 #include <stdatomic.h>
+#include <unistd.h>
 
+#include <rte_epoll.h>
 #include <rte_ethdev.h>
 #include <rte_hash.h>
 #include <rte_ip.h>
@@ -89,6 +91,7 @@ struct net_port {
 	bool ip_cksum_offload;     /* RX IPv4 checksum flags are valid */
 	bool l4_cksum_offload;     /* RX UDP checksum flags are valid */
 	bool started;
+	bool probed;               /* droce probed it, so droce removes it */
 	struct rte_mempool *pool;
 	struct net_rxq rxq[DROCE_MAX_PORT_QUEUES];
 	/* ARP cache, touched only by the control lcore. */
@@ -115,7 +118,6 @@ struct droce_lcore_ctx {
 	uint16_t nb_poll;
 	struct net_poll_queue poll[DROCE_MAX_PORTS * DROCE_MAX_PORT_QUEUES];
 	struct rte_ring *to_control;
-	uint64_t idle_polls;       /* event mode */
 	uint16_t ip_id;
 } __rte_cache_aligned;
 
@@ -142,6 +144,12 @@ struct droce_stack {
 	uint8_t nb_udp_handlers;
 	struct net_udp_handler udp_handler[NET_MAX_UDP_HANDLERS];
 	atomic_bool stop;
+	/* Event mode: workers ring the doorbell (an eventfd) when they hand
+	 * packets to a control lcore that sleeps; -1 with busy polling.
+	 */
+	int doorbell_fd;
+	atomic_bool control_asleep;
+	struct rte_epoll_event doorbell_ev;
 	bool started;
 	bool launched;
 	uint64_t arp_timeout_tsc;
@@ -155,6 +163,8 @@ struct droce_stack {
 int net_port_create(struct droce_stack *s, uint16_t index, char *err,
 		    size_t errlen);
 int net_port_start(struct net_port *p);
+/* Event mode: give up RX interrupts for rte_power_pmd_mgmt (restarts). */
+int net_port_use_power_mgmt(struct net_port *p);
 void net_port_stop(struct net_port *p);
 void net_port_free(struct net_port *p);
 
@@ -204,6 +214,23 @@ net_rx_drop(struct net_rxq *rxq, struct rte_mbuf *m,
 {
 	net_count(&rxq->counters.drop[reason], 1);
 	rte_pktmbuf_free(m);
+}
+
+/* Wake the control lcore if it sleeps (event mode only). A syscall, but
+ * only for packets bound for the control lcore, never for data packets.
+ */
+static inline void
+net_wake_control(struct droce_stack *s)
+{
+	static const uint64_t one = 1;
+
+	if (s->doorbell_fd < 0)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&s->control_asleep, memory_order_relaxed) &&
+	    write(s->doorbell_fd, &one, sizeof(one)) < 0) {
+		/* The counter is full: the control lcore is awake anyway. */
+	}
 }
 
 static inline bool

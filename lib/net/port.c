@@ -49,7 +49,7 @@ list_ethdevs(char *buf, size_t len)
 /* The ethdev that @device names, probing it first when it is devargs. */
 static int
 find_ethdev(const char *device, const char *origin, uint16_t *port_id,
-	    char *err, size_t errlen)
+	    bool *probed, char *err, size_t errlen)
 {
 	char name[RTE_ETH_NAME_MAX_LEN];
 	char known[256];
@@ -72,8 +72,10 @@ find_ethdev(const char *device, const char *origin, uint16_t *port_id,
 		return 0;
 	}
 	ret = rte_dev_probe(device);
-	if (ret == 0 && rte_eth_dev_get_port_by_name(name, port_id) == 0)
+	if (ret == 0 && rte_eth_dev_get_port_by_name(name, port_id) == 0) {
+		*probed = true;
 		return 0;
+	}
 	list_ethdevs(known, sizeof(known));
 	snprintf(err, errlen,
 		 "%s: port device \"%s\": no such ethdev and probing it failed (%s); allowed: an ethdev DPDK knows (now: %s), a PCI address bound to a DPDK driver, or vdev devargs such as net_af_packet0,iface=eth1",
@@ -88,6 +90,15 @@ rss_hash_functions(const struct rte_eth_dev_info *info)
 	return info->flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
 }
 
+/* af_packet opens every qpair's socket at probe time and the kernel fans
+ * traffic out over all of them, configured or not: all must be polled.
+ */
+static bool
+rx_queues_fixed_by_pmd(const struct rte_eth_dev_info *info)
+{
+	return strcmp(info->driver_name, "net_af_packet") == 0;
+}
+
 static int
 check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 	     char *err, size_t errlen)
@@ -97,6 +108,15 @@ check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 	char key[64];
 
 	snprintf(key, sizeof(key), "port.%u.queues", p->index);
+	if (rx_queues_fixed_by_pmd(info) && pc->rx_queues != 0 &&
+	    pc->rx_queues != info->max_rx_queues) {
+		snprintf(err, errlen,
+			 "%s: %s = %u: device %s (%s) spreads traffic over all its %u queues; allowed: 0 or %u (set qpairs=N in its devargs to change it)",
+			 droce_conf_origin(conf, key), key, pc->rx_queues,
+			 p->name, info->driver_name, info->max_rx_queues,
+			 info->max_rx_queues);
+		return -EINVAL;
+	}
 	if (pc->rx_queues > info->max_rx_queues) {
 		snprintf(err, errlen,
 			 "%s: %s = %u: device %s has at most %u RX queue%s; allowed: 0..%u",
@@ -151,10 +171,11 @@ fill_eth_conf(struct net_port *p, const struct rte_eth_dev_info *info,
 		ec->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 }
 
-/* Event mode prefers RX interrupts; PMDs without them refuse the config. */
+/* One attempt at rte_eth_dev_configure; event mode asks for RX interrupts
+ * first, and PMDs without them refuse that config.
+ */
 static int
-configure(struct net_port *p, const struct rte_eth_dev_info *info,
-	  char *err, size_t errlen)
+try_configure(struct net_port *p, const struct rte_eth_dev_info *info)
 {
 	struct rte_eth_conf ec;
 	int ret;
@@ -168,10 +189,30 @@ configure(struct net_port *p, const struct rte_eth_dev_info *info,
 			return 0;
 		}
 		ec.intr_conf.rxq = 0;
-		NET_LOG(INFO, "port %u (%s): no RX interrupts (%s); event mode uses rte_power_pmd_mgmt",
-			p->index, p->name, rte_strerror(-ret));
 	}
 	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);
+	if (ret == 0 && !p->stack->conf.busy_poll)
+		NET_LOG(INFO, "port %u (%s): no RX interrupts; event mode uses rte_power_pmd_mgmt",
+			p->index, p->name);
+	return ret;
+}
+
+static int
+configure(struct net_port *p, const struct rte_eth_dev_info *info,
+	  bool rxq_given, char *err, size_t errlen)
+{
+	int ret = try_configure(p, info);
+
+	/* Some PMDs (net_tap) want as many RX as TX queues; then droce polls
+	 * them all, since the PMD spreads traffic over every one.
+	 */
+	if (ret != 0 && !rxq_given && p->nb_rxq < p->nb_txq &&
+	    p->nb_txq <= info->max_rx_queues) {
+		NET_LOG(INFO, "port %u (%s): configuring %u RX queues (as many as TX queues), as the device wants",
+			p->index, p->name, p->nb_txq);
+		p->nb_rxq = p->nb_txq;
+		ret = try_configure(p, info);
+	}
 	if (ret != 0)
 		snprintf(err, errlen,
 			 "port.%u.device %s: rte_eth_dev_configure(%u RX, %u TX queues, MTU %u) failed: %s",
@@ -249,6 +290,23 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 	return 0;
 }
 
+/* Some vdevs (ring, null) report no MAC: give them a random local one. */
+static int
+port_mac(struct net_port *p)
+{
+	int ret = rte_eth_macaddr_get(p->port_id, &p->mac);
+
+	if (ret != 0 || !rte_is_zero_ether_addr(&p->mac))
+		return ret;
+	rte_eth_random_addr(p->mac.addr_bytes);
+	ret = rte_eth_dev_default_mac_addr_set(p->port_id, &p->mac);
+	if (ret != 0 && ret != -ENOTSUP)
+		return ret;
+	NET_LOG(NOTICE, "port %u (%s) has no MAC address; using " RTE_ETHER_ADDR_PRT_FMT,
+		p->index, p->name, RTE_ETHER_ADDR_BYTES(&p->mac));
+	return 0;
+}
+
 static bool
 ethdev_in_use(const struct droce_stack *s, uint16_t index, uint16_t port_id)
 {
@@ -266,12 +324,13 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	char key[64];
 	struct rte_eth_dev_info info;
 	struct net_port *p;
+	bool probed = false;
 	uint16_t port_id;
 	int ret;
 
 	snprintf(key, sizeof(key), "port.%u.device", index);
 	ret = find_ethdev(pc->device, droce_conf_origin(&s->conf, key),
-			  &port_id, err, errlen);
+			  &port_id, &probed, err, errlen);
 	if (ret != 0)
 		return ret;
 	if (ethdev_in_use(s, index, port_id)) {
@@ -290,6 +349,7 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	p->stack = s;
 	p->index = index;
 	p->port_id = port_id;
+	p->probed = probed;
 	rte_eth_dev_get_name_by_port(port_id, p->name);
 	p->addr = pc->addr;
 	p->netmask = rte_cpu_to_be_32(pc->prefix_len == 32 ? UINT32_MAX
@@ -307,19 +367,30 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	ret = check_limits(p, &info, err, errlen);
 	if (ret != 0)
 		return ret;
-	p->nb_rxq = pc->rx_queues != 0 ? pc->rx_queues
-		: (uint16_t)RTE_MIN(s->layout.nb_workers,
-				    (uint32_t)RTE_MIN(info.max_rx_queues,
-						      DROCE_MAX_PORT_QUEUES));
-	if (p->nb_rxq > 1 && rss_hash_functions(&info) == 0)
-		NET_LOG(WARNING, "port %u (%s): %u RX queues but the device has no RSS; only the PMD's own spreading (e.g. af_packet fanout) feeds queues past 0",
+	if (pc->rx_queues != 0)
+		p->nb_rxq = pc->rx_queues;
+	else if (rx_queues_fixed_by_pmd(&info))
+		p->nb_rxq = info.max_rx_queues;
+	else
+		p->nb_rxq = (uint16_t)RTE_MIN(s->layout.nb_workers,
+				(uint32_t)RTE_MIN(info.max_rx_queues,
+						  DROCE_MAX_PORT_QUEUES));
+	if (p->nb_rxq > DROCE_MAX_PORT_QUEUES) {
+		snprintf(err, errlen,
+			 "port.%u.device %s has %u RX queues; droce polls at most %u per port",
+			 index, p->name, p->nb_rxq, DROCE_MAX_PORT_QUEUES);
+		return -EINVAL;
+	}
+	if (p->nb_rxq > 1 && rss_hash_functions(&info) == 0 &&
+	    !rx_queues_fixed_by_pmd(&info))
+		NET_LOG(WARNING, "port %u (%s): %u RX queues but the device has no RSS; queues past 0 get only what the PMD spreads itself",
 			index, p->name, p->nb_rxq);
 
-	ret = configure(p, &info, err, errlen);
+	ret = configure(p, &info, pc->rx_queues != 0, err, errlen);
 	if (ret == 0)
 		ret = setup_queues(p, pc, err, errlen);
 	if (ret == 0)
-		ret = rte_eth_macaddr_get(port_id, &p->mac);
+		ret = port_mac(p);
 	if (ret == 0)
 		ret = net_arp_init(p);
 	if (ret != 0 && err[0] == '\0')
@@ -358,8 +429,26 @@ disable_power_mgmt(struct net_port *p)
 						 p->port_id, q);
 }
 
-int
-net_port_start(struct net_port *p)
+/* Some PMDs (net_af_packet) accept intr_conf.rxq but have no interrupt to
+ * give; only a started port tells. ethdev logs an error for each such
+ * queue, which here is an expected answer, so it is kept quiet.
+ */
+static bool
+rx_intr_usable(const struct net_port *p)
+{
+	int logtype = rte_log_register("lib.ethdev");
+	int level = rte_log_get_level(logtype);
+	bool usable = true;
+
+	rte_log_set_level(logtype, RTE_LOG_CRIT);
+	for (uint16_t q = 0; q < p->nb_rxq && usable; q++)
+		usable = rte_eth_dev_rx_intr_ctl_q_get_fd(p->port_id, q) >= 0;
+	rte_log_set_level(logtype, (uint32_t)level);
+	return usable;
+}
+
+static int
+start_device(struct net_port *p)
 {
 	bool power_mgmt = !p->stack->conf.busy_poll && !p->rx_intr;
 	int ret;
@@ -378,12 +467,42 @@ net_port_start(struct net_port *p)
 		return ret;
 	}
 	p->started = true;
+	return 0;
+}
+
+int
+net_port_start(struct net_port *p)
+{
+	int ret = start_device(p);
+
+	if (ret == 0 && p->rx_intr && !rx_intr_usable(p)) {
+		NET_LOG(INFO, "port %u (%s): no usable RX interrupts",
+			p->index, p->name);
+		ret = net_port_use_power_mgmt(p);
+	}
+	if (ret != 0)
+		return ret;
 	NET_LOG(INFO, "port %u (%s): " RTE_ETHER_ADDR_PRT_FMT ", %u RX / %u TX queues, MTU %u, %s",
 		p->index, p->name, RTE_ETHER_ADDR_BYTES(&p->mac), p->nb_rxq,
 		p->nb_txq, p->mtu,
 		p->stack->conf.busy_poll ? "busy polling"
 		: p->rx_intr ? "RX interrupts" : "rte_power_pmd_mgmt");
 	return 0;
+}
+
+int
+net_port_use_power_mgmt(struct net_port *p)
+{
+	bool was_started = p->started;
+
+	if (!p->rx_intr)
+		return 0;
+	if (was_started) {
+		rte_eth_dev_stop(p->port_id);
+		p->started = false;
+	}
+	p->rx_intr = false;
+	return was_started ? start_device(p) : 0;
 }
 
 void
@@ -404,7 +523,15 @@ net_port_free(struct net_port *p)
 		return;
 	net_port_stop(p);
 	net_arp_free(p);
-	rte_eth_dev_close(p->port_id);
+	/* A device the user brought (--vdev, PCI) stays for the user. */
+	if (p->probed) {
+		struct rte_eth_dev_info info;
+		int ret = rte_eth_dev_info_get(p->port_id, &info);
+
+		rte_eth_dev_close(p->port_id);
+		if (ret == 0 && info.device != NULL)
+			rte_dev_remove(info.device);
+	}
 	rte_mempool_free(p->pool);
 	rte_free(p);
 }

@@ -12,6 +12,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -19,7 +22,6 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
-#include <rte_power_intrinsics.h>
 
 #include "net_private.h"
 
@@ -29,6 +31,11 @@ RTE_LOG_REGISTER(droce_net_logtype, droce.net, INFO);
 #define IDLE_POLLS_BEFORE_SLEEP 300
 /* Longest sleep, so that a stop request is seen. */
 #define SLEEP_MS 100
+/* After an RX interrupt, keep polling this long before sleeping again:
+ * some PMDs show the packet a little after the interrupt (net_tap learns
+ * of it from a signal that may reach the process later than epoll does).
+ */
+#define AWAKE_AFTER_INTERRUPT_US 2000
 
 static unsigned int stack_instances;
 
@@ -110,16 +117,17 @@ assign_queues(struct droce_stack *s)
 /* RX interrupts only if every port has them: one worker may poll queues
  * of several ports, and one way of waiting must cover them all.
  */
-static void
+static int
 choose_event_mode(struct droce_stack *s)
 {
 	bool all = true;
+	int ret = 0;
 
 	for (uint16_t i = 0; i < s->nb_ports; i++)
 		all = all && s->port[i]->rx_intr;
-	if (!all)
-		for (uint16_t i = 0; i < s->nb_ports; i++)
-			s->port[i]->rx_intr = false;
+	for (uint16_t i = 0; !all && ret == 0 && i < s->nb_ports; i++)
+		ret = net_port_use_power_mgmt(s->port[i]);
+	return ret;
 }
 
 static int
@@ -162,6 +170,17 @@ droce_stack_create(const struct droce_conf *conf,
 	s->instance = __atomic_fetch_add(&stack_instances, 1, __ATOMIC_RELAXED);
 	s->arp_timeout_tsc = (uint64_t)conf->arp_timeout * rte_get_timer_hz();
 	rte_timer_init(&s->stats_timer);
+	s->doorbell_fd = -1;
+	if (!conf->busy_poll) {
+		s->doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->doorbell_fd < 0) {
+			snprintf(err, errlen, "event mode: eventfd: %s",
+				 strerror(errno));
+			rte_free(s);
+			rte_errno = errno;
+			return NULL;
+		}
+	}
 
 	ret = create_lcores(s, err, errlen);
 	for (uint16_t i = 0; ret == 0 && i < conf->nb_ports; i++) {
@@ -237,21 +256,26 @@ rx_intr_ctl(struct droce_lcore_ctx *ctx, int op)
 
 /* Event mode with RX interrupts: arm them, poll once more to close the
  * window in which a packet arrived unannounced, then sleep.
+ *
+ * @return
+ *   True when an interrupt (or that last poll) brought packets.
  */
-static void
+static bool
 worker_sleep(struct droce_lcore_ctx *ctx)
 {
 	struct rte_epoll_event events[DROCE_MAX_PORT_QUEUES];
+	int woken = 1;
 
 	for (uint16_t i = 0; i < ctx->nb_poll; i++)
 		rte_eth_dev_rx_intr_enable(ctx->poll[i].port->port_id,
 					   ctx->poll[i].queue);
 	if (worker_poll(ctx) == 0)
-		rte_epoll_wait(RTE_EPOLL_PER_THREAD, events,
-			       RTE_DIM(events), SLEEP_MS);
+		woken = rte_epoll_wait(RTE_EPOLL_PER_THREAD, events,
+				       RTE_DIM(events), SLEEP_MS);
 	for (uint16_t i = 0; i < ctx->nb_poll; i++)
 		rte_eth_dev_rx_intr_disable(ctx->poll[i].port->port_id,
 					    ctx->poll[i].queue);
+	return woken > 0;
 }
 
 static int
@@ -261,18 +285,23 @@ worker_main(void *arg)
 	struct droce_stack *s = ctx->stack;
 	bool interrupts = !s->conf.busy_poll && ctx->nb_poll != 0 &&
 			  ctx->poll[0].port->rx_intr;
+	uint64_t awake_tsc = rte_get_tsc_hz() * AWAKE_AFTER_INTERRUPT_US / 1000000;
+	uint64_t awake_until = 0;
+	uint32_t idle_polls = 0;
 
 	if (interrupts)
 		rx_intr_ctl(ctx, RTE_INTR_EVENT_ADD);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		if (worker_poll(ctx) != 0) {
-			ctx->idle_polls = 0;
+			idle_polls = 0;
 			continue;
 		}
-		if (interrupts && ++ctx->idle_polls >= IDLE_POLLS_BEFORE_SLEEP) {
-			worker_sleep(ctx);
-			ctx->idle_polls = 0;
-		}
+		if (!interrupts || ++idle_polls < IDLE_POLLS_BEFORE_SLEEP ||
+		    rte_get_tsc_cycles() < awake_until)
+			continue;
+		if (worker_sleep(ctx))
+			awake_until = rte_get_tsc_cycles() + awake_tsc;
+		idle_polls = 0;
 	}
 	if (interrupts)
 		rx_intr_ctl(ctx, RTE_INTR_EVENT_DEL);
@@ -296,6 +325,10 @@ droce_stack_start(struct droce_stack *s, bool launch)
 		if (ret != 0)
 			return ret;
 	}
+	/* A port may have found its interrupts unusable only now. */
+	ret = choose_event_mode(s);
+	if (ret != 0)
+		return ret;
 	s->started = true;
 	for (uint16_t i = 0; i < s->nb_ports; i++)
 		net_arp_announce(s->control, s->port[i]);
@@ -352,57 +385,70 @@ droce_control_ctx(struct droce_stack *s)
 	return s->control;
 }
 
-/* rte_power_monitor: sleep while a ring's producer tail keeps its value. */
-static int
-ring_unchanged(const uint64_t val, const uint64_t opaque[RTE_POWER_MONITOR_OPAQUE_SZ])
+static bool
+rings_empty(const struct droce_stack *s)
 {
-	return val == opaque[0] ? 0 : -1;
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+		if (!rte_ring_empty(s->worker[i]->to_control))
+			return false;
+	return true;
 }
 
-/* Event mode, nothing to do: wait for a worker to enqueue, at most 1 ms so
- * that timers keep time. UMWAIT-style monitoring where the CPU has it, a
- * timed pause where it has that, else the loop simply goes on.
+/* Event mode, nothing to do: sleep on the doorbell until a worker has
+ * packets for us or the next timer is due. Saying "asleep" before looking
+ * at the rings, with the worker's fence between its enqueue and its look
+ * at the flag, means no wake-up is lost.
  */
 static void
-control_idle(struct droce_stack *s, const struct rte_cpu_intrinsics *cpu)
+control_sleep(struct droce_stack *s)
 {
-	struct rte_power_monitor_cond pmc[RTE_MAX_LCORE];
-	uint64_t until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000;
+	struct rte_epoll_event ev;
+	int64_t ticks = rte_timer_next_ticks();
+	int timeout_ms = SLEEP_MS;
+	uint64_t count;
 
-	if (cpu->power_monitor_multi) {
-		for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
-			struct rte_ring *r = s->worker[i]->to_control;
-
-			pmc[i].addr = &r->prod.tail;
-			pmc[i].size = sizeof(r->prod.tail);
-			pmc[i].fn = ring_unchanged;
-			pmc[i].opaque[0] = __atomic_load_n(&r->prod.tail,
-							   __ATOMIC_ACQUIRE);
-		}
-		if (rte_power_monitor_multi(pmc, s->layout.nb_workers,
-					    until) == 0)
-			return;
-	}
-	if (cpu->power_pause)
-		rte_power_pause(until);
+	if (ticks == 0)
+		return;
+	if (ticks > 0)
+		timeout_ms = (int)RTE_MIN((uint64_t)SLEEP_MS,
+					  (uint64_t)ticks * 1000 / rte_get_timer_hz() + 1);
+	atomic_store(&s->control_asleep, true);
+	if (rings_empty(s) && !atomic_load(&s->stop))
+		rte_epoll_wait(RTE_EPOLL_PER_THREAD, &ev, 1, timeout_ms);
+	atomic_store(&s->control_asleep, false);
+	if (read(s->doorbell_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		NET_LOG(DEBUG, "doorbell read: %s", strerror(errno));
 }
 
 void
 droce_stack_run(struct droce_stack *s)
 {
-	struct rte_cpu_intrinsics cpu;
+	bool event_mode = s->doorbell_fd >= 0;
 
-	rte_cpu_get_intrinsics_support(&cpu);
-	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		if (droce_control_poll(s) == 0 && !s->conf.busy_poll)
-			control_idle(s, &cpu);
+	if (event_mode) {
+		s->doorbell_ev.epdata.event = EPOLLIN;
+		s->doorbell_ev.epdata.data = s;
+		if (rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD,
+				  s->doorbell_fd, &s->doorbell_ev) != 0) {
+			NET_LOG(WARNING, "control lcore: no doorbell (epoll: %s); it polls",
+				strerror(errno));
+			event_mode = false;
+		}
 	}
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		if (droce_control_poll(s) == 0 && event_mode)
+			control_sleep(s);
+	}
+	if (event_mode)
+		rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_DEL, s->doorbell_fd,
+			      &s->doorbell_ev);
 }
 
 void
 droce_stack_request_stop(struct droce_stack *s)
 {
 	atomic_store(&s->stop, true);
+	net_wake_control(s); /* write(2) is async-signal-safe */
 }
 
 void
@@ -451,6 +497,8 @@ droce_stack_destroy(struct droce_stack *s)
 		ctx_free(s->lcore_ctx[l]);
 	for (uint16_t i = 0; i < s->nb_ports; i++)
 		net_port_free(s->port[i]);
+	if (s->doorbell_fd >= 0)
+		close(s->doorbell_fd);
 	rte_free(s);
 }
 

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# Shared by the integration tests: two network namespaces joined by a veth
+# pair, addresses from 198.18.0.0/24 only. droce runs in the first on
+# net_af_packet; the kernel of the second is the peer. Everything this
+# file creates is removed on exit, whatever the outcome.
+
+set -euo pipefail
+
+DROCE=${DROCE:?set DROCE to the droce binary}
+TAG=$$
+NS_D=droce-t$TAG-d          # droce's namespace
+NS_P=droce-t$TAG-p          # the kernel peer's namespace
+IF_D=drv${TAG}d
+IF_P=drv${TAG}p
+PREFIX=droce-it-$TAG        # EAL --file-prefix
+DROCE_IP=198.18.0.1
+PEER_IP=198.18.0.2
+WORK=$(mktemp -d /tmp/droce-it.XXXXXX)
+DROCE_PID=
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+fail() {
+	echo "FAIL: $*"
+	if [ -f "$WORK/droce.log" ]; then
+		echo "--- droce output:"
+		cat "$WORK/droce.log"
+	fi
+	exit 1
+}
+
+cleanup() {
+	if [ -n "$DROCE_PID" ] && kill -0 "$DROCE_PID" 2>/dev/null; then
+		kill -TERM "$DROCE_PID" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$DROCE_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$DROCE_PID" 2>/dev/null || true
+	fi
+	ip netns del "$NS_D" 2>/dev/null || true
+	ip netns del "$NS_P" 2>/dev/null || true
+	rm -rf "$WORK" "/var/run/dpdk/$PREFIX"
+}
+trap cleanup EXIT
+
+need_netns() {
+	[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
+	command -v ip >/dev/null || skip "needs iproute2"
+	command -v ethtool >/dev/null || fail "needs ethtool (usertools/droce-deps.sh installs it)"
+}
+
+# peer COMMAND...: run in the peer's namespace.
+peer() { ip netns exec "$NS_P" "$@"; }
+
+make_link() {
+	need_netns
+	ip netns add "$NS_D"
+	ip netns add "$NS_P"
+	ip link add "$IF_D" type veth peer name "$IF_P"
+	ip link set "$IF_D" netns "$NS_D"
+	ip link set "$IF_P" netns "$NS_P"
+	for ns_if in "$NS_D:$IF_D" "$NS_P:$IF_P"; do
+		ns=${ns_if%%:*}; ifc=${ns_if#*:}
+		# No IPv6 chatter, and real checksums: with offloads on, the
+		# kernel leaves them for hardware that a veth does not have, and
+		# af_packet hands droce the unfinished ones.
+		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1"
+		ip netns exec "$ns" ethtool -K "$ifc" tx off rx off >/dev/null
+		ip -n "$ns" link set "$ifc" up
+	done
+	ip -n "$NS_P" addr add "$PEER_IP/24" dev "$IF_P"
+}
+
+# start_droce [droce options and key=value...]: droce on af_packet in NS_D.
+start_droce() {
+	start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=2" \
+		port.0.device=net_af_packet0 "$@"
+}
+
+# start_droce_on EAL_DEVICE_ARG [droce args...]; EAL_DEVICE_ARG may be "".
+start_droce_on() {
+	local dev_arg=$1
+	shift
+	ip netns exec "$NS_D" "$DROCE" --no-pci --no-huge -m 256 \
+		--file-prefix "$PREFIX" ${dev_arg:+"$dev_arg"} -- \
+		port.0.address=$DROCE_IP/24 stats.period=0 "$@" \
+		>"$WORK/droce.log" 2>&1 &
+	DROCE_PID=$!
+	for _ in $(seq 300); do
+		grep -q "droce: running" "$WORK/droce.log" && return 0
+		kill -0 "$DROCE_PID" 2>/dev/null || fail "droce exited during start"
+		sleep 0.1
+	done
+	fail "droce did not start within 30 s"
+}
+
+# stop_droce: SIGINT, then droce must exit 0 within 20 s.
+stop_droce() {
+	local rc=0
+	kill -INT "$DROCE_PID"
+	for _ in $(seq 200); do kill -0 "$DROCE_PID" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$DROCE_PID" 2>/dev/null && fail "droce did not stop within 20 s of SIGINT"
+	wait "$DROCE_PID" || rc=$?
+	DROCE_PID=
+	[ "$rc" = 0 ] || fail "droce exited with $rc"
+}
+
+# droce_mac: the MAC droce reported for port 0, lower case.
+droce_mac() {
+	sed -n 's/^droce: port 0 = ethdev [0-9]*, MAC \(.*\)$/\1/p' "$WORK/droce.log" |
+		tr 'A-F' 'a-f'
+}
+
+# json FILE PYTHON-EXPRESSION: evaluate with the file's JSON as `j`.
+json() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}

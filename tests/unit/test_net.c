@@ -1,0 +1,1076 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * lib/net on crafted frames. Two ring-backed ethdevs stand in for NICs:
+ * the test enqueues frames on their RX rings, runs one worker poll and one
+ * control poll, and reads what droce sent from their TX rings (ring 0 is
+ * the control lcore's TX queue, ring 1 the worker's). Every malformed
+ * frame must be dropped under the right reason and send nothing.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include <rte_arp.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_timer.h>
+#include <rte_udp.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+
+#define NB_PORTS 2
+#define TX_RINGS 2
+
+static struct droce_stack *stack;
+static struct rte_mempool *test_pool;
+static struct rte_ring *rx_ring[NB_PORTS];
+static struct rte_ring *tx_ring[NB_PORTS][TX_RINGS];
+static struct rte_ether_addr our_mac[NB_PORTS];
+static struct droce_counters before;
+
+static const struct rte_ether_addr peer_mac = {
+	.addr_bytes = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } };
+static const struct rte_ether_addr peer3_mac = {
+	.addr_bytes = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x03 } };
+
+/* What the worker-side UDP handler saw. */
+static unsigned int worker_handler_calls;
+static unsigned int worker_handler_pkts;
+static char worker_handler_payload[64];
+
+static rte_be32_t
+ip(const char *s)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		abort();
+	return a.s_addr;
+}
+
+/* ---- frame building ---------------------------------------------------- */
+
+static struct rte_mbuf *
+frame_alloc(void)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+
+	assert_non_null(m);
+	return m;
+}
+
+/* Not inlined: gcc 12 misreads rte_pktmbuf_append's bounds (-Warray-bounds). */
+static __attribute__((noinline)) void *
+frame_put(struct rte_mbuf *m, size_t len)
+{
+	void *p = rte_pktmbuf_append(m, (uint16_t)len);
+
+	assert_non_null(p);
+	memset(p, 0, len);
+	return p;
+}
+
+static struct rte_ether_hdr *
+put_eth(struct rte_mbuf *m, const struct rte_ether_addr *dst,
+	const struct rte_ether_addr *src, uint16_t type)
+{
+	struct rte_ether_hdr *eth = frame_put(m, sizeof(*eth));
+
+	eth->dst_addr = *dst;
+	eth->src_addr = *src;
+	eth->ether_type = rte_cpu_to_be_16(type);
+	return eth;
+}
+
+static struct rte_mbuf *
+arp_frame(uint16_t op, const struct rte_ether_addr *sha, rte_be32_t spa,
+	  rte_be32_t tpa, const struct rte_ether_addr *eth_dst)
+{
+	struct rte_mbuf *m = frame_alloc();
+	struct rte_arp_hdr *arp;
+
+	put_eth(m, eth_dst, sha, RTE_ETHER_TYPE_ARP);
+	arp = frame_put(m, sizeof(*arp));
+	arp->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = 6;
+	arp->arp_plen = 4;
+	arp->arp_opcode = rte_cpu_to_be_16(op);
+	arp->arp_data.arp_sha = *sha;
+	arp->arp_data.arp_sip = spa;
+	arp->arp_data.arp_tip = tpa;
+	return m;
+}
+
+struct ip_spec {
+	rte_be32_t src, dst;
+	uint8_t proto;
+	uint8_t options;    /* 4-byte option words */
+	uint16_t frag;      /* fragment_offset field, host order */
+	int total_adjust;   /* added to the correct total length */
+	bool bad_cksum;
+	uint8_t version;    /* 0: 4 */
+	uint8_t ihl_words;  /* 0: 5 + options */
+};
+
+/* Ethernet + IPv4 + @l4 bytes of L4 data; returns the IPv4 header. */
+static struct rte_ipv4_hdr *
+put_ipv4(struct rte_mbuf *m, const struct ip_spec *spec, const void *l4,
+	 size_t l4_len, uint16_t port)
+{
+	size_t hlen = sizeof(struct rte_ipv4_hdr) + spec->options * 4u;
+	struct rte_ipv4_hdr *iph;
+	uint8_t *opt;
+
+	put_eth(m, &our_mac[port], &peer_mac, RTE_ETHER_TYPE_IPV4);
+	iph = frame_put(m, hlen);
+	opt = (uint8_t *)(iph + 1);
+	for (unsigned int i = 0; i < spec->options * 4u; i++)
+		opt[i] = 1; /* NOP options */
+	iph->version_ihl = (uint8_t)(((spec->version ? spec->version : 4) << 4) |
+		(spec->ihl_words ? spec->ihl_words : 5 + spec->options));
+	iph->total_length = rte_cpu_to_be_16((uint16_t)((int)(hlen + l4_len) +
+							spec->total_adjust));
+	iph->fragment_offset = rte_cpu_to_be_16(spec->frag);
+	iph->time_to_live = 64;
+	iph->next_proto_id = spec->proto;
+	iph->src_addr = spec->src;
+	iph->dst_addr = spec->dst;
+	if (spec->ihl_words == 0 || spec->ihl_words * 4u <= hlen)
+		iph->hdr_checksum = rte_ipv4_cksum(iph);
+	if (spec->bad_cksum)
+		iph->hdr_checksum ^= 0x1234;
+	memcpy(frame_put(m, l4_len), l4, l4_len);
+	return iph;
+}
+
+static struct rte_mbuf *
+udp_frame(const struct ip_spec *spec, uint16_t sport, uint16_t dport,
+	  const char *payload, int len_adjust, bool bad_cksum, bool no_cksum)
+{
+	uint8_t l4[256];
+	size_t plen = strlen(payload);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)l4;
+	struct rte_mbuf *m = frame_alloc();
+	struct rte_ipv4_hdr *iph;
+
+	memset(l4, 0, sizeof(l4));
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)((int)(sizeof(*udp) + plen) +
+						     len_adjust));
+	memcpy(udp + 1, payload, plen);
+	iph = put_ipv4(m, spec, l4, sizeof(*udp) + plen, 0);
+	udp = (struct rte_udp_hdr *)((uint8_t *)iph + (iph->version_ihl & 0xf) * 4);
+	if (!no_cksum && len_adjust == 0 && spec->total_adjust == 0) {
+		udp->dgram_cksum = rte_ipv4_udptcp_cksum(iph, udp);
+		if (bad_cksum)
+			udp->dgram_cksum ^= 0x0101;
+	}
+	return m;
+}
+
+static struct rte_mbuf *
+icmp_frame(const struct ip_spec *spec, uint8_t type, uint16_t id,
+	   uint16_t seq, const char *data, bool bad_cksum)
+{
+	uint8_t l4[256];
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)l4;
+	size_t len = sizeof(*icmp) + strlen(data);
+	struct rte_mbuf *m = frame_alloc();
+
+	memset(l4, 0, sizeof(l4));
+	icmp->icmp_type = type;
+	icmp->icmp_ident = rte_cpu_to_be_16(id);
+	icmp->icmp_seq_nb = rte_cpu_to_be_16(seq);
+	memcpy(icmp + 1, data, strlen(data));
+	icmp->icmp_cksum = (uint16_t)~rte_raw_cksum(l4, len);
+	if (bad_cksum)
+		icmp->icmp_cksum ^= 0x00ff;
+	put_ipv4(m, spec, l4, len, 0);
+	return m;
+}
+
+static struct ip_spec
+to_us(uint8_t proto)
+{
+	struct ip_spec s = {
+		.src = ip("198.18.0.2"), .dst = ip("198.18.0.1"), .proto = proto,
+	};
+
+	return s;
+}
+
+/* ---- running the stack ------------------------------------------------ */
+
+static void
+inject_on(uint16_t port, struct rte_mbuf *m)
+{
+	assert_int_equal(rte_ring_enqueue(rx_ring[port], m), 0);
+	droce_worker_poll(stack, 0);
+	droce_control_poll(stack);
+}
+
+static void
+inject(struct rte_mbuf *m)
+{
+	inject_on(0, m);
+}
+
+/* Everything sent on @port since the last call, in order per TX queue. */
+static unsigned int
+collect(uint16_t port, struct rte_mbuf **out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int r = 0; r < TX_RINGS; r++)
+		n += rte_ring_dequeue_burst(tx_ring[port][r], (void **)out + n,
+					    max - n, NULL);
+	return n;
+}
+
+static void
+free_all(struct rte_mbuf **pkts, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		rte_pktmbuf_free(pkts[i]);
+}
+
+static void
+expect_nothing_sent(void)
+{
+	struct rte_mbuf *out[8];
+	unsigned int n = collect(0, out, RTE_DIM(out));
+
+	free_all(out, n);
+	assert_int_equal(n, 0);
+}
+
+static void
+snapshot(void)
+{
+	droce_port_counters(stack, 0, &before);
+}
+
+/* Since snapshot(): exactly @n drops, all under @reason. */
+static void
+expect_drops(enum droce_drop_reason reason, uint64_t n)
+{
+	struct droce_counters now;
+
+	droce_port_counters(stack, 0, &now);
+	for (unsigned int r = 0; r < DROCE_DROP_MAX; r++) {
+		uint64_t delta = now.drop[r] - before.drop[r];
+
+		if (delta != (r == (unsigned int)reason ? n : 0))
+			fail_msg("drop %s: %" PRIu64 " new, expected %" PRIu64,
+				 droce_drop_reason_name(r), delta,
+				 r == (unsigned int)reason ? n : 0);
+	}
+}
+
+static void
+expect_no_drops(void)
+{
+	struct droce_counters now;
+
+	droce_port_counters(stack, 0, &now);
+	assert_int_equal(droce_counters_drops(&now), droce_counters_drops(&before));
+}
+
+/* Send @m and check it is dropped for @reason with nothing sent. */
+static void
+expect_dropped(struct rte_mbuf *m, enum droce_drop_reason reason)
+{
+	snapshot();
+	inject(m);
+	expect_drops(reason, 1);
+	expect_nothing_sent();
+}
+
+static void
+worker_handler(struct droce_lcore_ctx *ctx, uint16_t port,
+	       struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	(void)ctx;
+	(void)arg;
+	(void)port;
+	worker_handler_calls++;
+	worker_handler_pkts += n;
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t off = pkts[i]->l2_len + pkts[i]->l3_len +
+			       sizeof(struct rte_udp_hdr);
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]) - off;
+
+		memset(worker_handler_payload, 0, sizeof(worker_handler_payload));
+		memcpy(worker_handler_payload,
+		       rte_pktmbuf_mtod_offset(pkts[i], char *, off),
+		       RTE_MIN(len, sizeof(worker_handler_payload) - 1));
+		rte_pktmbuf_free(pkts[i]);
+	}
+}
+
+static void
+make_ring_port(uint16_t port, unsigned int nb_tx)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "ring_rx%u", port);
+	rx_ring[port] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_non_null(rx_ring[port]);
+	for (unsigned int r = 0; r < nb_tx; r++) {
+		snprintf(name, sizeof(name), "ring_tx%u_%u", port, r);
+		tx_ring[port][r] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
+						   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(tx_ring[port][r]);
+	}
+	snprintf(name, sizeof(name), "t%u", port);
+	assert_true(rte_eth_from_rings(name, &rx_ring[port], 1, tx_ring[port],
+				       nb_tx, SOCKET_ID_ANY) >= 0);
+}
+
+static int
+setup(void **state)
+{
+	char *const overrides[] = {
+		"port.0.device=net_ring_t0", "port.0.address=198.18.0.1/24",
+		"port.0.gateway=198.18.0.254", "port.0.rxd=256", "port.0.txd=256",
+		"port.1.device=net_ring_t1", "port.1.address=198.18.1.1/24",
+		"port.1.rxd=256", "port.1.txd=256",
+		"udp.echo.port=7", "stats.period=0",
+		"worker.thread.groups=1",
+	};
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN];
+	struct rte_mbuf *out[4];
+
+	(void)state;
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		make_ring_port(p, TX_RINGS);
+	test_pool = rte_pktmbuf_pool_create("test_pool", 8192, 0, 0,
+					    RTE_MBUF_DEFAULT_BUF_SIZE,
+					    SOCKET_ID_ANY);
+	assert_non_null(test_pool);
+	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err,
+			    sizeof(err)) != 0)
+		fail_msg("%s", err);
+	if (droce_lcores_layout(&conf, "--lcores (test)", &layout, err,
+				sizeof(err)) != 0)
+		fail_msg("%s", err);
+	stack = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (stack == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(droce_udp_register(stack, 9000, DROCE_UDP_ON_WORKER,
+					    worker_handler, NULL), 0);
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		droce_port_mac(stack, p, &our_mac[p]);
+	assert_int_equal(droce_stack_start(stack, false), 0);
+	/* The gratuitous ARPs are checked by their own test. */
+	(void)out;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	if (stack != NULL) {
+		droce_stack_stop(stack);
+		droce_stack_destroy(stack);
+	}
+	return 0;
+}
+
+static const struct rte_arp_hdr *
+as_arp(struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
+
+	assert_int_equal(eth->ether_type, RTE_BE16(RTE_ETHER_TYPE_ARP));
+	assert_true(rte_pktmbuf_pkt_len(m) >= sizeof(*eth) + sizeof(struct rte_arp_hdr));
+	return (const struct rte_arp_hdr *)(eth + 1);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void
+test_gratuitous_arp(void **state)
+{
+	struct rte_mbuf *out[8];
+	unsigned int n;
+
+	(void)state;
+	for (uint16_t p = 0; p < NB_PORTS; p++) {
+		const struct rte_ether_hdr *eth;
+		const struct rte_arp_hdr *arp;
+
+		n = collect(p, out, RTE_DIM(out));
+		assert_int_equal(n, 1);
+		eth = rte_pktmbuf_mtod(out[0], const void *);
+		assert_true(rte_is_broadcast_ether_addr(&eth->dst_addr));
+		assert_true(rte_is_same_ether_addr(&eth->src_addr, &our_mac[p]));
+		arp = as_arp(out[0]);
+		assert_int_equal(arp->arp_opcode, RTE_BE16(RTE_ARP_OP_REQUEST));
+		assert_int_equal(arp->arp_data.arp_sip,
+				 p == 0 ? ip("198.18.0.1") : ip("198.18.1.1"));
+		assert_int_equal(arp->arp_data.arp_tip, arp->arp_data.arp_sip);
+		free_all(out, n);
+	}
+}
+
+static void
+test_arp_request_gets_reply(void **state)
+{
+	static const struct rte_ether_addr bcast = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+	struct rte_mbuf *out[8];
+	const struct rte_ether_hdr *eth;
+	const struct rte_arp_hdr *arp;
+	unsigned int n;
+
+	(void)state;
+	snapshot();
+	inject(arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, ip("198.18.0.2"),
+			 ip("198.18.0.1"), &bcast));
+	expect_no_drops();
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	eth = rte_pktmbuf_mtod(out[0], const void *);
+	assert_true(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+	assert_true(rte_is_same_ether_addr(&eth->src_addr, &our_mac[0]));
+	arp = as_arp(out[0]);
+	assert_int_equal(arp->arp_opcode, RTE_BE16(RTE_ARP_OP_REPLY));
+	assert_true(rte_is_same_ether_addr(&arp->arp_data.arp_sha, &our_mac[0]));
+	assert_int_equal(arp->arp_data.arp_sip, ip("198.18.0.1"));
+	assert_true(rte_is_same_ether_addr(&arp->arp_data.arp_tha, &peer_mac));
+	assert_int_equal(arp->arp_data.arp_tip, ip("198.18.0.2"));
+	assert_int_equal(rte_pktmbuf_pkt_len(out[0]), 42);
+	free_all(out, n);
+}
+
+static void
+test_arp_not_for_us(void **state)
+{
+	static const struct rte_ether_addr bcast = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+
+	(void)state;
+	expect_dropped(arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, ip("198.18.0.2"),
+				 ip("198.18.0.77"), &bcast),
+		       DROCE_DROP_NOT_FOR_US);
+}
+
+static void
+test_arp_malformed(void **state)
+{
+	static const struct rte_ether_addr mcast = {
+		.addr_bytes = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 } };
+	struct rte_mbuf *m;
+	struct rte_arp_hdr *arp;
+
+	(void)state;
+	m = arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, ip("198.18.0.2"),
+		      ip("198.18.0.1"), &our_mac[0]);
+	rte_pktmbuf_trim(m, 10);
+	expect_dropped(m, DROCE_DROP_TRUNCATED);
+
+	m = arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, ip("198.18.0.2"),
+		      ip("198.18.0.1"), &our_mac[0]);
+	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14);
+	arp->arp_hardware = RTE_BE16(6);
+	expect_dropped(m, DROCE_DROP_ARP_BAD);
+
+	m = arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, ip("198.18.0.2"),
+		      ip("198.18.0.1"), &our_mac[0]);
+	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14);
+	arp->arp_plen = 16;
+	expect_dropped(m, DROCE_DROP_ARP_BAD);
+
+	m = arp_frame(9, &peer_mac, ip("198.18.0.2"), ip("198.18.0.1"),
+		      &our_mac[0]);
+	expect_dropped(m, DROCE_DROP_ARP_BAD);
+
+	m = arp_frame(RTE_ARP_OP_REQUEST, &mcast, ip("198.18.0.2"),
+		      ip("198.18.0.1"), &our_mac[0]);
+	expect_dropped(m, DROCE_DROP_ARP_BAD);
+
+	/* Someone else claims our address: refused, logged once. */
+	m = arp_frame(RTE_ARP_OP_REPLY, &peer3_mac, ip("198.18.0.1"),
+		      ip("198.18.0.1"), &our_mac[0]);
+	expect_dropped(m, DROCE_DROP_ARP_BAD);
+}
+
+static const struct rte_ipv4_hdr *
+check_reply_ipv4(struct rte_mbuf *m, rte_be32_t dst, uint8_t proto,
+		 const struct rte_ether_addr *dst_mac)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
+	const struct rte_ipv4_hdr *iph = (const struct rte_ipv4_hdr *)(eth + 1);
+
+	assert_true(rte_is_same_ether_addr(&eth->dst_addr, dst_mac));
+	assert_true(rte_is_same_ether_addr(&eth->src_addr, &our_mac[0]));
+	assert_int_equal(eth->ether_type, RTE_BE16(RTE_ETHER_TYPE_IPV4));
+	assert_int_equal(iph->version_ihl, 0x45);
+	assert_int_equal(rte_ipv4_cksum(iph), 0);
+	assert_int_equal(iph->time_to_live, 64);
+	assert_int_equal(iph->next_proto_id, proto);
+	assert_int_equal(iph->src_addr, ip("198.18.0.1"));
+	assert_int_equal(iph->dst_addr, dst);
+	assert_int_equal(rte_be_to_cpu_16(iph->total_length),
+			 rte_pktmbuf_pkt_len(m) - 14);
+	return iph;
+}
+
+static void
+check_echo_reply(struct rte_mbuf *m, rte_be32_t dst,
+		 const struct rte_ether_addr *dst_mac, uint16_t id,
+		 uint16_t seq, const char *data)
+{
+	const struct rte_ipv4_hdr *iph = check_reply_ipv4(m, dst, IPPROTO_ICMP,
+							  dst_mac);
+	const struct rte_icmp_hdr *icmp = (const void *)(iph + 1);
+	size_t len = sizeof(*icmp) + strlen(data);
+
+	assert_int_equal(rte_be_to_cpu_16(iph->total_length), 20 + len);
+	assert_int_equal(icmp->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+	assert_int_equal(icmp->icmp_code, 0);
+	assert_int_equal(rte_be_to_cpu_16(icmp->icmp_ident), id);
+	assert_int_equal(rte_be_to_cpu_16(icmp->icmp_seq_nb), seq);
+	assert_memory_equal(icmp + 1, data, strlen(data));
+	assert_int_equal(rte_raw_cksum(icmp, len), 0xffff);
+}
+
+static void
+test_icmp_echo(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_ICMP);
+	struct rte_mbuf *out[8];
+	unsigned int n;
+
+	(void)state;
+	/* The ARP test taught droce the peer's MAC: the reply goes at once. */
+	snapshot();
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 0x1234, 7,
+			  "droce ping payload", false));
+	expect_no_drops();
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	check_echo_reply(out[0], ip("198.18.0.2"), &peer_mac, 0x1234, 7,
+			 "droce ping payload");
+	free_all(out, n);
+
+	/* IPv4 options are accepted; the reply has none. */
+	spec.options = 2;
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 1, 2, "opts", false));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	check_echo_reply(out[0], ip("198.18.0.2"), &peer_mac, 1, 2, "opts");
+	free_all(out, n);
+	expect_no_drops();
+}
+
+static void
+test_icmp_echo_waits_for_arp(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_ICMP);
+	struct rte_mbuf *out[8];
+	const struct rte_arp_hdr *arp;
+	unsigned int n;
+
+	(void)state;
+	spec.src = ip("198.18.0.3");
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 5, 1, "who", false));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1); /* an ARP request, the reply is held */
+	arp = as_arp(out[0]);
+	assert_int_equal(arp->arp_opcode, RTE_BE16(RTE_ARP_OP_REQUEST));
+	assert_int_equal(arp->arp_data.arp_tip, ip("198.18.0.3"));
+	free_all(out, n);
+
+	snapshot();
+	inject(arp_frame(RTE_ARP_OP_REPLY, &peer3_mac, ip("198.18.0.3"),
+			 ip("198.18.0.1"), &our_mac[0]));
+	expect_no_drops();
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	check_echo_reply(out[0], ip("198.18.0.3"), &peer3_mac, 5, 1, "who");
+	free_all(out, n);
+}
+
+static void
+test_arp_unresolved(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_ICMP);
+	struct rte_mbuf *out[8];
+	unsigned int n, requests = 0;
+	uint64_t deadline;
+
+	(void)state;
+	spec.src = ip("198.18.0.9");
+	snapshot();
+	for (int i = 0; i < 10; i++) /* 8 are held, 2 more are refused */
+		inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 9, (uint16_t)i,
+				  "nobody", false));
+	expect_drops(DROCE_DROP_ARP_UNRESOLVED, 2);
+	/* A request now and one per second for three more; then give up. */
+	deadline = rte_get_timer_cycles() + 6 * rte_get_timer_hz();
+	while (rte_get_timer_cycles() < deadline) {
+		struct droce_counters now;
+
+		droce_control_poll(stack);
+		n = collect(0, out, RTE_DIM(out));
+		for (unsigned int i = 0; i < n; i++)
+			if (as_arp(out[i])->arp_data.arp_tip == ip("198.18.0.9"))
+				requests++;
+		free_all(out, n);
+		droce_port_counters(stack, 0, &now);
+		if (now.drop[DROCE_DROP_ARP_UNRESOLVED] -
+		    before.drop[DROCE_DROP_ARP_UNRESOLVED] == 10)
+			break;
+		usleep(10000);
+	}
+	expect_drops(DROCE_DROP_ARP_UNRESOLVED, 10);
+	assert_int_equal(requests, 4);
+}
+
+static void
+test_ethernet_and_ipv4_malformed(void **state)
+{
+	static const struct rte_ether_addr other = {
+		.addr_bytes = { 0x02, 0x99, 0, 0, 0, 1 } };
+	struct ip_spec spec;
+	struct rte_mbuf *m;
+	uint8_t junk[8] = { 0 };
+
+	(void)state;
+	m = frame_alloc();
+	frame_put(m, 10);
+	expect_dropped(m, DROCE_DROP_TRUNCATED);
+
+	m = frame_alloc();
+	put_eth(m, &other, &peer_mac, RTE_ETHER_TYPE_IPV4);
+	frame_put(m, 40);
+	expect_dropped(m, DROCE_DROP_NOT_FOR_US);
+
+	m = frame_alloc();
+	put_eth(m, &our_mac[0], &peer_mac, RTE_ETHER_TYPE_IPV6);
+	frame_put(m, 60);
+	expect_dropped(m, DROCE_DROP_UNKNOWN_ETHERTYPE);
+
+	m = frame_alloc();
+	put_eth(m, &our_mac[0], &peer_mac, RTE_ETHER_TYPE_IPV4);
+	frame_put(m, 12);
+	expect_dropped(m, DROCE_DROP_TRUNCATED);
+
+	spec = to_us(IPPROTO_UDP);
+	spec.version = 6;
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_BAD_HEADER);
+	spec = to_us(IPPROTO_UDP);
+	spec.ihl_words = 4;
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_BAD_HEADER);
+	spec = to_us(IPPROTO_UDP);
+	spec.ihl_words = 15; /* 60-byte header in a 29-byte packet */
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_TRUNCATED);
+	spec = to_us(IPPROTO_UDP);
+	spec.total_adjust = 100;
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_TRUNCATED);
+	spec = to_us(IPPROTO_UDP);
+	spec.total_adjust = -20; /* total length 9 < header 20 */
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_BAD_HEADER);
+	spec = to_us(IPPROTO_UDP);
+	spec.bad_cksum = true;
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_BAD_CKSUM);
+	spec = to_us(IPPROTO_UDP);
+	spec.frag = RTE_IPV4_HDR_MF_FLAG;
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_FRAGMENT);
+	spec.frag = 185; /* a later fragment */
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_FRAGMENT);
+	spec = to_us(IPPROTO_UDP);
+	spec.dst = ip("198.18.0.50");
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_NOT_FOR_US);
+	spec.dst = ip("198.18.0.255");
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_NOT_FOR_US);
+	{
+		const char *bad_sources[] = { "127.0.0.1", "0.0.0.0", "224.0.0.1",
+			"240.0.0.1", "255.255.255.255", "198.18.0.255",
+			"198.18.0.1" };
+
+		for (unsigned int i = 0; i < RTE_DIM(bad_sources); i++) {
+			spec = to_us(IPPROTO_UDP);
+			spec.src = ip(bad_sources[i]);
+			expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+				       DROCE_DROP_IP_BAD_SOURCE);
+		}
+	}
+	spec = to_us(IPPROTO_TCP);
+	m = frame_alloc();
+	put_ipv4(m, &spec, junk, sizeof(junk), 0);
+	expect_dropped(m, DROCE_DROP_UNKNOWN_IP_PROTO);
+}
+
+static void
+test_udp_to_worker_handler(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct rte_mbuf *m;
+
+	(void)state;
+	worker_handler_calls = 0;
+	worker_handler_pkts = 0;
+	snapshot();
+	inject(udp_frame(&spec, 4000, 9000, "to the worker", 0, false, false));
+	assert_int_equal(worker_handler_calls, 1);
+	assert_string_equal(worker_handler_payload, "to the worker");
+	/* No checksum (0) is allowed for UDP over IPv4. */
+	inject(udp_frame(&spec, 4000, 9000, "no cksum", 0, false, true));
+	assert_int_equal(worker_handler_pkts, 2);
+	/* Ethernet padding behind the datagram is cut off. */
+	m = udp_frame(&spec, 4000, 9000, "pad", 0, false, false);
+	frame_put(m, 18);
+	inject(m);
+	assert_int_equal(worker_handler_pkts, 3);
+	assert_string_equal(worker_handler_payload, "pad");
+	expect_no_drops();
+	expect_nothing_sent();
+
+	/* A burst reaches the handler as one call. */
+	worker_handler_calls = 0;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rte_ring_enqueue(rx_ring[0],
+			udp_frame(&spec, 4000, 9000, "burst", 0, false, false)), 0);
+	droce_worker_poll(stack, 0);
+	assert_int_equal(worker_handler_calls, 1);
+	assert_int_equal(worker_handler_pkts, 8);
+}
+
+static void
+test_udp_malformed(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct rte_mbuf *m;
+	uint8_t four[4] = { 0 };
+
+	(void)state;
+	expect_dropped(udp_frame(&spec, 4000, 9000, "longer", 5, false, true),
+		       DROCE_DROP_UDP_BAD_LENGTH);
+	expect_dropped(udp_frame(&spec, 4000, 9000, "shorter", -3, false, true),
+		       DROCE_DROP_UDP_BAD_LENGTH);
+	expect_dropped(udp_frame(&spec, 4000, 9000, "cksum", 0, true, false),
+		       DROCE_DROP_L4_BAD_CKSUM);
+	expect_dropped(udp_frame(&spec, 4000, 9999, "nobody", 0, false, false),
+		       DROCE_DROP_UDP_NO_HANDLER);
+	m = frame_alloc();
+	put_ipv4(m, &spec, four, sizeof(four), 0);
+	expect_dropped(m, DROCE_DROP_TRUNCATED);
+}
+
+static void
+test_udp_echo(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct rte_mbuf *out[8];
+	const struct rte_ipv4_hdr *iph;
+	const struct rte_udp_hdr *udp;
+	unsigned int n;
+
+	(void)state;
+	snapshot();
+	inject(udp_frame(&spec, 40000, 7, "echo me", 0, false, false));
+	expect_no_drops();
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	iph = check_reply_ipv4(out[0], ip("198.18.0.2"), IPPROTO_UDP, &peer_mac);
+	udp = (const struct rte_udp_hdr *)(iph + 1);
+	assert_int_equal(rte_be_to_cpu_16(udp->src_port), 7);
+	assert_int_equal(rte_be_to_cpu_16(udp->dst_port), 40000);
+	assert_int_equal(rte_be_to_cpu_16(udp->dgram_len), 8 + 7);
+	assert_memory_equal(udp + 1, "echo me", 7);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(iph, udp), 0);
+	free_all(out, n);
+}
+
+static void
+test_icmp_malformed(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_ICMP);
+	struct rte_mbuf *m;
+	uint8_t four[4] = { 8, 0, 0, 0 };
+
+	(void)state;
+	expect_dropped(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 1, 1, "x", true),
+		       DROCE_DROP_L4_BAD_CKSUM);
+	expect_dropped(icmp_frame(&spec, 13, 1, 1, "timestamp", false),
+		       DROCE_DROP_ICMP_UNHANDLED);
+	expect_dropped(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REPLY, 1, 1, "r", false),
+		       DROCE_DROP_ICMP_UNHANDLED);
+	m = frame_alloc();
+	put_ipv4(m, &spec, four, sizeof(four), 0);
+	expect_dropped(m, DROCE_DROP_TRUNCATED);
+}
+
+static void
+test_ring_full(void **state)
+{
+	static const struct rte_ether_addr bcast = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+	struct droce_counters now;
+	struct rte_mbuf *out[64];
+	unsigned int n, sent = 0;
+	const unsigned int total = 1100;
+
+	(void)state;
+	snapshot();
+	/* Workers poll, the control lcore does not: the ring fills up. */
+	for (unsigned int i = 0; i < total; i++) {
+		assert_int_equal(rte_ring_enqueue(rx_ring[0],
+			arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, ip("198.18.0.2"),
+				  ip("198.18.0.1"), &bcast)), 0);
+		if (i % 32 == 31)
+			droce_worker_poll(stack, 0);
+	}
+	droce_worker_poll(stack, 0);
+	droce_port_counters(stack, 0, &now);
+	assert_true(now.drop[DROCE_DROP_RING_FULL] -
+		    before.drop[DROCE_DROP_RING_FULL] >= total - 1024);
+	/* What the ring held is answered, nothing lost silently. */
+	while (droce_control_poll(stack) != 0)
+		while ((n = collect(0, out, RTE_DIM(out))) != 0) {
+			sent += n;
+			free_all(out, n);
+		}
+	while ((n = collect(0, out, RTE_DIM(out))) != 0) {
+		sent += n;
+		free_all(out, n);
+	}
+	droce_port_counters(stack, 0, &now);
+	assert_int_equal(sent + now.drop[DROCE_DROP_RING_FULL] -
+			 before.drop[DROCE_DROP_RING_FULL], total);
+}
+
+static void
+test_send_errors(void **state)
+{
+	struct droce_lcore_ctx *ctx = droce_control_ctx(stack);
+	struct rte_mbuf *m, *out[8];
+	const struct rte_arp_hdr *arp;
+	unsigned int n;
+
+	(void)state;
+	/* Larger than the MTU. */
+	snapshot();
+	m = frame_alloc();
+	frame_put(m, 1500);
+	assert_int_equal(droce_udp_send(ctx, 0, m, ip("198.18.0.2"), 1, 2),
+			 -EMSGSIZE);
+	expect_drops(DROCE_DROP_MTU_EXCEEDED, 1);
+
+	/* Off-link goes to the gateway: droce asks for the gateway's MAC. */
+	m = frame_alloc();
+	frame_put(m, 10);
+	assert_int_equal(droce_udp_send(ctx, 0, m, ip("203.0.113.5"), 1, 2), 0);
+	droce_control_poll(stack);
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	arp = as_arp(out[0]);
+	assert_int_equal(arp->arp_data.arp_tip, ip("198.18.0.254"));
+	free_all(out, n);
+
+	/* Port 1 has no gateway. */
+	m = frame_alloc();
+	frame_put(m, 10);
+	assert_int_equal(droce_udp_send(ctx, 1, m, ip("203.0.113.5"), 1, 2),
+			 -ENETUNREACH);
+	{
+		struct droce_counters c1;
+
+		droce_port_counters(stack, 1, &c1);
+		assert_int_equal(c1.drop[DROCE_DROP_NO_ROUTE], 1);
+	}
+}
+
+static void
+test_second_port(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct droce_counters c1;
+
+	(void)state;
+	/* One worker polls both ports; each port checks its own address. */
+	spec.dst = ip("198.18.1.1");
+	spec.src = ip("198.18.1.2");
+	worker_handler_pkts = 0;
+	{
+		struct rte_mbuf *m = udp_frame(&spec, 1, 9000, "port one", 0,
+					       false, false);
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, void *);
+
+		eth->dst_addr = our_mac[1];
+		inject_on(1, m);
+	}
+	assert_int_equal(worker_handler_pkts, 1);
+	assert_string_equal(worker_handler_payload, "port one");
+	droce_port_counters(stack, 1, &c1);
+	assert_true(c1.rx_packets >= 1);
+}
+
+static void
+test_counters_add_up(void **state)
+{
+	struct droce_counters port, q, l0, l1;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	droce_port_counters(stack, 0, &port);
+	droce_queue_counters(stack, 0, 0, &q);
+	droce_lcore_counters(stack, 0, &l0);
+	droce_lcore_counters(stack, 1, &l1);
+	/* Port 0's RX is its one queue; its TX is what both lcores sent. */
+	assert_int_equal(port.rx_packets, q.rx_packets);
+	assert_true(port.tx_packets > 0);
+	assert_true(l0.tx_packets + l1.tx_packets >= port.tx_packets);
+	assert_int_equal(l1.rx_packets >= q.rx_packets, 1);
+
+	f = open_memstream(&buf, &len);
+	assert_int_equal(droce_stack_write_stats_json(stack, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"ports\": ["));
+	assert_non_null(strstr(buf, "\"ring_full\": "));
+	assert_non_null(strstr(buf, "\"role\": \"worker\""));
+	free(buf);
+	f = open_memstream(&buf, &len);
+	droce_stack_print_stats_line(stack, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "port 0 rx"));
+	assert_non_null(strstr(buf, "not_for_us"));
+	free(buf);
+	assert_string_equal(droce_drop_reason_name(DROCE_DROP_TX_FULL), "tx_full");
+	assert_null(droce_drop_reason_name(DROCE_DROP_MAX));
+	for (unsigned int r = 0; r < DROCE_DROP_MAX; r++)
+		assert_non_null(droce_drop_reason_name(r));
+}
+
+static void
+test_register_rules(void **state)
+{
+	(void)state;
+	assert_int_equal(droce_udp_register(stack, 5000, DROCE_UDP_ON_WORKER,
+					    worker_handler, NULL), -EBUSY);
+}
+
+static void
+test_create_errors(void **state)
+{
+	struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN];
+	struct rte_ring *one_tx;
+	char *bad_device[] = { "port.0.device=no_such_dev0",
+			       "port.0.address=198.18.5.1/24" };
+	char *one_queue[] = { "port.0.device=net_ring_small",
+			      "port.0.address=198.18.5.1/24" };
+	char *many_rxq[] = { "port.0.device=net_ring_small",
+			     "port.0.address=198.18.5.1/24", "port.0.queues=4" };
+
+	(void)state;
+	assert_int_equal(droce_conf_load(&conf, NULL, bad_device, 2, err,
+					 sizeof(err)), 0);
+	assert_int_equal(droce_lcores_layout(&conf, "test", &layout, err,
+					     sizeof(err)), 0);
+	assert_null(droce_stack_create(&conf, &layout, err, sizeof(err)));
+	assert_non_null(strstr(err, "command line 'port.0.device=no_such_dev0'"));
+	assert_non_null(strstr(err, "no such ethdev"));
+	assert_non_null(strstr(err, "net_ring_t0"));
+
+	one_tx = rte_ring_create("ring_small_rx", 64, SOCKET_ID_ANY, 0);
+	assert_true(rte_eth_from_rings("small", &one_tx, 1, &one_tx, 1,
+				       SOCKET_ID_ANY) >= 0);
+	assert_int_equal(droce_conf_load(&conf, NULL, one_queue, 2, err,
+					 sizeof(err)), 0);
+	assert_null(droce_stack_create(&conf, &layout, err, sizeof(err)));
+	assert_non_null(strstr(err, "has at most 1 TX queue but droce needs 2"));
+
+	assert_int_equal(droce_conf_load(&conf, NULL, many_rxq, 3, err,
+					 sizeof(err)), 0);
+	assert_null(droce_stack_create(&conf, &layout, err, sizeof(err)));
+	assert_non_null(strstr(err, "port.0.queues = 4: device net_ring_small has at most 1 RX queue"));
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64], lcores[32];
+	cpu_set_t set;
+	int cpu = 0;
+	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256",
+			"--file-prefix", prefix, "--lcores", lcores,
+			"--log-level", "lib.eal:error", NULL };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gratuitous_arp),
+		cmocka_unit_test(test_arp_request_gets_reply),
+		cmocka_unit_test(test_arp_not_for_us),
+		cmocka_unit_test(test_arp_malformed),
+		cmocka_unit_test(test_icmp_echo),
+		cmocka_unit_test(test_icmp_echo_waits_for_arp),
+		cmocka_unit_test(test_arp_unresolved),
+		cmocka_unit_test(test_ethernet_and_ipv4_malformed),
+		cmocka_unit_test(test_udp_to_worker_handler),
+		cmocka_unit_test(test_udp_malformed),
+		cmocka_unit_test(test_udp_echo),
+		cmocka_unit_test(test_icmp_malformed),
+		cmocka_unit_test(test_ring_full),
+		cmocka_unit_test(test_send_errors),
+		cmocka_unit_test(test_second_port),
+		cmocka_unit_test(test_counters_add_up),
+		cmocka_unit_test(test_register_rules),
+		cmocka_unit_test(test_create_errors),
+	};
+	int ret;
+
+	(void)argc;
+	/* Both lcores on one cpu the process may use; only lcore 0 runs. */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
+			cpu++;
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	snprintf(prefix, sizeof(prefix), "droce-test-net-%d", getpid());
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "rte_eal_init failed\n");
+		return 1;
+	}
+	rte_timer_subsystem_init();
+	ret = cmocka_run_group_tests(tests, setup, teardown);
+	rte_eal_cleanup();
+	return ret;
+}

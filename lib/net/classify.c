@@ -193,6 +193,9 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
 	}
 }
 
+/* How far ahead the loop prefetches frame headers. */
+#define PREFETCH_AHEAD 2
+
 void
 net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 		   struct net_port *p, struct rte_mbuf **pkts, uint16_t n)
@@ -203,20 +206,25 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	struct rte_mbuf *to_control[NET_BURST];
 	struct rte_mbuf *dropped[NET_BURST];
 	uint16_t nb_control = 0, nb_dropped = 0, sent;
+	/* Drops are tallied here and added to the shared counters once. */
+	uint16_t drops[DROCE_DROP_MAX] = { 0 };
 	uint32_t used_handlers = 0;
 	uint64_t bytes = 0;
 
 	RTE_BUILD_BUG_ON(NET_MAX_UDP_HANDLERS > 32);
+	for (uint16_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct classify_out out;
 
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		if (i + PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD],
+						       void *));
 		bytes += rte_pktmbuf_pkt_len(m);
 		switch (classify_one(s, p, m, &out)) {
 		case VERDICT_DROP:
-			net_count(&rxq->counters.drop[out.reason], 1);
+			drops[out.reason]++;
 			dropped[nb_dropped++] = m;
 			break;
 		case VERDICT_CONTROL:
@@ -233,8 +241,12 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	}
 	net_count(&rxq->counters.rx_packets, n);
 	net_count(&rxq->counters.rx_bytes, bytes);
-	if (nb_dropped != 0)
+	if (nb_dropped != 0) {
+		for (unsigned int r = 0; r < DROCE_DROP_MAX; r++)
+			if (drops[r] != 0)
+				net_count(&rxq->counters.drop[r], drops[r]);
 		rte_pktmbuf_free_bulk(dropped, nb_dropped);
+	}
 
 	while (used_handlers != 0) {
 		unsigned int h = (unsigned int)__builtin_ctz(used_handlers);

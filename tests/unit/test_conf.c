@@ -352,6 +352,22 @@ test_override_errors(void **state)
 			      "stats.period = \"x\": not a number");
 }
 
+/* config/droce.ini, the commented example, loads as it is shipped. */
+static void
+test_example_config(void **state)
+{
+	const char *file = getenv("DROCE_EXAMPLE_CONFIG");
+
+	(void)state;
+	if (file == NULL)
+		skip();
+	if (droce_conf_load(&conf, file, NULL, 0, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(conf.nb_ports, 1);
+	assert_true(conf.workers.group[0].pinned);
+	assert_int_equal(conf.control_cpu, 0);
+}
+
 static void
 test_print_keys(void **state)
 {
@@ -381,6 +397,7 @@ main(void)
 		cmocka_unit_test(test_port_errors),
 		cmocka_unit_test(test_worker_errors_name_their_key),
 		cmocka_unit_test(test_override_errors),
+		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_print_keys),
 	};
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# Install the Debian 12 packages droce needs to build, test and run.
+# Idempotent; runs without a terminal (CI). Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	gcc pkg-config meson ninja-build
+	libdpdk-dev libssl-dev libcmocka-dev zlib1g-dev libpcap-dev
+	# DPDK runtime: PMDs, testpmd, dpdk-telemetry.py, dpdk-devbind.py,
+	# dpdk-hugepages.py; rdma-core for the mlx5 PMD
+	dpdk dpdk-dev python3 rdma-core ibverbs-providers libibverbs-dev
+	# integration tests and the demo: kernel peers in network namespaces
+	iproute2 iputils-ping ethtool procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "droce-deps: all ${#PACKAGES[@]} packages are installed"
+	exit 0
+fi
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "droce-deps: run as root (or install sudo)" >&2; exit 1; }
+	SUDO=sudo
+fi
+echo "droce-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q </dev/null
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null

@@ -365,10 +365,9 @@ unknown_key(const struct droce_conf_entry *e, bool bad_index,
 static const struct droce_conf_entry *
 entry_get(const struct droce_conf *conf, const char *key)
 {
-	for (unsigned int i = 0; i < conf->nb_entries; i++)
-		if (strcmp(conf->entry[i].key, key) == 0)
-			return &conf->entry[i];
-	return NULL;
+	int i = conf_entry_index(conf, key);
+
+	return i >= 0 ? &conf->entry[i] : NULL;
 }
 
 const char *

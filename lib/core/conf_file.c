@@ -68,20 +68,21 @@ unquote(const char **value, size_t *len)
 	}
 }
 
-static struct droce_conf_entry *
-entry_find(struct droce_conf *conf, const char *key)
+int
+conf_entry_index(const struct droce_conf *conf, const char *key)
 {
 	for (unsigned int i = 0; i < conf->nb_entries; i++)
 		if (strcmp(conf->entry[i].key, key) == 0)
-			return &conf->entry[i];
-	return NULL;
+			return (int)i;
+	return -1;
 }
 
 int
 conf_entry_set(struct droce_conf *conf, const char *key, const char *value,
 	       size_t value_len, const char *origin, char *err, size_t errlen)
 {
-	struct droce_conf_entry *e = entry_find(conf, key);
+	int index = conf_entry_index(conf, key);
+	struct droce_conf_entry *e = index >= 0 ? &conf->entry[index] : NULL;
 
 	unquote(&value, &value_len);
 	if (value_len >= DROCE_CONF_VALUE_LEN) {
@@ -116,12 +117,20 @@ scan_error(const struct file_scan *scan, unsigned int line, char *err,
 }
 
 static int
+scan_too_long(const struct file_scan *scan, unsigned int line, char *err,
+	      size_t errlen, const char *what, size_t len, unsigned int max)
+{
+	snprintf(err, errlen, "%s:%u: %s is %zu characters long; at most %u allowed",
+		 scan->file, line, what, len, max);
+	return -EINVAL;
+}
+
+static int
 scan_section(struct file_scan *scan, unsigned int lineno, const char *text,
 	     size_t len, char *section, char *err, size_t errlen)
 {
 	const char *name = text + 1;
 	size_t name_len;
-	char what[160];
 
 	if (text[len - 1] != ']')
 		return scan_error(scan, lineno, err, errlen,
@@ -131,12 +140,9 @@ scan_section(struct file_scan *scan, unsigned int lineno, const char *text,
 	if (name_len == 0)
 		return scan_error(scan, lineno, err, errlen,
 				  "empty section name; allowed: [name], e.g. [worker] or [port.0]");
-	if (name_len >= CFG_NAME_LEN) {
-		snprintf(what, sizeof(what),
-			 "section name is %zu characters long; at most %u allowed",
-			 name_len, CFG_NAME_LEN - 1);
-		return scan_error(scan, lineno, err, errlen, what);
-	}
+	if (name_len >= CFG_NAME_LEN)
+		return scan_too_long(scan, lineno, err, errlen, "section name",
+				     name_len, CFG_NAME_LEN - 1);
 	memcpy(section, name, name_len);
 	section[name_len] = '\0';
 	return 0;
@@ -165,18 +171,12 @@ scan_entry(struct file_scan *scan, unsigned int lineno, const char *text,
 	if (name_len == 0)
 		return scan_error(scan, lineno, err, errlen,
 				  "'=' without a key before it; allowed: key = value");
-	if (name_len >= CFG_NAME_LEN) {
-		snprintf(what, sizeof(what),
-			 "key is %zu characters long; at most %u allowed",
-			 name_len, CFG_NAME_LEN - 1);
-		return scan_error(scan, lineno, err, errlen, what);
-	}
-	if (value_len >= CFG_VALUE_LEN) {
-		snprintf(what, sizeof(what),
-			 "value is %zu characters long; at most %u allowed",
-			 value_len, CFG_VALUE_LEN - 1);
-		return scan_error(scan, lineno, err, errlen, what);
-	}
+	if (name_len >= CFG_NAME_LEN)
+		return scan_too_long(scan, lineno, err, errlen, "key", name_len,
+				     CFG_NAME_LEN - 1);
+	if (value_len >= CFG_VALUE_LEN)
+		return scan_too_long(scan, lineno, err, errlen, "value",
+				     value_len, CFG_VALUE_LEN - 1);
 	if (scan->nb_keys == DROCE_CONF_MAX_ENTRIES) {
 		snprintf(what, sizeof(what),
 			 "more than %u keys; allowed: at most %u distinct keys",
@@ -207,19 +207,15 @@ scan_line(struct file_scan *scan, unsigned int lineno, char *line,
 {
 	const char *text = line;
 	const char *comment;
-	char what[96];
 
 	if (memchr(line, '\0', len) != NULL)
 		return scan_error(scan, lineno, err, errlen,
 				  "NUL byte in the line; allowed: text");
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
-	if (len > MAX_LINE_LEN) {
-		snprintf(what, sizeof(what),
-			 "line is %zu characters long; at most %u allowed",
-			 len, MAX_LINE_LEN);
-		return scan_error(scan, lineno, err, errlen, what);
-	}
+	if (len > MAX_LINE_LEN)
+		return scan_too_long(scan, lineno, err, errlen, "line", len,
+				     MAX_LINE_LEN);
 	comment = memchr(line, COMMENT_CHAR, len);
 	if (comment != NULL)
 		len = (size_t)(comment - line);

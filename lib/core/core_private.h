@@ -38,6 +38,7 @@ droce_is_blank(const char *s)
 }
 
 /* conf_file.c: where keys come from. */
+int conf_entry_index(const struct droce_conf *conf, const char *key);
 int conf_entry_set(struct droce_conf *conf, const char *key, const char *value,
 		   size_t value_len, const char *origin, char *err,
 		   size_t errlen);

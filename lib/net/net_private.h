@@ -143,12 +143,13 @@ struct droce_stack {
 	uint8_t udp_map[UINT16_MAX + 1];
 	uint8_t nb_udp_handlers;
 	struct net_udp_handler udp_handler[NET_MAX_UDP_HANDLERS];
-	atomic_bool stop;
+	/* Read by every worker on every loop: a cache line of its own. */
+	atomic_bool stop __rte_cache_aligned;
 	/* Event mode: workers ring the doorbell (an eventfd) when they hand
 	 * packets to a control lcore that sleeps; -1 with busy polling.
 	 */
 	int doorbell_fd;
-	atomic_bool control_asleep;
+	atomic_bool control_asleep __rte_cache_aligned;
 	struct rte_epoll_event doorbell_ev;
 	bool started;
 	bool launched;

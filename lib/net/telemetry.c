@@ -152,8 +152,11 @@ lcore_queues(const struct droce_lcore_ctx *ctx, char *buf, size_t len)
 				 i ? " " : "", ctx->poll[i].port->index,
 				 ctx->poll[i].queue);
 
-		if (n < 0 || (size_t)n >= len - used)
+		if (n < 0 || (size_t)n >= len - used) {
+			/* More queues than a telemetry string holds. */
+			memcpy(buf + len - 4, "...", 4);
 			break;
+		}
 		used += (size_t)n;
 	}
 }

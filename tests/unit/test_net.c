@@ -37,12 +37,13 @@
 #include "droce_net.h"
 
 #define NB_PORTS 2
+#define NB_RING_PORTS 3   /* the third for a second stack */
 #define TX_RINGS 2
 
 static struct droce_stack *stack;
 static struct rte_mempool *test_pool;
-static struct rte_ring *rx_ring[NB_PORTS];
-static struct rte_ring *tx_ring[NB_PORTS][TX_RINGS];
+static struct rte_ring *rx_ring[NB_RING_PORTS];
+static struct rte_ring *tx_ring[NB_RING_PORTS][TX_RINGS];
 static struct rte_ether_addr our_mac[NB_PORTS];
 static struct droce_counters before;
 
@@ -981,6 +982,90 @@ test_counters_add_up(void **state)
 		assert_non_null(droce_drop_reason_name(r));
 }
 
+/* A second stack with arp.timeout=1 on its own ring port: entries older
+ * than that are still used while droce asks again, and an entry whose
+ * owner stops answering is removed.
+ */
+static void
+test_arp_refresh(void **state)
+{
+	char *kv[] = { "port.0.device=net_ring_t2", "port.0.address=198.18.2.1/24",
+		       "port.0.rxd=256", "port.0.txd=256", "arp.timeout=1",
+		       "stats.period=0" };
+	static const struct rte_ether_addr bcast = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+	struct droce_stack *main_stack = stack;
+	struct droce_lcore_layout layout;
+	struct rte_mbuf *out[16];
+	char err[DROCE_ERR_LEN];
+	static struct droce_conf conf;
+	struct ip_spec spec = to_us(IPPROTO_ICMP);
+	unsigned int n, arp_requests;
+	uint64_t deadline;
+
+	(void)state;
+	make_ring_port(2, TX_RINGS);
+	assert_int_equal(droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err,
+					 sizeof(err)), 0);
+	assert_int_equal(droce_lcores_layout(&conf, "test", &layout, err,
+					     sizeof(err)), 0);
+	stack = droce_stack_create(&conf, &layout, err, sizeof(err));
+	assert_non_null(stack);
+	droce_port_mac(stack, 0, &our_mac[0]);
+	assert_int_equal(droce_stack_start(stack, false), 0);
+	free_all(out, collect(2, out, RTE_DIM(out))); /* gratuitous ARP */
+
+	spec.src = ip("198.18.2.2");
+	spec.dst = ip("198.18.2.1");
+	inject_on(2, arp_frame(RTE_ARP_OP_REQUEST, &peer_mac, spec.src,
+			       spec.dst, &bcast));
+	n = collect(2, out, RTE_DIM(out));
+	assert_int_equal(n, 1); /* the reply */
+	free_all(out, n);
+
+	/* Older than arp.timeout: the echo reply goes at once, with a request. */
+	rte_delay_ms(1100);
+	inject_on(2, icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 1, 1, "stale", false));
+	n = collect(2, out, RTE_DIM(out));
+	assert_int_equal(n, 2);
+	arp_requests = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(out[i], const void *);
+
+		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP)) {
+			assert_int_equal(as_arp(out[i])->arp_data.arp_tip, spec.src);
+			arp_requests++;
+		} else {
+			assert_true(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+		}
+	}
+	assert_int_equal(arp_requests, 1);
+	free_all(out, n);
+
+	/* Nobody answers: after the retries the entry is gone, and the next
+	 * echo reply waits for a fresh resolution.
+	 */
+	deadline = rte_get_timer_cycles() + 6 * rte_get_timer_hz();
+	while (rte_get_timer_cycles() < deadline) {
+		droce_control_poll(stack);
+		n = collect(2, out, RTE_DIM(out));
+		arp_requests += n;
+		free_all(out, n);
+		usleep(10000);
+	}
+	assert_int_equal(arp_requests, 4);
+	inject_on(2, icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 1, 2, "gone", false));
+	n = collect(2, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	assert_int_equal(as_arp(out[0])->arp_data.arp_tip, spec.src);
+	free_all(out, n);
+
+	droce_stack_stop(stack);
+	droce_stack_destroy(stack);
+	stack = main_stack;
+	droce_port_mac(stack, 0, &our_mac[0]);
+}
+
 static void
 test_register_rules(void **state)
 {
@@ -1053,6 +1138,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_send_errors),
 		cmocka_unit_test(test_second_port),
 		cmocka_unit_test(test_counters_add_up),
+		cmocka_unit_test(test_arp_refresh),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_create_errors),
 	};

@@ -201,8 +201,9 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 		   struct net_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	const struct droce_stack *s = ctx->stack;
-	struct rte_mbuf *by_handler[NET_MAX_UDP_HANDLERS][NET_BURST];
-	uint16_t nb_by_handler[NET_MAX_UDP_HANDLERS];
+	struct rte_mbuf *for_handler[NET_BURST];
+	uint8_t handler_of[NET_BURST];
+	uint16_t nb_for_handler = 0;
 	struct rte_mbuf *to_control[NET_BURST];
 	struct rte_mbuf *dropped[NET_BURST];
 	uint16_t nb_control = 0, nb_dropped = 0, sent;
@@ -231,11 +232,9 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 			to_control[nb_control++] = m;
 			break;
 		case VERDICT_HANDLER:
-			if ((used_handlers & (1u << out.handler)) == 0) {
-				used_handlers |= 1u << out.handler;
-				nb_by_handler[out.handler] = 0;
-			}
-			by_handler[out.handler][nb_by_handler[out.handler]++] = m;
+			used_handlers |= 1u << out.handler;
+			handler_of[nb_for_handler] = out.handler;
+			for_handler[nb_for_handler++] = m;
 			break;
 		}
 	}
@@ -248,12 +247,26 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 		rte_pktmbuf_free_bulk(dropped, nb_dropped);
 	}
 
+	/* One call per handler with its packets, in arrival order. A burst
+	 * rarely holds more than one handler's packets: then no copy.
+	 */
+	if (used_handlers != 0 && (used_handlers & (used_handlers - 1)) == 0) {
+		const struct net_udp_handler *uh = &s->udp_handler[handler_of[0]];
+
+		uh->fn(ctx, p->index, for_handler, nb_for_handler, uh->arg);
+		used_handlers = 0;
+	}
 	while (used_handlers != 0) {
 		unsigned int h = (unsigned int)__builtin_ctz(used_handlers);
 		const struct net_udp_handler *uh = &s->udp_handler[h];
+		struct rte_mbuf *mine[NET_BURST];
+		uint16_t nb_mine = 0;
 
 		used_handlers &= used_handlers - 1;
-		uh->fn(ctx, p->index, by_handler[h], nb_by_handler[h], uh->arg);
+		for (uint16_t i = 0; i < nb_for_handler; i++)
+			if (handler_of[i] == h)
+				mine[nb_mine++] = for_handler[i];
+		uh->fn(ctx, p->index, mine, nb_mine, uh->arg);
 	}
 
 	if (nb_control == 0)

@@ -56,6 +56,7 @@ static const struct rte_ether_addr peer3_mac = {
 static unsigned int worker_handler_calls;
 static unsigned int worker_handler_pkts;
 static char worker_handler_payload[64];
+static unsigned int second_handler_pkts;
 
 static rte_be32_t
 ip(const char *s)
@@ -330,6 +331,17 @@ worker_handler(struct droce_lcore_ctx *ctx, uint16_t port,
 }
 
 static void
+second_handler(struct droce_lcore_ctx *ctx, uint16_t port,
+	       struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	(void)ctx;
+	(void)port;
+	assert_ptr_equal(arg, &second_handler_pkts);
+	second_handler_pkts += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static void
 make_ring_port(uint16_t port, unsigned int nb_tx)
 {
 	char name[32];
@@ -383,6 +395,15 @@ setup(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(droce_udp_register(stack, 9000, DROCE_UDP_ON_WORKER,
 					    worker_handler, NULL), 0);
+	assert_int_equal(droce_udp_register(stack, 9001, DROCE_UDP_ON_WORKER,
+					    second_handler, &second_handler_pkts), 0);
+	/* The registration rules, before start. */
+	assert_int_equal(droce_udp_register(stack, 9000, DROCE_UDP_ON_CONTROL,
+					    worker_handler, NULL), -EEXIST);
+	assert_int_equal(droce_udp_register(stack, 0, DROCE_UDP_ON_WORKER,
+					    worker_handler, NULL), -EINVAL);
+	assert_int_equal(droce_udp_register(stack, 9002, DROCE_UDP_ON_WORKER,
+					    NULL, NULL), -EINVAL);
 	for (uint16_t p = 0; p < NB_PORTS; p++)
 		droce_port_mac(stack, p, &our_mac[p]);
 	assert_int_equal(droce_stack_start(stack, false), 0);
@@ -772,6 +793,19 @@ test_udp_to_worker_handler(void **state)
 	droce_worker_poll(stack, 0);
 	assert_int_equal(worker_handler_calls, 1);
 	assert_int_equal(worker_handler_pkts, 8);
+
+	/* Two handlers in one burst: each gets its own packets, in one call. */
+	worker_handler_calls = 0;
+	second_handler_pkts = 0;
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(rte_ring_enqueue(rx_ring[0],
+			udp_frame(&spec, 4000, i % 2 ? 9001 : 9000, "mixed", 0,
+				  false, false)), 0);
+	droce_worker_poll(stack, 0);
+	assert_int_equal(worker_handler_calls, 1);
+	assert_int_equal(worker_handler_pkts, 11);
+	assert_int_equal(second_handler_pkts, 3);
+	expect_no_drops();
 }
 
 static void

@@ -196,17 +196,60 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
 /* How far ahead the loop prefetches frame headers. */
 #define PREFETCH_AHEAD 2
 
+/* One call per handler with its packets, in arrival order. A burst rarely
+ * holds more than one handler's packets: then no copy.
+ */
+static void
+run_handlers(struct droce_lcore_ctx *ctx, const struct net_port *p,
+	     struct rte_mbuf **pkts, const uint8_t *handler_of, uint16_t n,
+	     uint32_t used)
+{
+	const struct net_udp_handler *handlers = ctx->stack->udp_handler;
+
+	if ((used & (used - 1)) == 0) {
+		const struct net_udp_handler *uh = &handlers[handler_of[0]];
+
+		uh->fn(ctx, p->index, pkts, n, uh->arg);
+		return;
+	}
+	while (used != 0) {
+		unsigned int h = (unsigned int)__builtin_ctz(used);
+		struct rte_mbuf *mine[NET_BURST];
+		uint16_t nb_mine = 0;
+
+		used &= used - 1;
+		for (uint16_t i = 0; i < n; i++)
+			if (handler_of[i] == h)
+				mine[nb_mine++] = pkts[i];
+		handlers[h].fn(ctx, p->index, mine, nb_mine, handlers[h].arg);
+	}
+}
+
+static void
+to_control(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
+	   struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = (uint16_t)rte_ring_sp_enqueue_burst(ctx->to_control,
+							    (void **)pkts, n,
+							    NULL);
+
+	if (sent != 0)
+		net_wake_control(ctx->stack);
+	if (sent < n) {
+		net_count(&rxq->counters.drop[DROCE_DROP_RING_FULL], n - sent);
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	}
+}
+
 void
 net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 		   struct net_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	const struct droce_stack *s = ctx->stack;
-	struct rte_mbuf *for_handler[NET_BURST];
-	uint8_t handler_of[NET_BURST];
-	uint16_t nb_for_handler = 0;
-	struct rte_mbuf *to_control[NET_BURST];
+	struct rte_mbuf *for_handler[NET_BURST], *for_control[NET_BURST];
 	struct rte_mbuf *dropped[NET_BURST];
-	uint16_t nb_control = 0, nb_dropped = 0, sent;
+	uint8_t handler_of[NET_BURST];
+	uint16_t nb_handler = 0, nb_control = 0, nb_dropped = 0;
 	/* Drops are tallied here and added to the shared counters once. */
 	uint16_t drops[DROCE_DROP_MAX] = { 0 };
 	uint32_t used_handlers = 0;
@@ -229,12 +272,12 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 			dropped[nb_dropped++] = m;
 			break;
 		case VERDICT_CONTROL:
-			to_control[nb_control++] = m;
+			for_control[nb_control++] = m;
 			break;
 		case VERDICT_HANDLER:
 			used_handlers |= 1u << out.handler;
-			handler_of[nb_for_handler] = out.handler;
-			for_handler[nb_for_handler++] = m;
+			handler_of[nb_handler] = out.handler;
+			for_handler[nb_handler++] = m;
 			break;
 		}
 	}
@@ -246,41 +289,11 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 				net_count(&rxq->counters.drop[r], drops[r]);
 		rte_pktmbuf_free_bulk(dropped, nb_dropped);
 	}
-
-	/* One call per handler with its packets, in arrival order. A burst
-	 * rarely holds more than one handler's packets: then no copy.
-	 */
-	if (used_handlers != 0 && (used_handlers & (used_handlers - 1)) == 0) {
-		const struct net_udp_handler *uh = &s->udp_handler[handler_of[0]];
-
-		uh->fn(ctx, p->index, for_handler, nb_for_handler, uh->arg);
-		used_handlers = 0;
-	}
-	while (used_handlers != 0) {
-		unsigned int h = (unsigned int)__builtin_ctz(used_handlers);
-		const struct net_udp_handler *uh = &s->udp_handler[h];
-		struct rte_mbuf *mine[NET_BURST];
-		uint16_t nb_mine = 0;
-
-		used_handlers &= used_handlers - 1;
-		for (uint16_t i = 0; i < nb_for_handler; i++)
-			if (handler_of[i] == h)
-				mine[nb_mine++] = for_handler[i];
-		uh->fn(ctx, p->index, mine, nb_mine, uh->arg);
-	}
-
-	if (nb_control == 0)
-		return;
-	sent = (uint16_t)rte_ring_sp_enqueue_burst(ctx->to_control,
-						   (void **)to_control,
-						   nb_control, NULL);
-	if (sent != 0)
-		net_wake_control(ctx->stack);
-	if (sent < nb_control) {
-		net_count(&rxq->counters.drop[DROCE_DROP_RING_FULL],
-			  nb_control - sent);
-		rte_pktmbuf_free_bulk(to_control + sent, nb_control - sent);
-	}
+	if (nb_handler != 0)
+		run_handlers(ctx, p, for_handler, handler_of, nb_handler,
+			     used_handlers);
+	if (nb_control != 0)
+		to_control(ctx, rxq, for_control, nb_control);
 }
 
 /* Consecutive UDP packets for one control handler on one port. */

@@ -207,7 +207,8 @@ configure(struct net_port *p, const struct rte_eth_dev_info *info,
 	 * them all, since the PMD spreads traffic over every one.
 	 */
 	if (ret != 0 && !rxq_given && p->nb_rxq < p->nb_txq &&
-	    p->nb_txq <= info->max_rx_queues) {
+	    p->nb_txq <= info->max_rx_queues &&
+	    p->nb_txq <= DROCE_MAX_PORT_QUEUES) {
 		NET_LOG(INFO, "port %u (%s): configuring %u RX queues (as many as TX queues), as the device wants",
 			p->index, p->name, p->nb_txq);
 		p->nb_rxq = p->nb_txq;
@@ -307,6 +308,31 @@ port_mac(struct net_port *p)
 	return 0;
 }
 
+static int
+choose_rx_queues(struct net_port *p, const struct droce_port_conf *pc,
+		 const struct rte_eth_dev_info *info, char *err, size_t errlen)
+{
+	if (pc->rx_queues != 0)
+		p->nb_rxq = pc->rx_queues;
+	else if (rx_queues_fixed_by_pmd(info))
+		p->nb_rxq = info->max_rx_queues;
+	else
+		p->nb_rxq = (uint16_t)RTE_MIN(p->stack->layout.nb_workers,
+				(uint32_t)RTE_MIN(info->max_rx_queues,
+						  DROCE_MAX_PORT_QUEUES));
+	if (p->nb_rxq > DROCE_MAX_PORT_QUEUES) {
+		snprintf(err, errlen,
+			 "port.%u.device %s has %u RX queues; droce polls at most %u per port",
+			 p->index, p->name, p->nb_rxq, DROCE_MAX_PORT_QUEUES);
+		return -EINVAL;
+	}
+	if (p->nb_rxq > 1 && rss_hash_functions(info) == 0 &&
+	    !rx_queues_fixed_by_pmd(info))
+		NET_LOG(WARNING, "port %u (%s): %u RX queues but the device has no RSS; queues past 0 get only what the PMD spreads itself",
+			p->index, p->name, p->nb_rxq);
+	return 0;
+}
+
 static bool
 ethdev_in_use(const struct droce_stack *s, uint16_t index, uint16_t port_id)
 {
@@ -367,25 +393,9 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	ret = check_limits(p, &info, err, errlen);
 	if (ret != 0)
 		return ret;
-	if (pc->rx_queues != 0)
-		p->nb_rxq = pc->rx_queues;
-	else if (rx_queues_fixed_by_pmd(&info))
-		p->nb_rxq = info.max_rx_queues;
-	else
-		p->nb_rxq = (uint16_t)RTE_MIN(s->layout.nb_workers,
-				(uint32_t)RTE_MIN(info.max_rx_queues,
-						  DROCE_MAX_PORT_QUEUES));
-	if (p->nb_rxq > DROCE_MAX_PORT_QUEUES) {
-		snprintf(err, errlen,
-			 "port.%u.device %s has %u RX queues; droce polls at most %u per port",
-			 index, p->name, p->nb_rxq, DROCE_MAX_PORT_QUEUES);
-		return -EINVAL;
-	}
-	if (p->nb_rxq > 1 && rss_hash_functions(&info) == 0 &&
-	    !rx_queues_fixed_by_pmd(&info))
-		NET_LOG(WARNING, "port %u (%s): %u RX queues but the device has no RSS; queues past 0 get only what the PMD spreads itself",
-			index, p->name, p->nb_rxq);
-
+	ret = choose_rx_queues(p, pc, &info, err, errlen);
+	if (ret != 0)
+		return ret;
 	ret = configure(p, &info, pc->rx_queues != 0, err, errlen);
 	if (ret == 0)
 		ret = setup_queues(p, pc, err, errlen);

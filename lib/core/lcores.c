@@ -140,8 +140,12 @@ droce_lcores_eal_arg(const struct droce_conf *conf, char *buf, size_t len,
 	if (control < 0)
 		return -EINVAL;
 
-	/* Unpinned workers float over the cpus no pinned worker owns. */
+	/* Unpinned workers float over the cpus that neither a pinned worker
+	 * nor the control lcore owns, where any are left.
+	 */
 	CPU_XOR(&floating, &allowed, &pinned);
+	if (CPU_COUNT(&floating) > 1)
+		CPU_CLR(control, &floating);
 	if (CPU_COUNT(&floating) == 0)
 		floating = allowed;
 	cpuset_format(&floating, floating_list, sizeof(floating_list));

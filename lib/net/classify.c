@@ -148,6 +148,7 @@ classify_ipv4(const struct droce_stack *s, const struct net_port *p,
 	if ((ip->fragment_offset &
 	     RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0)
 		return drop(out, DROCE_DROP_IP_FRAGMENT);
+	/* No TTL check: a host takes what reaches it (RFC 1122 3.2.1.7). */
 	if (ip->dst_addr != p->addr)
 		return drop(out, DROCE_DROP_NOT_FOR_US);
 	if (bad_source(p, ip->src_addr))

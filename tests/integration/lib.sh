@@ -42,6 +42,7 @@ cleanup() {
 	rm -rf "$WORK" "/var/run/dpdk/$PREFIX"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM HUP   # still through cleanup
 
 need_netns() {
 	[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"

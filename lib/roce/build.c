@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * Frames for any opcode of the table: Ethernet, IPv4 or IPv6, UDP, BTH,
+ * the opcode's extension headers where the table puts them, payload,
+ * zero pad to 4 bytes, ICRC.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "droce_roce.h"
+
+#define IPV4_LEN sizeof(struct rte_ipv4_hdr)
+#define IPV6_LEN sizeof(struct rte_ipv6_hdr)
+#define UDP_LEN sizeof(struct rte_udp_hdr)
+
+uint16_t
+droce_roce_udp_sport(uint32_t qpn)
+{
+	/* Linux soft-RoCE: 0xC000 + hash_32(qpn, 14), the golden-ratio hash. */
+	return (uint16_t)(0xc000 + ((qpn * 0x61c88647u) >> (32 - 14)));
+}
+
+static uint32_t
+pad_of(const struct droce_frame_spec *spec)
+{
+	return (0u - spec->payload_len) & 3;
+}
+
+uint32_t
+droce_frame_len(const struct droce_frame_spec *spec)
+{
+	const struct droce_opcode_info *info = droce_opcode(spec->opcode);
+
+	if (info == NULL ||
+	    (spec->payload_len != 0 && !(info->flags & DROCE_HDR_PAYLOAD)))
+		return 0;
+	return (uint32_t)(RTE_ETHER_HDR_LEN + (spec->ipv6 ? IPV6_LEN : IPV4_LEN) +
+			  UDP_LEN) + info->hdr_len + spec->payload_len +
+	       pad_of(spec) + DROCE_ICRC_LEN;
+}
+
+static void
+put_ip(uint8_t *l3, const struct droce_frame_spec *spec, uint16_t l4_len)
+{
+	uint8_t ttl = spec->ttl != 0 ? spec->ttl : 64;
+
+	if (spec->ipv6) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)l3;
+
+		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28 |
+						 (uint32_t)spec->traffic_class << 20 |
+						 (spec->flow_label & 0xfffff));
+		ip6->payload_len = rte_cpu_to_be_16(l4_len);
+		ip6->proto = IPPROTO_UDP;
+		ip6->hop_limits = ttl;
+		memcpy(ip6->src_addr, spec->src_ip6, 16);
+		memcpy(ip6->dst_addr, spec->dst_ip6, 16);
+	} else {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
+
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->type_of_service = spec->traffic_class;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(IPV4_LEN + l4_len));
+		ip->packet_id = 0;
+		ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = ttl;
+		ip->next_proto_id = IPPROTO_UDP;
+		ip->hdr_checksum = 0;
+		ip->src_addr = spec->src_ip4;
+		ip->dst_addr = spec->dst_ip4;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+}
+
+static void
+put_ext_headers(uint8_t *bth, const struct droce_opcode_info *info,
+		const struct droce_frame_spec *spec)
+{
+	const uint8_t *off = info->offset;
+
+	if (info->flags & DROCE_HDR_RETH) {
+		struct droce_reth *r = (void *)(bth + off[DROCE_EXT_RETH]);
+
+		r->va = rte_cpu_to_be_64(spec->va);
+		r->rkey = rte_cpu_to_be_32(spec->rkey);
+		r->dma_len = rte_cpu_to_be_32(spec->dma_len);
+	}
+	if (info->flags & DROCE_HDR_AETH) {
+		struct droce_aeth *a = (void *)(bth + off[DROCE_EXT_AETH]);
+
+		a->smsn = rte_cpu_to_be_32((uint32_t)spec->syndrome << 24 |
+					   (spec->msn & DROCE_MSN_MASK));
+	}
+	if (info->flags & DROCE_HDR_ATMACK) {
+		struct droce_atmack *a = (void *)(bth + off[DROCE_EXT_ATMACK]);
+
+		a->orig = rte_cpu_to_be_64(spec->orig);
+	}
+	if (info->flags & DROCE_HDR_ATMETH) {
+		struct droce_atmeth *a = (void *)(bth + off[DROCE_EXT_ATMETH]);
+
+		a->va = rte_cpu_to_be_64(spec->va);
+		a->rkey = rte_cpu_to_be_32(spec->rkey);
+		a->swap_add = rte_cpu_to_be_64(spec->swap_add);
+		a->compare = rte_cpu_to_be_64(spec->compare);
+	}
+	if (info->flags & DROCE_HDR_DETH) {
+		struct droce_deth *d = (void *)(bth + off[DROCE_EXT_DETH]);
+
+		d->qkey = rte_cpu_to_be_32(spec->qkey);
+		d->sqp = rte_cpu_to_be_32(spec->src_qp & DROCE_QPN_MASK);
+	}
+	if (info->flags & DROCE_HDR_IMMDT) {
+		struct droce_immdt *i = (void *)(bth + off[DROCE_EXT_IMMDT]);
+
+		i->imm = rte_cpu_to_be_32(spec->imm);
+	}
+}
+
+int
+droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
+{
+	const struct droce_opcode_info *info = droce_opcode(spec->opcode);
+	uint32_t len = droce_frame_len(spec);
+	uint32_t l3_len = spec->ipv6 ? IPV6_LEN : IPV4_LEN;
+	uint32_t pad = pad_of(spec);
+	struct rte_ether_hdr *eth;
+	struct rte_udp_hdr *udp;
+	uint8_t *l3, *bth, *payload;
+	uint16_t l4_len;
+
+	if (len == 0)
+		return -EINVAL;
+	if (len > UINT16_MAX || rte_pktmbuf_tailroom(m) < len)
+		return -ENOSPC;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)len);
+	memset(eth, 0, len);
+	eth->dst_addr = spec->dst_mac;
+	eth->src_addr = spec->src_mac;
+	eth->ether_type = spec->ipv6 ? RTE_BE16(RTE_ETHER_TYPE_IPV6)
+				     : RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	l3 = (uint8_t *)(eth + 1);
+	l4_len = (uint16_t)(len - RTE_ETHER_HDR_LEN - l3_len);
+	put_ip(l3, spec, l4_len);
+
+	udp = (struct rte_udp_hdr *)(l3 + l3_len);
+	udp->src_port = rte_cpu_to_be_16(spec->udp_src_port != 0 ? spec->udp_src_port
+					 : droce_roce_udp_sport(spec->src_qp));
+	udp->dst_port = RTE_BE16(DROCE_ROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16(l4_len);
+
+	bth = (uint8_t *)(udp + 1);
+	droce_bth_set((struct droce_bth *)bth, spec->opcode, spec->se,
+		      spec->migreq, (uint8_t)pad,
+		      spec->pkey != 0 ? spec->pkey : DROCE_PKEY_DEFAULT,
+		      spec->fecn, spec->becn, spec->dest_qp, spec->ackreq,
+		      spec->psn);
+	put_ext_headers(bth, info, spec);
+	payload = bth + info->hdr_len;
+	if (spec->payload != NULL)
+		memcpy(payload, spec->payload, spec->payload_len);
+
+	droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
+	/* IPv4 carries no UDP checksum (RoCEv2 senders leave it 0, the ICRC
+	 * covers the bytes); IPv6 must have one, over the ICRC too. The ICRC
+	 * does not cover the UDP checksum, so the order is free to choose.
+	 */
+	if (spec->ipv6)
+		udp->dgram_cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)l3,
+							 udp);
+	return 0;
+}

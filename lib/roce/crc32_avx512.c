@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * CRC-32 with VPCLMULQDQ on 512-bit registers: four registers of four
+ * 128-bit lanes fold 256 bytes per round. What is left after the last
+ * whole 64-byte block goes to the PCLMULQDQ code.
+ */
+
+#include <string.h>
+
+#include "crc32_x86.h"
+
+static inline __m512i
+pair512(uint64_t k_lo, uint64_t k_hi)
+{
+	return _mm512_broadcast_i32x4(fold_pair(k_lo, k_hi));
+}
+
+/* Every lane of @z moved ahead, plus @next: one ternary XOR. */
+static inline __m512i
+fold512(__m512i z, __m512i k, __m512i next)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z, k, 0x00),
+					 _mm512_clmulepi64_epi128(z, k, 0x11),
+					 next, 0x96);
+}
+
+/* The four lanes of one register folded into its last lane. */
+static inline __m128i
+lanes_to_128(__m512i z)
+{
+	__m128i l0 = _mm512_extracti32x4_epi32(z, 0);
+	__m128i l1 = _mm512_extracti32x4_epi32(z, 1);
+	__m128i l2 = _mm512_extracti32x4_epi32(z, 2);
+	__m128i l3 = _mm512_extracti32x4_epi32(z, 3);
+
+	l3 = _mm_xor_si128(l3, fold128(l0, fold_pair(crc_k.k416, crc_k.k352)));
+	l3 = _mm_xor_si128(l3, fold128(l1, fold_pair(crc_k.k288, crc_k.k224)));
+	return _mm_xor_si128(l3, fold128(l2, fold_pair(crc_k.k160, crc_k.k96)));
+}
+
+static inline __m512i
+merge4(__m512i z0, __m512i z1, __m512i z2, __m512i z3)
+{
+	const __m512i k512 = pair512(crc_k.k544, crc_k.k480);
+
+	z1 = fold512(z0, k512, z1);
+	z2 = fold512(z1, k512, z2);
+	return fold512(z2, k512, z3);
+}
+
+uint32_t
+crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n)
+{
+	const __m512i k2048 = pair512(crc_k.k2080, crc_k.k2016);
+	const __m512i k512 = pair512(crc_k.k544, crc_k.k480);
+	__m512i z0, z1, z2, z3;
+
+	if (n < 256)
+		return crc_reg_pclmul(reg, p, n);
+	z0 = _mm512_xor_si512(_mm512_loadu_si512(p),
+			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
+	z1 = _mm512_loadu_si512(p + 64);
+	z2 = _mm512_loadu_si512(p + 128);
+	z3 = _mm512_loadu_si512(p + 192);
+	for (p += 256, n -= 256; n >= 256; p += 256, n -= 256) {
+		z0 = fold512(z0, k2048, _mm512_loadu_si512(p));
+		z1 = fold512(z1, k2048, _mm512_loadu_si512(p + 64));
+		z2 = fold512(z2, k2048, _mm512_loadu_si512(p + 128));
+		z3 = fold512(z3, k2048, _mm512_loadu_si512(p + 192));
+	}
+	z0 = merge4(z0, z1, z2, z3);
+	for (; n >= 64; p += 64, n -= 64)
+		z0 = fold512(z0, k512, _mm512_loadu_si512(p));
+	return crc_pclmul_finish(lanes_to_128(z0), p, n);
+}
+
+static inline __m512i
+copy64(const uint8_t *src, uint8_t *dst)
+{
+	__m512i b = _mm512_loadu_si512(src);
+
+	_mm512_storeu_si512(dst, b);
+	return b;
+}
+
+uint32_t
+crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n)
+{
+	const __m512i k2048 = pair512(crc_k.k2080, crc_k.k2016);
+	const __m512i k512 = pair512(crc_k.k544, crc_k.k480);
+	__m512i z0, z1, z2, z3;
+
+	if (n < 256)
+		return crc_reg_copy_pclmul(reg, src, dst, n);
+	z0 = _mm512_xor_si512(copy64(src, dst),
+			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
+	z1 = copy64(src + 64, dst + 64);
+	z2 = copy64(src + 128, dst + 128);
+	z3 = copy64(src + 192, dst + 192);
+	for (src += 256, dst += 256, n -= 256; n >= 256;
+	     src += 256, dst += 256, n -= 256) {
+		z0 = fold512(z0, k2048, copy64(src, dst));
+		z1 = fold512(z1, k2048, copy64(src + 64, dst + 64));
+		z2 = fold512(z2, k2048, copy64(src + 128, dst + 128));
+		z3 = fold512(z3, k2048, copy64(src + 192, dst + 192));
+	}
+	z0 = merge4(z0, z1, z2, z3);
+	for (; n >= 64; src += 64, dst += 64, n -= 64)
+		z0 = fold512(z0, k512, copy64(src, dst));
+	/* Less than 64 bytes: copy them, then let the 128-bit code finish. */
+	memcpy(dst, src, n);
+	return crc_pclmul_finish(lanes_to_128(z0), src, n);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_CRC32_PRIVATE_H
+#define DROCE_CRC32_PRIVATE_H
+
+/*
+ * CRC-32 (reflected polynomial 0xEDB88320) at register level: no pre- or
+ * post-inversion, so that zlib's crc32(c, b, n) == ~crc_reg(~c, b, n) and
+ * the ICRC can start from its own seed.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_config.h>
+
+#include "droce_roce.h"
+
+#define CRC_POLY_REFLECTED 0xedb88320u
+
+/* Folding constants, computed at start from the polynomial (crc32.c):
+ * k(n) is x^n mod P, bit-reflected and shifted left by one, so that a
+ * 64x64 carry-less product of a reflected lane lands where folding wants
+ * it. Folding a 128-bit lane D bits ahead multiplies its low half by
+ * k(D + 32) and its high half by k(D - 32).
+ */
+struct crc_fold_consts {
+	uint64_t k544, k480;    /* D = 512: 4 lanes of 128 */
+	uint64_t k160, k96;     /* D = 128 */
+	uint64_t k288, k224;    /* D = 256 */
+	uint64_t k416, k352;    /* D = 384 */
+	uint64_t k2080, k2016;  /* D = 2048: 4 lanes of 512 */
+	uint64_t k64;           /* 64 bits to 32 */
+	uint64_t mu, poly;      /* Barrett reduction: x^64 / P and P, reflected */
+};
+
+extern struct crc_fold_consts crc_k;
+extern uint32_t crc_table[8][256];
+
+uint32_t crc_reg_table(uint32_t reg, const uint8_t *p, size_t n);
+uint32_t crc_reg_copy_table(uint32_t reg, const uint8_t *src, uint8_t *dst,
+			    size_t n);
+
+#ifdef RTE_ARCH_X86_64
+#define CRC_HAVE_X86 1
+uint32_t crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n);
+uint32_t crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst,
+			     size_t n);
+uint32_t crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n);
+uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
+			     size_t n);
+#else
+#define CRC_HAVE_X86 0
+#endif
+
+/* The implementation in use; resolved on first use (after EAL init the
+ * SIMD bitwidth the user allowed is known).
+ */
+extern enum droce_crc_impl crc_active;
+void crc_resolve(void);
+
+static inline enum droce_crc_impl
+crc_impl_now(void)
+{
+	enum droce_crc_impl impl = __atomic_load_n(&crc_active, __ATOMIC_RELAXED);
+
+	if (unlikely(impl == DROCE_CRC_AUTO)) {
+		crc_resolve();
+		impl = __atomic_load_n(&crc_active, __ATOMIC_RELAXED);
+	}
+	return impl;
+}
+
+/* Direct calls behind a predictable branch: no per-packet pointer call. */
+static inline uint32_t
+crc_reg(uint32_t reg, const void *p, size_t n)
+{
+#if CRC_HAVE_X86
+	switch (crc_impl_now()) {
+	case DROCE_CRC_AVX512:
+		return crc_reg_avx512(reg, p, n);
+	case DROCE_CRC_PCLMUL:
+		return crc_reg_pclmul(reg, p, n);
+	default:
+		break;
+	}
+#endif
+	return crc_reg_table(reg, p, n);
+}
+
+static inline uint32_t
+crc_reg_copy(uint32_t reg, const void *src, void *dst, size_t n)
+{
+#if CRC_HAVE_X86
+	switch (crc_impl_now()) {
+	case DROCE_CRC_AVX512:
+		return crc_reg_copy_avx512(reg, src, dst, n);
+	case DROCE_CRC_PCLMUL:
+		return crc_reg_copy_pclmul(reg, src, dst, n);
+	default:
+		break;
+	}
+#endif
+	return crc_reg_copy_table(reg, src, dst, n);
+}
+
+#endif /* DROCE_CRC32_PRIVATE_H */

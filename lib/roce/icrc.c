@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * ICRC as Linux soft-RoCE computes it: CRC-32 over 8 bytes of 0xFF, then
+ * the IP header, UDP header and BTH with their variant fields set to all
+ * ones (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow label, hop
+ * limit; UDP checksum; BTH byte 4), then the rest of the packet. The
+ * prefix is folded into the seed; the value goes on the wire little-endian.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "crc32_private.h"
+
+/* Register value after the 8-byte 0xFF prefix from the initial ~0. */
+#define ICRC_SEED 0xdebb20e3u
+/* The headers whose variant fields are masked: IPv4 with options at most. */
+#define MASKED_MAX (60 + sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth))
+
+/* Copy the IP, UDP and BTH headers with their variant fields set to ones.
+ * Returns how many bytes of the packet that covers (at most @len).
+ */
+static uint32_t
+masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out)
+{
+	bool v6 = (l3[0] >> 4) == 6;
+	uint32_t ip_len = v6 ? sizeof(struct rte_ipv6_hdr)
+			     : (uint32_t)(l3[0] & 0x0f) * 4u;
+	uint32_t n = RTE_MIN(len, ip_len + (uint32_t)(sizeof(struct rte_udp_hdr) +
+						      sizeof(struct droce_bth)));
+	uint8_t ones[8];
+
+	memcpy(out, l3, n);
+	memset(ones, 0xff, sizeof(ones));
+	/* Each mask is applied only where those bytes were copied. */
+#define MASK(off, cnt) do { \
+		if ((off) + (cnt) <= n) \
+			memcpy(out + (off), ones, (cnt)); \
+	} while (0)
+	if (v6) {
+		out[0] |= 0x0f;         /* traffic class, high nibble */
+		MASK(1, 3);             /* traffic class, flow label */
+		MASK(7, 1);             /* hop limit */
+	} else {
+		MASK(1, 1);             /* TOS */
+		MASK(8, 1);             /* TTL */
+		MASK(10, 2);            /* header checksum */
+	}
+	MASK(ip_len + 6, 2);            /* UDP checksum */
+	MASK(ip_len + 8 + 4, 1);        /* BTH FECN, BECN, reserved */
+#undef MASK
+	return n;
+}
+
+static uint32_t
+icrc_reg(const uint8_t *l3, uint32_t len)
+{
+	uint8_t hdr[MASKED_MAX];
+	uint32_t n = masked_headers(l3, len, hdr);
+
+	return crc_reg(crc_reg(ICRC_SEED, hdr, n), l3 + n, len - n);
+}
+
+static uint32_t
+wire_icrc(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+uint32_t
+droce_icrc(const void *l3, uint32_t len)
+{
+	return ~icrc_reg(l3, len);
+}
+
+bool
+droce_icrc_ok(const void *l3, uint32_t len)
+{
+	if (len < DROCE_ICRC_LEN)
+		return false;
+	return droce_icrc(l3, len - DROCE_ICRC_LEN) ==
+	       wire_icrc((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
+}
+
+bool
+droce_icrc_copy_ok(const void *l3_bytes, uint32_t len, uint32_t payload_off,
+		   uint32_t payload_len, void *dst)
+{
+	const uint8_t *l3 = l3_bytes;
+	uint8_t hdr[MASKED_MAX];
+	uint32_t n, reg, end;
+
+	if (len < DROCE_ICRC_LEN ||
+	    (uint64_t)payload_off + payload_len > len - DROCE_ICRC_LEN)
+		return false;
+	end = len - DROCE_ICRC_LEN;
+	n = masked_headers(l3, RTE_MIN(payload_off, end), hdr);
+	reg = crc_reg(ICRC_SEED, hdr, n);
+	reg = crc_reg(reg, l3 + n, payload_off - n);
+	reg = crc_reg_copy(reg, l3 + payload_off, dst, payload_len);
+	reg = crc_reg(reg, l3 + payload_off + payload_len,
+		      end - payload_off - payload_len);
+	return ~reg == wire_icrc(l3 + end);
+}
+
+/* CRC over bytes [from, to) of a packet, whatever its segments. */
+static uint32_t
+crc_mbuf_range(uint32_t reg, const struct rte_mbuf *m, uint32_t from,
+	       uint32_t to)
+{
+	uint32_t seg_start = 0;
+
+	for (const struct rte_mbuf *seg = m; seg != NULL && seg_start < to;
+	     seg_start += rte_pktmbuf_data_len(seg), seg = seg->next) {
+		uint32_t a = RTE_MAX(from, seg_start);
+		uint32_t b = RTE_MIN(to, seg_start + rte_pktmbuf_data_len(seg));
+
+		if (a < b)
+			reg = crc_reg(reg, rte_pktmbuf_mtod_offset(seg,
+					const uint8_t *, a - seg_start), b - a);
+	}
+	return reg;
+}
+
+/* Write @len bytes at packet offset @off, across segments. */
+static void
+mbuf_write(struct rte_mbuf *m, uint32_t off, const uint8_t *src, uint32_t len)
+{
+	uint32_t seg_start = 0;
+
+	for (struct rte_mbuf *seg = m; seg != NULL && seg_start < off + len;
+	     seg_start += rte_pktmbuf_data_len(seg), seg = seg->next) {
+		uint32_t a = RTE_MAX(off, seg_start);
+		uint32_t b = RTE_MIN(off + len,
+				     seg_start + rte_pktmbuf_data_len(seg));
+
+		if (a < b)
+			memcpy(rte_pktmbuf_mtod_offset(seg, uint8_t *,
+						       a - seg_start),
+			       src + (a - off), b - a);
+	}
+}
+
+int
+droce_icrc_fill_mbuf(struct rte_mbuf *m, uint32_t l3_off)
+{
+	uint32_t pkt_len = rte_pktmbuf_pkt_len(m);
+	uint8_t hdr[MASKED_MAX], copy[MASKED_MAX], value[DROCE_ICRC_LEN];
+	const uint8_t *first;
+	uint32_t end, n, reg;
+
+	if (pkt_len < l3_off + DROCE_ICRC_LEN)
+		return -EINVAL;
+	end = pkt_len - DROCE_ICRC_LEN;
+	first = rte_pktmbuf_read(m, l3_off,
+				 RTE_MIN(end - l3_off, (uint32_t)MASKED_MAX), copy);
+	if (first == NULL)
+		return -EINVAL;
+	n = masked_headers(first, end - l3_off, hdr);
+	reg = ~crc_mbuf_range(crc_reg(ICRC_SEED, hdr, n), m, l3_off + n, end);
+	for (int i = 0; i < DROCE_ICRC_LEN; i++)
+		value[i] = (uint8_t)(reg >> (8 * i));
+	mbuf_write(m, end, value, DROCE_ICRC_LEN);
+	return 0;
+}

@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/* lib/roce: CRC-32 and ICRC against zlib and a hardware vector, the
+ * opcode table, the parser's every refusal, PSN arithmetic, the builder.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <zlib.h>
+
+#include <rte_eal.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+
+#include "droce_roce.h"
+#include "crc32_private.h"
+
+static struct rte_mempool *pool;
+
+/* Vector 1 of reference/roce-wire.md: a CNP from a ConnectX-4 Lx. */
+static const char cnp_hex[] =
+	"e41d2dab2bc27cfe90643b320800" "45c2003c718c400040119161" "0a001101"
+	"0a001201" "0000" "12b7" "0028" "0000" "8100ffff" "40000118" "00000000"
+	"00000000000000000000000000000000" "82fd002a";
+
+static size_t
+unhex(const char *hex, uint8_t *out)
+{
+	size_t n = 0;
+
+	for (; hex[0] != '\0' && hex[1] != '\0'; hex += 2) {
+		unsigned int b;
+
+		assert_int_equal(sscanf(hex, "%2x", &b), 1);
+		out[n++] = (uint8_t)b;
+	}
+	return n;
+}
+
+static const enum droce_crc_impl impls[] = {
+	DROCE_CRC_TABLE, DROCE_CRC_PCLMUL, DROCE_CRC_AVX512,
+};
+
+static void
+test_fold_constants(void **state)
+{
+	(void)state;
+	/* Derived at start from the polynomial; these are the published values
+	 * (Intel's white paper, Linux crc32-pclmul, zlib-ng).
+	 */
+	assert_int_equal(crc_k.k544, 0x154442bd4ull);
+	assert_int_equal(crc_k.k480, 0x1c6e41596ull);
+	assert_int_equal(crc_k.k160, 0x1751997d0ull);
+	assert_int_equal(crc_k.k96, 0x0ccaa009eull);
+	assert_int_equal(crc_k.k64, 0x163cd6124ull);
+	assert_int_equal(crc_k.mu, 0x1f7011641ull);
+	assert_int_equal(crc_k.poly, 0x1db710641ull);
+}
+
+static void
+test_crc32_matches_zlib(void **state)
+{
+	static uint8_t buf[9000], dst[9000];
+	unsigned int seed = 1;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rand_r(&seed);
+	for (unsigned int k = 0; k < RTE_DIM(impls); k++) {
+		if (droce_crc_select(impls[k]) < 0) {
+			print_message("CRC implementation %d not on this CPU\n",
+				      impls[k]);
+			continue;
+		}
+		for (int t = 0; t < 3000; t++) {
+			size_t len = (size_t)rand_r(&seed) % (t < 600 ? 600 : 8900);
+			size_t off = (size_t)rand_r(&seed) % 64;
+			uint32_t start = t % 3 ? (uint32_t)rand_r(&seed) : 0;
+			uint32_t want = (uint32_t)crc32(start, buf + off, (uInt)len);
+			uint32_t copied;
+
+			if (droce_crc32(start, buf + off, len) != want)
+				fail_msg("%s: len %zu off %zu", droce_crc_impl_name(),
+					 len, off);
+			memset(dst, 0, sizeof(dst));
+			copied = ~crc_reg_copy(~start, buf + off, dst + (t % 7), len);
+			if (copied != want || memcmp(dst + (t % 7), buf + off, len) != 0)
+				fail_msg("%s copy: len %zu off %zu", droce_crc_impl_name(),
+					 len, off);
+		}
+		/* Chaining equals one pass. */
+		assert_int_equal(droce_crc32(droce_crc32(0, buf, 1000), buf + 1000, 3000),
+				 (uint32_t)crc32(0, buf, 4000));
+	}
+	droce_crc_select(DROCE_CRC_AUTO);
+}
+
+static void
+test_icrc_hardware_vector(void **state)
+{
+	uint8_t frame[128], l3[128];
+	size_t n = unhex(cnp_hex, frame);
+	uint32_t len = (uint32_t)n - RTE_ETHER_HDR_LEN;
+	/* Offsets from the IPv4 header of the fields the ICRC does not cover. */
+	static const unsigned int masked[] = { 1, 8, 10, 11, 26, 27, 32 };
+
+	(void)state;
+	memcpy(l3, frame + RTE_ETHER_HDR_LEN, len);
+	for (unsigned int k = 0; k < RTE_DIM(impls); k++) {
+		if (droce_crc_select(impls[k]) < 0)
+			continue;
+		assert_int_equal(droce_icrc(l3, len - 4), 0x2a00fd82);
+		assert_true(droce_icrc_ok(l3, len));
+		/* Every covered bit matters. */
+		for (uint32_t byte = 0; byte < len - 4; byte++) {
+			bool is_masked = false;
+
+			for (unsigned int m = 0; m < RTE_DIM(masked); m++)
+				is_masked |= masked[m] == byte;
+			for (int bit = 0; bit < 8; bit++) {
+				l3[byte] ^= (uint8_t)(1 << bit);
+				if (droce_icrc_ok(l3, len) == !is_masked)
+					fail_msg("%s: byte %u bit %d (%s)",
+						 droce_crc_impl_name(), byte, bit,
+						 is_masked ? "masked" : "covered");
+				l3[byte] ^= (uint8_t)(1 << bit);
+			}
+		}
+		/* And so does every bit of the ICRC itself. */
+		for (int bit = 0; bit < 32; bit++) {
+			l3[len - 4 + bit / 8] ^= (uint8_t)(1 << (bit % 8));
+			assert_false(droce_icrc_ok(l3, len));
+			l3[len - 4 + bit / 8] ^= (uint8_t)(1 << (bit % 8));
+		}
+	}
+	droce_crc_select(DROCE_CRC_AUTO);
+}
+
+static void
+test_icrc_copy(void **state)
+{
+	uint8_t frame[128], dst[64];
+	size_t n = unhex(cnp_hex, frame);
+	uint8_t *l3 = frame + RTE_ETHER_HDR_LEN;
+	uint32_t len = (uint32_t)n - RTE_ETHER_HDR_LEN;
+
+	(void)state;
+	/* The CNP's 16 reserved bytes (after IP 20, UDP 8, BTH 12) as payload. */
+	memset(dst, 0xaa, sizeof(dst));
+	assert_true(droce_icrc_copy_ok(l3, len, 40, 16, dst));
+	assert_memory_equal(dst, l3 + 40, 16);
+	assert_int_equal(dst[16], 0xaa);
+	l3[45] ^= 1;
+	assert_false(droce_icrc_copy_ok(l3, len, 40, 16, dst));
+	assert_int_equal(dst[5], l3[45]); /* written anyway, as documented */
+	l3[45] ^= 1;
+	/* Ranges outside the packet are refused before anything is written. */
+	dst[0] = 0x55;
+	assert_false(droce_icrc_copy_ok(l3, len, 40, 17, dst));
+	assert_false(droce_icrc_copy_ok(l3, len, 60, 1, dst));
+	assert_false(droce_icrc_copy_ok(l3, 3, 0, 0, dst));
+	assert_int_equal(dst[0], 0x55);
+}
+
+static void
+test_psn_arithmetic(void **state)
+{
+	(void)state;
+	assert_int_equal(droce_psn_add(0xffffff, 1), 0);
+	assert_int_equal(droce_psn_add(0xfffffe, 5), 3);
+	assert_int_equal(droce_psn_sub(2, 0xfffffe), 4);
+	assert_int_equal(droce_psn_sub(0, 1), 0xffffff);
+	assert_true(droce_psn_cmp(0, 0xffffff) > 0);   /* 0 follows 0xffffff */
+	assert_true(droce_psn_cmp(0xffffff, 0) < 0);
+	assert_int_equal(droce_psn_cmp(5, 5), 0);
+	assert_int_equal(droce_psn_cmp(3, 0xfffffe), 5);
+	assert_int_equal(droce_psn_cmp(0xfffffe, 3), -5);
+	/* Half the space ahead is "after", the rest "before". */
+	assert_true(droce_psn_cmp(0x7fffff, 0) > 0);
+	assert_true(droce_psn_cmp(0x800000, 0) < 0);
+	assert_true(droce_psn_in_window(1, 0xfffff0, 32));
+	assert_false(droce_psn_in_window(0xffffef, 0xfffff0, 32));
+	assert_false(droce_psn_in_window(0x10, 0xfffff0, 32));
+	assert_true(droce_psn_in_window(0xf, 0xfffff0, 32));
+	assert_int_equal(droce_msn_add(0xffffff, 2), 1);
+	assert_true(droce_msn_cmp(1, 0xffffff) > 0);
+}
+
+static void
+test_opcode_table(void **state)
+{
+	unsigned int known = 0;
+
+	(void)state;
+	for (unsigned int op = 0; op < 256; op++) {
+		const struct droce_opcode_info *i = droce_opcode((uint8_t)op);
+		unsigned int end = sizeof(struct droce_bth);
+		static const uint8_t ext_len[DROCE_EXT_MAX] = {
+			[DROCE_EXT_RETH] = 16, [DROCE_EXT_AETH] = 4,
+			[DROCE_EXT_ATMACK] = 8, [DROCE_EXT_ATMETH] = 28,
+			[DROCE_EXT_DETH] = 8, [DROCE_EXT_IMMDT] = 4,
+		};
+		static const uint32_t ext_flag[DROCE_EXT_MAX] = {
+			[DROCE_EXT_RETH] = DROCE_HDR_RETH, [DROCE_EXT_AETH] = DROCE_HDR_AETH,
+			[DROCE_EXT_ATMACK] = DROCE_HDR_ATMACK,
+			[DROCE_EXT_ATMETH] = DROCE_HDR_ATMETH,
+			[DROCE_EXT_DETH] = DROCE_HDR_DETH, [DROCE_EXT_IMMDT] = DROCE_HDR_IMMDT,
+		};
+
+		if (i == NULL)
+			continue;
+		known++;
+		/* Offsets agree with the flags and add up to the length. */
+		for (unsigned int e = 0; e < DROCE_EXT_MAX; e++) {
+			bool has = (i->flags & ext_flag[e]) != 0;
+
+			assert_int_equal(has, i->offset[e] != 0);
+			if (has)
+				end = RTE_MAX(end, (unsigned int)i->offset[e] + ext_len[e]);
+		}
+		if (op != DROCE_OP_CNP)
+			assert_int_equal(end, i->hdr_len);
+	}
+	/* RC: 12 SEND/WRITE + READ req/resp x4 + 2 ACKs + 2 atomics; UC 12; UD 2; CNP. */
+	assert_int_equal(known, 21 + 12 + 2 + 1);
+	assert_string_equal(droce_opcode(0x2b)->name, "UC RDMA WRITE ONLY with IMMEDIATE");
+	assert_int_equal(droce_opcode(0x2b)->hdr_len, 32);
+	assert_int_equal(droce_opcode(0x2b)->offset[DROCE_EXT_IMMDT], 28);
+	assert_int_equal(droce_opcode(0x65)->offset[DROCE_EXT_IMMDT], 20);
+	assert_int_equal(droce_opcode(0x12)->offset[DROCE_EXT_ATMACK], 16);
+	assert_null(droce_opcode(0x15));
+	assert_null(droce_opcode(0x30));
+}
+
+static struct rte_mbuf *
+build(struct droce_frame_spec *spec)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	assert_non_null(m);
+	if (droce_frame_build(m, spec) != 0)
+		fail_msg("building opcode 0x%02x failed", spec->opcode);
+	return m;
+}
+
+static struct droce_frame_spec
+base_spec(uint8_t opcode, uint32_t payload_len)
+{
+	static uint8_t payload[4096];
+	struct droce_frame_spec s = {
+		.src_mac = { { 0x02, 0, 0, 0, 0, 1 } },
+		.dst_mac = { { 0x02, 0, 0, 0, 0, 2 } },
+		.src_ip4 = RTE_BE32(0xc6120001), .dst_ip4 = RTE_BE32(0xc6120002),
+		.opcode = opcode, .dest_qp = 0x123456, .psn = 0xfffffe,
+		.src_qp = 17, .ackreq = true, .va = 0x1122334455667788ull,
+		.rkey = 0xabcdef01, .dma_len = payload_len, .imm = 0xdeadbeef,
+		.syndrome = 0x1f, .msn = 77, .qkey = 0x80010000,
+		.swap_add = 5, .compare = 6, .orig = 7,
+		.payload = payload, .payload_len = payload_len,
+	};
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7);
+	return s;
+}
+
+static void
+test_build_and_parse_every_opcode(void **state)
+{
+	(void)state;
+	for (unsigned int op = 0; op < 256; op++) {
+		const struct droce_opcode_info *info = droce_opcode((uint8_t)op);
+
+		if (info == NULL)
+			continue;
+		for (int v6 = 0; v6 <= 1; v6++) {
+			uint32_t plen = (info->flags & DROCE_HDR_PAYLOAD) ? 1 + op * 3 : 0;
+			struct droce_frame_spec spec = base_spec((uint8_t)op, plen);
+			struct rte_mbuf *m;
+			const uint8_t *l3;
+			uint32_t l3_len, l4_off;
+			struct droce_pkt pkt;
+			const struct rte_udp_hdr *udp;
+
+			spec.ipv6 = v6;
+			spec.src_ip6[15] = 1;
+			spec.dst_ip6[15] = 2;
+			m = build(&spec);
+			assert_int_equal(rte_pktmbuf_pkt_len(m), droce_frame_len(&spec));
+			l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, RTE_ETHER_HDR_LEN);
+			l3_len = rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN;
+			l4_off = v6 ? 40 : 20;
+			assert_true(droce_icrc_ok(l3, l3_len));
+			if (!v6)
+				assert_int_equal(rte_ipv4_cksum((const void *)l3), 0);
+			else
+				assert_int_equal(rte_ipv6_udptcp_cksum_verify(
+					(const void *)l3, l3 + 40), 0);
+			udp = (const void *)(l3 + l4_off);
+			assert_int_equal(rte_be_to_cpu_16(udp->dst_port), 4791);
+			assert_int_equal(rte_be_to_cpu_16(udp->dgram_len), l3_len - l4_off);
+			assert_int_equal(rte_be_to_cpu_16(udp->src_port),
+					 droce_roce_udp_sport(17));
+			assert_int_equal(droce_roce_parse(l3 + l4_off + 8,
+							  l3_len - l4_off - 8, &pkt),
+					 DROCE_PARSE_OK);
+			assert_int_equal(pkt.opcode, op);
+			assert_int_equal(pkt.payload_len, plen);
+			assert_int_equal(pkt.pad, (0u - plen) & 3);
+			assert_memory_equal(pkt.payload, spec.payload, plen);
+			assert_int_equal(droce_bth_dqpn(pkt.bth), 0x123456);
+			assert_int_equal(droce_bth_psn(pkt.bth), 0xfffffe);
+			assert_true(droce_bth_ackreq(pkt.bth));
+			assert_int_equal(droce_bth_pkey(pkt.bth), 0xffff);
+			if (info->flags & DROCE_HDR_RETH) {
+				const struct droce_reth *r = droce_pkt_ext(&pkt, DROCE_EXT_RETH);
+
+				assert_int_equal(droce_reth_va(r), 0x1122334455667788ull);
+				assert_int_equal(droce_reth_rkey(r), 0xabcdef01);
+				assert_int_equal(droce_reth_len(r), plen);
+			}
+			if (info->flags & DROCE_HDR_IMMDT)
+				assert_int_equal(droce_immdt(droce_pkt_ext(&pkt, DROCE_EXT_IMMDT)),
+						 0xdeadbeef);
+			if (info->flags & DROCE_HDR_AETH) {
+				const struct droce_aeth *a = droce_pkt_ext(&pkt, DROCE_EXT_AETH);
+
+				assert_int_equal(droce_aeth_syndrome(a), 0x1f);
+				assert_int_equal(droce_aeth_msn(a), 77);
+			}
+			if (info->flags & DROCE_HDR_DETH) {
+				const struct droce_deth *d = droce_pkt_ext(&pkt, DROCE_EXT_DETH);
+
+				assert_int_equal(droce_deth_qkey(d), 0x80010000);
+				assert_int_equal(droce_deth_sqpn(d), 17);
+			}
+			if (info->flags & DROCE_HDR_ATMETH) {
+				const struct droce_atmeth *a = droce_pkt_ext(&pkt, DROCE_EXT_ATMETH);
+
+				assert_int_equal(droce_atmeth_swap_add(a), 5);
+				assert_int_equal(droce_atmeth_compare(a), 6);
+				assert_int_equal(droce_atmeth_rkey(a), 0xabcdef01);
+			}
+			if (info->flags & DROCE_HDR_ATMACK)
+				assert_int_equal(droce_atmack_orig(droce_pkt_ext(&pkt,
+						 DROCE_EXT_ATMACK)), 7);
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+
+static void
+test_build_errors(void **state)
+{
+	struct droce_frame_spec spec = base_spec(0x30, 0);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	(void)state;
+	assert_int_equal(droce_frame_build(m, &spec), -EINVAL);  /* unknown */
+	spec = base_spec(DROCE_OP_ACKNOWLEDGE, 8);
+	assert_int_equal(droce_frame_build(m, &spec), -EINVAL);  /* payload */
+	spec = base_spec(DROCE_OP_UC | DROCE_OP_WRITE_ONLY, 4000);
+	assert_int_equal(droce_frame_build(m, &spec), -ENOSPC);  /* 2 KiB mbuf */
+	assert_int_equal(rte_pktmbuf_pkt_len(m), 0);
+	assert_int_equal(droce_frame_len(&(struct droce_frame_spec){ .opcode = 0x30 }), 0);
+	rte_pktmbuf_free(m);
+}
+
+static void
+test_udp_source_port(void **state)
+{
+	(void)state;
+	/* 0xC000 + hash_32(qpn, 14), hash_32 = (v * 0x61C88647) >> (32 - 14). */
+	assert_int_equal(droce_roce_udp_sport(0), 0xc000);
+	assert_int_equal(droce_roce_udp_sport(17), 0xc000 + ((17u * 0x61c88647u) >> 18));
+	for (uint32_t q = 0; q < 100000; q += 77)
+		assert_true(droce_roce_udp_sport(q) >= 0xc000);
+}
+
+static void
+test_parse_refusals(void **state)
+{
+	struct droce_frame_spec spec = base_spec(DROCE_OP_UC | DROCE_OP_WRITE_ONLY_IMM, 10);
+	struct rte_mbuf *m;
+	struct droce_parse_stats stats = { 0 };
+	struct droce_pkt pkt;
+	uint8_t buf[256];
+	uint32_t len;
+
+	(void)state;
+	m = build(&spec);
+	len = rte_pktmbuf_pkt_len(m) - 42;
+	memcpy(buf, rte_pktmbuf_mtod_offset(m, uint8_t *, 42), len);
+	rte_pktmbuf_free(m);
+	assert_int_equal(droce_roce_parse_count(buf, len, &pkt, &stats), DROCE_PARSE_OK);
+
+	assert_int_equal(droce_roce_parse_count(buf, 15, &pkt, &stats),
+			 DROCE_PARSE_TRUNCATED);
+	assert_int_equal(droce_roce_parse_count(buf, 35, &pkt, &stats),
+			 DROCE_PARSE_HDR_TOO_LONG);            /* 32 + ICRC > 35 */
+	buf[1] |= 1;                                           /* TVer 1 */
+	assert_int_equal(droce_roce_parse_count(buf, len, &pkt, &stats),
+			 DROCE_PARSE_BAD_TVER);
+	buf[1] &= (uint8_t)~0x0f;
+	buf[0] = 0x1f;
+	assert_int_equal(droce_roce_parse_count(buf, len, &pkt, &stats),
+			 DROCE_PARSE_UNKNOWN_OPCODE);
+	buf[0] = DROCE_OP_UC | DROCE_OP_WRITE_ONLY_IMM;
+	/* Pad 3 with one payload byte. */
+	buf[1] = (uint8_t)((buf[1] & ~DROCE_BTH_PAD_MASK) | (3 << 4));
+	assert_int_equal(droce_roce_parse_count(buf, 32 + 1 + 4, &pkt, &stats),
+			 DROCE_PARSE_BAD_PAD);
+	buf[0] = DROCE_OP_ACKNOWLEDGE;
+	buf[1] &= (uint8_t)~DROCE_BTH_PAD_MASK;
+	assert_int_equal(droce_roce_parse_count(buf, 16 + 8 + 4, &pkt, &stats),
+			 DROCE_PARSE_UNEXPECTED_PAYLOAD);
+	assert_int_equal(droce_roce_parse_count(buf, 16 + 4, &pkt, &stats),
+			 DROCE_PARSE_OK);
+
+	assert_int_equal(stats.ok, 2);
+	for (int r = DROCE_PARSE_TRUNCATED; r < DROCE_PARSE_MAX; r++) {
+		assert_int_equal(stats.refused[r], 1);
+		assert_non_null(droce_parse_result_name(r));
+	}
+	assert_null(droce_parse_result_name(DROCE_PARSE_MAX));
+}
+
+static void
+test_fill_mbuf_chain(void **state)
+{
+	struct droce_frame_spec spec = base_spec(DROCE_OP_RC | DROCE_OP_SEND_ONLY, 1500);
+	struct rte_mbuf *whole = build(&spec), *head = NULL, *prev = NULL;
+	uint32_t len = rte_pktmbuf_pkt_len(whole);
+	uint32_t cuts[] = { 7, 50, 3, 900, 1 }, off = 0;
+
+	(void)state;
+	/* The same frame split into odd segments; its ICRC zeroed. */
+	for (unsigned int i = 0; off < len; i++) {
+		uint32_t n = i < RTE_DIM(cuts) ? cuts[i] : len - off;
+		struct rte_mbuf *seg = rte_pktmbuf_alloc(pool);
+
+		n = RTE_MIN(n, len - off);
+		memcpy(rte_pktmbuf_append(seg, (uint16_t)n),
+		       rte_pktmbuf_mtod_offset(whole, uint8_t *, off), n);
+		off += n;
+		if (head == NULL)
+			head = seg;
+		else
+			assert_int_equal(rte_pktmbuf_chain(head, seg), 0);
+		prev = seg;
+	}
+	(void)prev;
+	{
+		uint8_t zero[4] = { 0 }, *tail = rte_pktmbuf_mtod_offset(rte_pktmbuf_lastseg(head),
+					uint8_t *, rte_pktmbuf_data_len(rte_pktmbuf_lastseg(head)) - 4);
+
+		memcpy(tail, zero, 4);
+	}
+	assert_int_equal(droce_icrc_fill_mbuf(head, RTE_ETHER_HDR_LEN), 0);
+	{
+		uint8_t a[2048], b[2048];
+
+		assert_memory_equal(rte_pktmbuf_read(head, 0, len, a),
+				    rte_pktmbuf_read(whole, 0, len, b), len);
+	}
+	assert_int_equal(droce_icrc_fill_mbuf(head, len), -EINVAL);
+	rte_pktmbuf_free(head);
+	rte_pktmbuf_free(whole);
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64];
+	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "128",
+			"--file-prefix", prefix, "-l", "0",
+			"--log-level", "lib.eal:error", NULL };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fold_constants),
+		cmocka_unit_test(test_crc32_matches_zlib),
+		cmocka_unit_test(test_icrc_hardware_vector),
+		cmocka_unit_test(test_icrc_copy),
+		cmocka_unit_test(test_psn_arithmetic),
+		cmocka_unit_test(test_opcode_table),
+		cmocka_unit_test(test_build_and_parse_every_opcode),
+		cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_udp_source_port),
+		cmocka_unit_test(test_parse_refusals),
+		cmocka_unit_test(test_fill_mbuf_chain),
+	};
+	int ret;
+
+	(void)argc;
+	snprintf(prefix, sizeof(prefix), "droce-test-roce-%d", getpid());
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
+		return 1;
+	pool = rte_pktmbuf_pool_create("roce_test", 1024, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (pool == NULL)
+		return 1;
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_eal_cleanup();
+	return ret;
+}

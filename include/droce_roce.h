@@ -319,13 +319,15 @@ enum droce_crc_impl {
 	DROCE_CRC_AUTO = 0,   /**< the fastest this CPU and EAL allow */
 	DROCE_CRC_TABLE,      /**< portable, slicing by 8 */
 	DROCE_CRC_PCLMUL,     /**< x86 PCLMULQDQ, 4x128-bit folding */
+	DROCE_CRC_VPCLMUL256, /**< x86 VPCLMULQDQ on AVX2 registers, 4x256-bit */
 	DROCE_CRC_AVX512,     /**< x86 VPCLMULQDQ, 4x512-bit folding */
 };
 
 /**
  * Choose the CRC implementation. AUTO takes AVX512 where the CPU has
- * VPCLMULQDQ and the EAL's max SIMD bitwidth allows 512, else PCLMUL where
- * the CPU has it, else TABLE.
+ * VPCLMULQDQ and the EAL's max SIMD bitwidth allows 512, else VPCLMUL256
+ * where it allows 256 (DPDK's default), else PCLMUL where the CPU has it,
+ * else TABLE.
  *
  * @return
  *   The implementation in use, or -ENOTSUP when this CPU lacks @p impl.

@@ -91,6 +91,8 @@ RTE_INIT(crc_init)
 	crc_k.k224 = fold_k(224);
 	crc_k.k416 = fold_k(416);
 	crc_k.k352 = fold_k(352);
+	crc_k.k1056 = fold_k(1056);
+	crc_k.k992 = fold_k(992);
 	crc_k.k2080 = fold_k(2080);
 	crc_k.k2016 = fold_k(2016);
 	crc_k.k64 = fold_k(64);
@@ -141,6 +143,10 @@ cpu_has(enum droce_crc_impl impl)
 	case DROCE_CRC_PCLMUL:
 		return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
+	case DROCE_CRC_VPCLMUL256:
+		return cpu_has(DROCE_CRC_PCLMUL) &&
+		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0 &&
+		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0;
 	case DROCE_CRC_AVX512:
 		return cpu_has(DROCE_CRC_PCLMUL) &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
@@ -158,9 +164,12 @@ crc_resolve(void)
 {
 	enum droce_crc_impl impl = DROCE_CRC_TABLE;
 
-	if (cpu_has(DROCE_CRC_AVX512) &&
-	    rte_vect_get_max_simd_bitwidth() >= RTE_VECT_SIMD_512)
+	uint16_t bitwidth = rte_vect_get_max_simd_bitwidth();
+
+	if (cpu_has(DROCE_CRC_AVX512) && bitwidth >= RTE_VECT_SIMD_512)
 		impl = DROCE_CRC_AVX512;
+	else if (cpu_has(DROCE_CRC_VPCLMUL256) && bitwidth >= RTE_VECT_SIMD_256)
+		impl = DROCE_CRC_VPCLMUL256;
 	else if (cpu_has(DROCE_CRC_PCLMUL))
 		impl = DROCE_CRC_PCLMUL;
 	__atomic_store_n(&crc_active, impl, __ATOMIC_RELAXED);
@@ -185,6 +194,8 @@ droce_crc_impl_name(void)
 	switch (crc_impl_now()) {
 	case DROCE_CRC_AVX512:
 		return "avx512-vpclmulqdq";
+	case DROCE_CRC_VPCLMUL256:
+		return "avx2-vpclmulqdq";
 	case DROCE_CRC_PCLMUL:
 		return "pclmulqdq";
 	default:

@@ -37,6 +37,47 @@ reduce128(__m128i x)
 	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x), 1);
 }
 
+/* pshufb controls: from offset 16 - s, shift a lane up by s bytes (zeros
+ * in); from 16 + s, shift it down by s bytes. 0x80 selects a zero.
+ */
+static const uint8_t shift_table[48] __rte_aligned(16) = {
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+
+/* From offset r: keeps the top r bytes of a lane. */
+static const uint8_t top_bytes_mask[32] __rte_aligned(16) = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+
+/* The last 1..15 bytes without the table. The pending lane @x holds the
+ * 16 bytes before @p (b0..b15); with the r new bytes t the message ends
+ * b0..b15 t. Its last 16 bytes (b_r..b15 t) become the new lane, and
+ * b0..b_(r-1), as the top of a lane 16 bytes before it, fold onto it.
+ * The load reaches back 16 - r bytes into data already folded, which
+ * the caller's buffer holds.
+ */
+static inline __m128i
+fold_partial(__m128i x, const uint8_t *p, size_t r)
+{
+	const __m128i k128 = fold_pair(crc_k.k160, crc_k.k96);
+	/* b0..b_(r-1) to the top r bytes: up by 16 - r */
+	__m128i up = _mm_loadu_si128((const __m128i *)(shift_table + r));
+	/* b_r..b15 to the bottom: down by r */
+	__m128i down = _mm_loadu_si128((const __m128i *)(shift_table + 16 + r));
+	__m128i keep = _mm_loadu_si128((const __m128i *)(top_bytes_mask + r));
+	__m128i tail = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + r - 16)),
+				     keep);
+
+	return _mm_xor_si128(fold128(_mm_shuffle_epi8(x, up), k128),
+			     _mm_or_si128(_mm_shuffle_epi8(x, down), tail));
+}
+
 uint32_t
 crc_pclmul_finish(__m128i x, const uint8_t *p, size_t n)
 {
@@ -45,7 +86,9 @@ crc_pclmul_finish(__m128i x, const uint8_t *p, size_t n)
 	for (; n >= 16; n -= 16, p += 16)
 		x = _mm_xor_si128(fold128(x, k128),
 				  _mm_loadu_si128((const __m128i *)p));
-	return crc_reg_table(reduce128(x), p, n);
+	if (n != 0)
+		x = fold_partial(x, p, n);
+	return reduce128(x);
 }
 
 /* The four lanes of 64 bytes folded into one. */
@@ -118,5 +161,7 @@ crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n)
 	for (; n >= 16; n -= 16, src += 16, dst += 16)
 		x0 = _mm_xor_si128(fold128(x0, k128), copy16(src, dst));
 	memcpy(dst, src, n);
-	return crc_reg_table(reduce128(x0), src, n);
+	if (n != 0)
+		x0 = fold_partial(x0, src, n);
+	return reduce128(x0);
 }

@@ -31,6 +31,7 @@ struct crc_fold_consts {
 	uint64_t k160, k96;     /* D = 128 */
 	uint64_t k288, k224;    /* D = 256 */
 	uint64_t k416, k352;    /* D = 384 */
+	uint64_t k1056, k992;   /* D = 1024: 4 lanes of 256 */
 	uint64_t k2080, k2016;  /* D = 2048: 4 lanes of 512 */
 	uint64_t k64;           /* 64 bits to 32 */
 	uint64_t mu, poly;      /* Barrett reduction: x^64 / P and P, reflected */
@@ -48,6 +49,9 @@ uint32_t crc_reg_copy_table(uint32_t reg, const uint8_t *src, uint8_t *dst,
 uint32_t crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n);
+uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
+uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
+				 uint8_t *dst, size_t n);
 uint32_t crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n);
@@ -81,6 +85,8 @@ crc_reg(uint32_t reg, const void *p, size_t n)
 	switch (crc_impl_now()) {
 	case DROCE_CRC_AVX512:
 		return crc_reg_avx512(reg, p, n);
+	case DROCE_CRC_VPCLMUL256:
+		return crc_reg_vpclmul256(reg, p, n);
 	case DROCE_CRC_PCLMUL:
 		return crc_reg_pclmul(reg, p, n);
 	default:
@@ -97,6 +103,8 @@ crc_reg_copy(uint32_t reg, const void *src, void *dst, size_t n)
 	switch (crc_impl_now()) {
 	case DROCE_CRC_AVX512:
 		return crc_reg_copy_avx512(reg, src, dst, n);
+	case DROCE_CRC_VPCLMUL256:
+		return crc_reg_copy_vpclmul256(reg, src, dst, n);
 	case DROCE_CRC_PCLMUL:
 		return crc_reg_copy_pclmul(reg, src, dst, n);
 	default:

@@ -58,13 +58,27 @@ masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out)
 	return n;
 }
 
+/* The masked headers go through the CRC from a copy; the copy takes in
+ * the bytes after them up to a whole 16-byte block (a short packet whole),
+ * so that the folding code sees few, long runs.
+ */
+#define HEAD_MAX 256
+
+static uint32_t
+head_len(uint32_t masked, uint32_t len)
+{
+	return len <= HEAD_MAX ? len : RTE_ALIGN_CEIL(masked, 16);
+}
+
 static uint32_t
 icrc_reg(const uint8_t *l3, uint32_t len)
 {
-	uint8_t hdr[MASKED_MAX];
-	uint32_t n = masked_headers(l3, len, hdr);
+	uint8_t head[HEAD_MAX];
+	uint32_t n = masked_headers(l3, len, head);
+	uint32_t h = head_len(n, len);
 
-	return crc_reg(crc_reg(ICRC_SEED, hdr, n), l3 + n, len - n);
+	memcpy(head + n, l3 + n, h - n);
+	return crc_reg(crc_reg(ICRC_SEED, head, h), l3 + h, len - h);
 }
 
 static uint32_t
@@ -94,16 +108,19 @@ droce_icrc_copy_ok(const void *l3_bytes, uint32_t len, uint32_t payload_off,
 		   uint32_t payload_len, void *dst)
 {
 	const uint8_t *l3 = l3_bytes;
-	uint8_t hdr[MASKED_MAX];
-	uint32_t n, reg, end;
+	uint8_t head[HEAD_MAX];
+	uint32_t n, h, reg, end;
 
 	if (len < DROCE_ICRC_LEN ||
 	    (uint64_t)payload_off + payload_len > len - DROCE_ICRC_LEN)
 		return false;
 	end = len - DROCE_ICRC_LEN;
-	n = masked_headers(l3, RTE_MIN(payload_off, end), hdr);
-	reg = crc_reg(ICRC_SEED, hdr, n);
-	reg = crc_reg(reg, l3 + n, payload_off - n);
+	/* All headers up to the payload in one run where they fit. */
+	n = masked_headers(l3, payload_off, head);
+	h = payload_off <= HEAD_MAX ? payload_off : n;
+	memcpy(head + n, l3 + n, h - n);
+	reg = crc_reg(ICRC_SEED, head, h);
+	reg = crc_reg(reg, l3 + h, payload_off - h);
 	reg = crc_reg_copy(reg, l3 + payload_off, dst, payload_len);
 	reg = crc_reg(reg, l3 + payload_off + payload_len,
 		      end - payload_off - payload_len);
@@ -152,7 +169,7 @@ int
 droce_icrc_fill_mbuf(struct rte_mbuf *m, uint32_t l3_off)
 {
 	uint32_t pkt_len = rte_pktmbuf_pkt_len(m);
-	uint8_t hdr[MASKED_MAX], copy[MASKED_MAX], value[DROCE_ICRC_LEN];
+	uint8_t hdr[HEAD_MAX], copy[MASKED_MAX], value[DROCE_ICRC_LEN];
 	const uint8_t *first;
 	uint32_t end, n, reg;
 

@@ -49,7 +49,7 @@ unhex(const char *hex, uint8_t *out)
 }
 
 static const enum droce_crc_impl impls[] = {
-	DROCE_CRC_TABLE, DROCE_CRC_PCLMUL, DROCE_CRC_AVX512,
+	DROCE_CRC_TABLE, DROCE_CRC_PCLMUL, DROCE_CRC_VPCLMUL256, DROCE_CRC_AVX512,
 };
 
 static void

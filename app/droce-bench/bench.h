@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_BENCH_H
+#define DROCE_BENCH_H
+
+#include <stdint.h>
+
+#define BENCH_MAX_ROUNDS 20
+#define BENCH_MAX_SAMPLES 600
+
+struct bench_opts {
+	unsigned int seconds;    /* per side and round (packet-rate cases) */
+	unsigned int rounds;
+	const char *testpmd;
+	char cpus[64];           /* "A,B": the two cpus both sides run on */
+};
+
+struct bench_case {
+	const char *name;
+	const char *what;
+	int (*run)(const struct bench_opts *o);
+};
+
+/* Median of @n values (sorts them). */
+double bench_median(double *v, unsigned int n);
+
+/* Seconds since an arbitrary start, from the TSC. */
+double bench_now(void);
+
+int bench_rx_drop(const struct bench_opts *o);
+int bench_icrc(const struct bench_opts *o);
+int bench_icrc_copy(const struct bench_opts *o);
+
+#endif /* DROCE_BENCH_H */

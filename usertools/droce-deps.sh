@@ -15,6 +15,8 @@ PACKAGES=(
 	dpdk dpdk-dev python3 rdma-core ibverbs-providers libibverbs-dev
 	# integration tests and the demo: kernel peers in network namespaces
 	iproute2 iputils-ping ethtool procps
+	# independent decoders of what droce puts on the wire
+	tshark python3-scapy
 )
 
 missing=()

@@ -17,6 +17,8 @@ PACKAGES=(
 	iproute2 iputils-ping ethtool procps
 	# independent decoders of what droce puts on the wire
 	tshark python3-scapy
+	# the fuzz targets: clang with libFuzzer
+	clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# droce-fuzz.sh [SECONDS]: build the libFuzzer targets with clang, ASan and
+# UBSan, seed them with frames from droce's builder, and fuzz each for
+# SECONDS (default 60). Any crash or sanitizer report fails the run.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-60}
+[[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "droce-fuzz: seconds '$seconds': allowed: a whole number >= 1" >&2; exit 2; }
+
+"$top/usertools/droce-build.sh" build >/dev/null
+CC=clang "$top/usertools/droce-build.sh" build-fuzz -Dfuzz=true \
+	-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
+
+work=$(mktemp -d /tmp/droce-fuzz.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/corpus"
+tool=$top/build/tests/tools/roce_frames
+"$tool" opcodes "$work/op.pcap" "$work/op.csv" >/dev/null 2>&1
+"$tool" random4 64 1 "$work/r4.pcap" >/dev/null 2>&1
+"$tool" random6 64 2 "$work/r6.pcap" >/dev/null 2>&1
+# Seeds: each frame from its IP header on, as the target takes them.
+python3 - "$work" <<'PY'
+import os, struct, sys
+work = sys.argv[1]
+n = 0
+for name in ("op.pcap", "r4.pcap", "r6.pcap"):
+    data = open(os.path.join(work, name), "rb").read()
+    off = 24
+    while off < len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        frame = data[off + 16:off + 16 + incl]
+        open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(frame[14:])
+        n += 1
+        off += 16 + incl
+print("droce-fuzz: %d seeds" % n)
+PY
+
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+for target in "$top"/build-fuzz/tests/fuzz/fuzz_*; do
+	[ -x "$target" ] && [ -f "$target" ] || continue
+	echo "droce-fuzz: $(basename "$target") for $seconds s"
+	"$target" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=9000 \
+		-print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" \
+		>"$work/fuzz.log" 2>&1 || {
+		tail -40 "$work/fuzz.log"
+		mkdir -p "$top/build-fuzz/artifacts"
+		cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$top/build-fuzz/artifacts/" 2>/dev/null || true
+		echo "droce-fuzz: $(basename "$target") FAILED (inputs in build-fuzz/artifacts/)"
+		exit 1
+	}
+	grep -E "^stat::number_of_executed_units|^stat::new_units_added|^stat::peak_rss_mb" "$work/fuzz.log" | sed 's/^/  /'
+done
+echo "droce-fuzz: no crash, no sanitizer report"

@@ -106,6 +106,7 @@ struct droce_port_conf {
 	uint16_t rx_queues;   /**< RX queues; 0 = one per worker. */
 	uint16_t rx_desc;     /**< RX descriptors per queue. */
 	uint16_t tx_desc;     /**< TX descriptors per queue. */
+	char capture[256];    /**< pcapng file for its RoCEv2 packets, or "". */
 };
 
 /** Longest key. */

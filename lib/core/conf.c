@@ -79,6 +79,8 @@ static const struct key_desc conf_keys[] = {
 		"RX descriptors per queue"),
 	PORT_KEY("txd", KIND_UINT, tx_desc, 64, 16384, "1024",
 		"TX descriptors per queue"),
+	PORT_KEY("capture", KIND_STRING, capture, 0, 0, NULL,
+		"pcapng file that gets every RoCEv2 packet the port sends or receives"),
 };
 
 /* Where a parsed value goes and how it is named in messages. */

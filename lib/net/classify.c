@@ -25,6 +25,7 @@ enum verdict {
 struct classify_out {
 	enum droce_drop_reason reason; /* VERDICT_DROP */
 	uint8_t handler;               /* VERDICT_HANDLER */
+	bool roce;                     /* UDP to 4791, whatever the verdict */
 };
 
 #define PTYPE_ARP (RTE_PTYPE_L2_ETHER_ARP)
@@ -108,6 +109,7 @@ classify_udp(const struct droce_stack *s, const struct net_port *p,
 	/* A UDP length that disagrees with the IP payload is a lie either way. */
 	if (rte_be_to_cpu_16(udp->dgram_len) != l4_len)
 		return drop(out, DROCE_DROP_UDP_BAD_LENGTH);
+	out->roce = udp->dst_port == RTE_BE16(4791);
 	if (udp_cksum_bad(p, m, ip, udp))
 		return drop(out, DROCE_DROP_L4_BAD_CKSUM);
 	h = s->udp_map[rte_be_to_cpu_16(udp->dst_port)];
@@ -175,6 +177,7 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
 {
 	const struct rte_ether_hdr *eth;
 
+	out->roce = false;
 	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)
 		return drop(out, DROCE_DROP_TRUNCATED);
 	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
@@ -262,12 +265,16 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct classify_out out;
+		enum verdict verdict;
 
 		if (i + PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD],
 						       void *));
 		bytes += rte_pktmbuf_pkt_len(m);
-		switch (classify_one(s, p, m, &out)) {
+		verdict = classify_one(s, p, m, &out);
+		if (unlikely(p->capture) && out.roce)
+			net_capture(ctx, p, m, rxq->queue, true);
+		switch (verdict) {
 		case VERDICT_DROP:
 			drops[out.reason]++;
 			dropped[nb_dropped++] = m;

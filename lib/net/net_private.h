@@ -13,6 +13,7 @@
 #include <rte_hash.h>
 #include <rte_ip.h>
 #include <rte_log.h>
+#include <rte_pcapng.h>
 #include <rte_ring.h>
 #include <rte_timer.h>
 
@@ -60,6 +61,7 @@ net_counter_read(const uint64_t *counter)
 struct net_rxq {
 	struct droce_counters counters;
 	unsigned int lcore_id;     /* polling worker */
+	uint16_t queue;            /* its index on the port */
 } __rte_cache_aligned;
 
 /* One neighbour: its MAC, its state and the packets that wait for it. */
@@ -92,6 +94,8 @@ struct net_port {
 	bool l4_cksum_offload;     /* RX UDP checksum flags are valid */
 	bool started;
 	bool probed;               /* droce probed it, so droce removes it */
+	bool capture;              /* RoCEv2 packets go to a pcapng file */
+	uint8_t capture_file;      /* which one, in the stack */
 	struct rte_mempool *pool;
 	struct net_rxq rxq[DROCE_MAX_PORT_QUEUES];
 	/* ARP cache, touched only by the control lcore. */
@@ -119,6 +123,9 @@ struct droce_lcore_ctx {
 	struct net_poll_queue poll[DROCE_MAX_PORTS * DROCE_MAX_PORT_QUEUES];
 	struct rte_ring *to_control;
 	uint16_t ip_id;
+	/* pcapng copies for the control lcore to write; NULL without capture. */
+	struct rte_ring *capture_ring;
+	uint64_t capture_lost;     /* copies that found no mbuf or no room */
 } __rte_cache_aligned;
 
 struct net_udp_handler {
@@ -128,13 +135,18 @@ struct net_udp_handler {
 	uint16_t udp_port;
 };
 
+struct net_capture_file {
+	char path[256];
+	rte_pcapng_t *pcapng;
+};
+
 struct droce_stack {
 	struct droce_conf conf;
 	struct droce_lcore_layout layout;
 	unsigned int instance;     /* makes memory object names unique */
 	uint16_t nb_ports;
 	struct net_port *port[DROCE_MAX_PORTS];
-	/* ethdev port id -> droce port, for packets seen by the control lcore */
+	/* ethdev port id -> droce port */
 	int16_t port_of_ethdev[RTE_MAX_ETHPORTS];
 	struct droce_lcore_ctx *control;
 	struct droce_lcore_ctx *worker[RTE_MAX_LCORE];
@@ -155,6 +167,11 @@ struct droce_stack {
 	bool launched;
 	uint64_t arp_timeout_tsc;
 	struct rte_timer stats_timer;
+	/* pcapng capture (capture.c) */
+	struct rte_mempool *capture_pool;
+	unsigned int nb_capture_files;
+	struct net_capture_file capture_file[DROCE_MAX_PORTS];
+	uint64_t capture_write_errors;
 	/* Previous stats line, for rates. */
 	uint64_t stats_prev_tsc;
 	struct droce_counters stats_prev[DROCE_MAX_PORTS];
@@ -201,6 +218,14 @@ void net_tx_free(struct droce_lcore_ctx *ctx);
 void net_tx(struct droce_lcore_ctx *ctx, struct net_port *p,
 	    struct rte_mbuf *m);
 void net_tx_flush(struct droce_lcore_ctx *ctx);
+
+/* capture.c */
+bool net_is_roce(const struct rte_mbuf *m);
+void net_capture(struct droce_lcore_ctx *ctx, const struct net_port *p,
+		 struct rte_mbuf *m, uint32_t queue, bool rx);
+int net_capture_open(struct droce_stack *s, char *err, size_t errlen);
+unsigned int net_capture_drain(struct droce_stack *s);
+void net_capture_close(struct droce_stack *s);
 
 /* telemetry.c: the stack goes away; answer no more for it. */
 void net_telemetry_forget(const struct droce_stack *s);

@@ -270,6 +270,7 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 	if (ret != 0)
 		return ret;
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		p->rxq[q].queue = q;
 		ret = rte_eth_rx_queue_setup(p->port_id, q, rxd, socket, NULL,
 					     p->pool);
 		if (ret != 0) {
@@ -376,6 +377,7 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	p->index = index;
 	p->port_id = port_id;
 	p->probed = probed;
+	s->port_of_ethdev[port_id] = (int16_t)index;
 	rte_eth_dev_get_name_by_port(port_id, p->name);
 	p->addr = pc->addr;
 	p->netmask = rte_cpu_to_be_32(pc->prefix_len == 32 ? UINT32_MAX

@@ -194,6 +194,8 @@ droce_stack_create(const struct droce_conf *conf,
 		if (ret != 0)
 			snprintf(err, errlen, "out of memory for TX buffers");
 	}
+	if (ret == 0)
+		ret = net_capture_open(s, err, errlen);
 	if (ret == 0 && conf->udp_echo_port != 0)
 		ret = droce_udp_register(s, conf->udp_echo_port,
 					 DROCE_UDP_ON_CONTROL, net_udp_echo,
@@ -374,6 +376,7 @@ droce_control_poll(struct droce_stack *s)
 		net_control_input(ctx, pkts, (uint16_t)n);
 		total += n;
 	}
+	total += net_capture_drain(s);
 	rte_timer_manage();
 	net_tx_flush(ctx);
 	return total;
@@ -492,6 +495,7 @@ droce_stack_destroy(struct droce_stack *s)
 	net_telemetry_forget(s);
 	if (s->started)
 		droce_stack_stop(s);
+	net_capture_close(s);
 	/* Rings and TX buffers hold mbufs of the ports' pools: free them first. */
 	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++)
 		ctx_free(s->lcore_ctx[l]);

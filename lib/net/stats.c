@@ -208,7 +208,8 @@ json_lcore(FILE *out, const struct droce_stack *s, const struct droce_lcore_ctx 
 	for (uint16_t i = 0; i < ctx->nb_poll; i++)
 		fprintf(out, "%s\"%u:%u\"", i ? ", " : "",
 			ctx->poll[i].port->index, ctx->poll[i].queue);
-	fputs("], ", out);
+	fprintf(out, "], \"capture_lost\": %" PRIu64 ", ",
+		net_counter_read(&ctx->capture_lost));
 	json_counters(out, &c);
 	fputc('}', out);
 }
@@ -227,6 +228,7 @@ droce_stack_write_stats_json(const struct droce_stack *s, FILE *out)
 		fputs(",\n", out);
 		json_lcore(out, s, s->worker[w], (int)w);
 	}
-	fputs("\n  ]\n}\n", out);
+	fprintf(out, "\n  ],\n  \"capture_write_errors\": %" PRIu64 "\n}\n",
+		net_counter_read(&s->capture_write_errors));
 	return ferror(out) ? -EIO : 0;
 }

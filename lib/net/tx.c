@@ -65,6 +65,8 @@ net_tx(struct droce_lcore_ctx *ctx, struct net_port *p, struct rte_mbuf *m)
 
 	net_count(&c->tx_packets, 1);
 	net_count(&c->tx_bytes, rte_pktmbuf_pkt_len(m));
+	if (unlikely(p->capture) && net_is_roce(m))
+		net_capture(ctx, p, m, ctx->txq, false);
 	rte_eth_tx_buffer(p->port_id, ctx->txq, ctx->txb[p->index], m);
 }
 

@@ -32,5 +32,6 @@ double bench_now(void);
 int bench_rx_drop(const struct bench_opts *o);
 int bench_icrc(const struct bench_opts *o);
 int bench_icrc_copy(const struct bench_opts *o);
+int bench_place(const struct bench_opts *o);
 
 #endif /* DROCE_BENCH_H */

@@ -59,6 +59,8 @@ static const struct bench_case cases[] = {
 	  bench_icrc },
 	{ "icrc-copy", "fused ICRC verify + copy of 4096-byte payloads into a 64 MiB ring vs memcpy",
 	  bench_icrc_copy },
+	{ "place", "placement on the host gpudev driver, copy and gather, vs memcpy",
+	  bench_place },
 };
 
 static void

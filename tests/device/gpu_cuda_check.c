@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The CUDA driver against a real GPU: every gpudev call droce makes, both
+ * placement modes into GPU memory checked byte for byte with cuMemcpyDtoH
+ * (guard regions around the buffer), and, with --bench, the gather kernel
+ * against cuMemcpyHtoD of one contiguous block of the same size.
+ *
+ * In CI (no GPU, no CUDA driver) it says why and exits 77: skipped.
+ * tests/device/run.sh runs it on a machine with a GPU.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_gpudev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "droce_gpu.h"
+#include "droce_gpu_drivers.h"
+
+#define BUF (16u << 20)
+#define GUARD (64u << 10)
+
+static int failures;
+static int16_t dev;
+static struct rte_mempool *pool;
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		failures++; \
+		printf("FAIL %s:%d: ", __func__, __LINE__); \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+	} \
+} while (0)
+
+static double
+now(void)
+{
+	return (double)rte_get_tsc_cycles() / (double)rte_get_tsc_hz();
+}
+
+static void
+check_device(void)
+{
+	struct rte_gpu_info info;
+	void *a, *b;
+	uint8_t *host;
+
+	CHECK(rte_gpu_info_get(dev, &info) == 0, "info");
+	printf("device %s: %zu MiB, %u SMs, GPU page %zu\n", info.name,
+	       info.total_memory >> 20, info.processor_count, info.page_size);
+	CHECK(info.total_memory > 0 && info.processor_count > 0, "info values");
+	a = rte_gpu_mem_alloc(dev, 1000, 4096);
+	b = rte_gpu_mem_alloc(dev, 3u << 20, 1u << 21);
+	CHECK(a != NULL && (uintptr_t)a % 4096 == 0, "alloc aligned 4096: %p", a);
+	CHECK(b != NULL && (uintptr_t)b % (1u << 21) == 0, "alloc aligned 2 MiB: %p", b);
+	CHECK(rte_gpu_mem_free(dev, a) == 0 && rte_gpu_mem_free(dev, b) == 0, "free");
+	CHECK(rte_gpu_mem_free(dev, a) != 0, "double free refused");
+	CHECK(rte_gpu_mem_alloc(dev, info.total_memory * 2, 0) == NULL, "too much refused");
+
+	host = rte_malloc(NULL, 1u << 20, 4096);
+	CHECK(rte_gpu_mem_register(dev, 1u << 20, host) == 0, "register host memory");
+	CHECK(rte_gpu_mem_unregister(dev, host) == 0, "unregister");
+	rte_free(host);
+	CHECK(rte_gpu_wmb(dev) == 0, "wmb (cuFlushGPUDirectRDMAWrites)");
+}
+
+struct guarded {
+	struct droce_gpu_buf whole, buf;
+	uint8_t *model, *back;
+};
+
+static void
+guarded_alloc(struct guarded *g)
+{
+	char err[256];
+	uint8_t *fill = malloc(BUF + 2 * GUARD);
+
+	CHECK(droce_gpu_buf_alloc(dev, BUF + 2 * GUARD, 1u << 16, &g->whole, err,
+				  sizeof(err)) == 0, "%s", err);
+	memset(fill, 0x5a, BUF + 2 * GUARD);
+	CHECK(droce_gpu_cuda_htod(dev, g->whole.gpu, fill, BUF + 2 * GUARD) == 0, "htod");
+	free(fill);
+	g->buf = g->whole;
+	g->buf.gpu = (uint8_t *)g->whole.gpu + GUARD;
+	g->buf.cpu = g->whole.cpu != NULL ? (uint8_t *)g->whole.cpu + GUARD : NULL;
+	g->buf.size = BUF;
+	g->model = malloc(BUF);
+	g->back = malloc(BUF + 2 * GUARD);
+	memset(g->model, 0x5a, BUF);
+}
+
+/* Read the GPU memory back and compare, guards included. */
+static void
+guarded_check(struct guarded *g, const char *what)
+{
+	CHECK(droce_gpu_cuda_dtoh(dev, g->back, g->whole.gpu, BUF + 2 * GUARD) == 0, "dtoh");
+	for (unsigned int i = 0; i < GUARD; i++)
+		if (g->back[i] != 0x5a || g->back[GUARD + BUF + i] != 0x5a) {
+			CHECK(0, "%s: byte written outside the buffer (guard %u)", what, i);
+			break;
+		}
+	if (memcmp(g->back + GUARD, g->model, BUF) != 0) {
+		for (unsigned int i = 0; i < BUF; i++)
+			if (g->back[GUARD + i] != g->model[i]) {
+				CHECK(0, "%s: byte %u is %#x in GPU memory, %#x expected", what,
+				      i, g->back[GUARD + i], g->model[i]);
+				break;
+			}
+	} else {
+		printf("PASS %s: GPU memory byte-exact (read back with cuMemcpyDtoH)\n", what);
+	}
+}
+
+static void
+guarded_free(struct guarded *g)
+{
+	droce_gpu_buf_free(&g->whole);
+	free(g->model);
+	free(g->back);
+}
+
+static void
+place_random(enum droce_place_mode mode)
+{
+	struct droce_placer_conf conf = { .mode = mode, .nb_items = 64, .item_entries = 64 };
+	unsigned int seed = (unsigned int)mode, avail = rte_mempool_avail_count(pool);
+	struct droce_placer_stats st;
+	struct droce_placer *pl;
+	struct guarded g;
+	char err[256];
+	uint64_t ticket = 0;
+
+	guarded_alloc(&g);
+	conf.buf = &g.buf;
+	pl = droce_placer_create(&conf, err, sizeof(err));
+	if (pl == NULL) {
+		CHECK(0, "%s placer: %s", droce_place_mode_name(mode), err);
+		guarded_free(&g);
+		return;
+	}
+	for (int batch = 0; batch < 50; batch++) {
+		for (int e = 0; e < 40; e++) {
+			uint32_t len = (uint32_t)rand_r(&seed) % 1500, src_off = (uint32_t)rand_r(&seed) % 64;
+			uint64_t dst = e % 5 == 0
+				? ((uint64_t)(rand_r(&seed) % 250) + 1) * 65536 - len / 2
+				: (uint64_t)rand_r(&seed) % (BUF - len);
+			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+			uint8_t *p;
+
+			if (e % 9 == 0)
+				len = 0;
+			if (e == 39)
+				dst = BUF - len;
+			p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(src_off + len));
+			for (uint32_t i = 0; i < src_off + len; i++)
+				p[i] = (uint8_t)rand_r(&seed);
+			memcpy(g.model + dst, p + src_off, len);
+			CHECK(droce_place(pl, m, src_off, dst, len) == 0, "place");
+		}
+		ticket = droce_placer_submit(pl);
+	}
+	{
+		double t0 = now();
+
+		while (droce_placer_completed(pl) < ticket && now() - t0 < 10)
+			;
+	}
+	CHECK(droce_placer_completed(pl) == ticket, "%s: batches %lu of %lu done in 10 s",
+	      droce_place_mode_name(mode), (unsigned long)droce_placer_completed(pl),
+	      (unsigned long)ticket);
+	/* Outside the buffer: refused before anything moves. */
+	CHECK(droce_place(pl, rte_pktmbuf_alloc(pool), 0, BUF, 1) == -ERANGE, "range");
+	droce_placer_stats(pl, &st);
+	CHECK(st.entries == 50 * 40 && st.out_of_range == 1, "counters");
+	droce_placer_destroy(pl);
+	guarded_check(&g, droce_place_mode_name(mode));
+	CHECK(rte_mempool_avail_count(pool) == avail, "every mbuf back in the pool");
+	guarded_free(&g);
+}
+
+/* Gather from registered host memory vs one cuMemcpyHtoD of as many bytes. */
+static void
+bench_gather(unsigned int rounds)
+{
+	static const uint32_t sizes[] = { 1408, 4096 };
+	const size_t gpu_bytes = 256u << 20, total = 2ull << 30;
+	struct droce_gpu_buf buf;
+	uint8_t *block;
+	char err[256];
+
+	if (droce_gpu_buf_alloc(dev, gpu_bytes, 1u << 16, &buf, err, sizeof(err)) != 0) {
+		CHECK(0, "bench buffer: %s", err);
+		return;
+	}
+	block = rte_malloc(NULL, gpu_bytes, 4096);
+	memset(block, 1, gpu_bytes);
+	rte_gpu_mem_register(dev, gpu_bytes, block);
+	for (unsigned int s = 0; s < 2; s++) {
+		struct droce_placer_conf conf = { .buf = &buf, .mode = DROCE_PLACE_GATHER,
+						  .nb_items = 64, .item_entries = 1024 };
+		double g[16], h[16];
+		uint32_t len = sizes[s];
+
+		for (unsigned int r = 0; r < rounds; r++) {
+			struct droce_placer *pl = droce_placer_create(&conf, err, sizeof(err));
+			uint64_t n = total / len, ticket = 0, slots = gpu_bytes / len;
+			struct rte_mbuf *m[1024];
+			double t0;
+
+			if (pl == NULL) {
+				CHECK(0, "bench placer: %s", err);
+				goto out;
+			}
+			for (int i = 0; i < 1024; i++) {
+				m[i] = rte_pktmbuf_alloc(pool);
+				rte_pktmbuf_append(m[i], (uint16_t)len);
+			}
+			t0 = now();
+			for (uint64_t i = 0; i < n; i++) {
+				struct rte_mbuf *mb = m[i % 1024];
+
+				rte_mbuf_refcnt_update(mb, 1);
+				while (droce_place(pl, mb, 0, (i % slots) * len, len) == -ENOBUFS) {
+					rte_mbuf_refcnt_update(mb, 1);
+					droce_placer_completed(pl);
+				}
+				if ((i + 1) % 1024 == 0)
+					ticket = droce_placer_submit(pl);
+			}
+			ticket = droce_placer_submit(pl);
+			while (droce_placer_completed(pl) < ticket)
+				;
+			g[r] = (double)n * len / (now() - t0) / 1e9;
+			droce_placer_destroy(pl);
+			for (int i = 0; i < 1024; i++)
+				rte_pktmbuf_free(m[i]);
+
+			t0 = now();
+			for (size_t done = 0; done < (size_t)n * len; done += gpu_bytes)
+				droce_gpu_cuda_htod(dev, buf.gpu, block, gpu_bytes);
+			h[r] = (double)n * len / (now() - t0) / 1e9;
+		}
+		{
+			double mg = 0, mh = 0;
+
+			/* median of few values: sort */
+			for (unsigned int i = 0; i < rounds; i++)
+				for (unsigned int j = i + 1; j < rounds; j++) {
+					if (g[j] < g[i]) { double t = g[i]; g[i] = g[j]; g[j] = t; }
+					if (h[j] < h[i]) { double t = h[i]; h[i] = h[j]; h[j] = t; }
+				}
+			mg = g[rounds / 2];
+			mh = h[rounds / 2];
+			printf("BENCH gather %u-byte entries from registered host memory: %.2f GB/s; cuMemcpyHtoD of one block: %.2f GB/s; ratio %.2f (medians of %u rounds, %.0f GiB each)\n",
+			       len, mg, mh, mg / mh, rounds, (double)total / (1u << 30));
+		}
+	}
+out:
+	rte_gpu_mem_unregister(dev, block);
+	rte_free(block);
+	droce_gpu_buf_free(&buf);
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64], err[256];
+	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "2048",
+			"--file-prefix", prefix, "-l", "0",
+			"--log-level", "lib.eal:error", NULL };
+	bool bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
+	int n;
+
+	snprintf(prefix, sizeof(prefix), "droce-gpu-cuda-%d", getpid());
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
+		return 1;
+	n = droce_gpu_cuda_probe(err, sizeof(err));
+	if (n <= 0) {
+		printf("SKIP: %s\n", err);
+		rte_eal_cleanup();
+		return 77;
+	}
+	if (droce_gpu_find("cuda:0", &dev, err, sizeof(err)) != 0) {
+		printf("FAIL: %s\n", err);
+		return 1;
+	}
+	pool = rte_pktmbuf_pool_create("cuda_check", 8192, 256, 0,
+				       RTE_PKTMBUF_HEADROOM + 4096, SOCKET_ID_ANY);
+	if (pool == NULL || droce_gpu_mempool_register(dev, pool, err, sizeof(err)) != 0) {
+		printf("FAIL: mempool: %s\n", pool == NULL ? "none" : err);
+		return 1;
+	}
+	check_device();
+	place_random(DROCE_PLACE_GATHER);
+	{
+		struct droce_gpu_buf probe;
+
+		if (droce_gpu_buf_alloc(dev, 1u << 16, 1u << 16, &probe, err, sizeof(err)) == 0 &&
+		    probe.cpu != NULL)
+			place_random(DROCE_PLACE_COPY);
+		else
+			printf("NOTE copy placement not checked: no CPU mapping of GPU memory (no GDRCopy here)\n");
+		droce_gpu_buf_free(&probe);
+	}
+	if (bench)
+		bench_gather(5);
+	droce_gpu_mempool_unregister(dev, pool);
+	printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures,
+	       failures == 1 ? "" : "s");
+	rte_gpu_close(dev);
+	rte_eal_cleanup();
+	return failures != 0;
+}

@@ -133,6 +133,7 @@ struct droce_conf {
 	uint32_t stats_period;        /**< stats.period in s, 0 = off. */
 	uint16_t udp_echo_port;       /**< udp.echo.port, 0 = off. */
 	uint32_t arp_timeout;         /**< arp.timeout: s an entry stays valid. */
+	char gpu[32];                 /**< gpu: host, cuda:N or auto. */
 	uint16_t nb_ports;            /**< Ports configured. */
 	struct droce_port_conf port[DROCE_MAX_PORTS]; /**< port.N.*. */
 	uint16_t nb_entries;          /**< Keys given. */

@@ -20,10 +20,13 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_gpudev.h>
 #include <rte_lcore.h>
 #include <rte_timer.h>
 
 #include "droce_core.h"
+#include "droce_gpu.h"
+#include "droce_gpu_drivers.h"
 #include "droce_net.h"
 
 struct app_opts {
@@ -221,6 +224,44 @@ eal_argv(int eal_argc, char **argv, const char *lcores, int *out_argc)
 	return v;
 }
 
+/* The gpudev drivers: the host one always, CUDA where a driver loads;
+ * then the device the configuration asks for.
+ */
+static int
+setup_gpu(const struct droce_conf *conf, int16_t *dev)
+{
+	struct rte_gpu_info info;
+	char err[DROCE_ERR_LEN];
+	int ret;
+
+	ret = droce_gpu_host_create(DROCE_GPU_HOST_PREFIX "0", NULL);
+	if (ret < 0 && ret != -EEXIST) {
+		fprintf(stderr, "droce: host GPU device: %s\n", rte_strerror(-ret));
+		return 1;
+	}
+	ret = droce_gpu_cuda_probe(err, sizeof(err));
+	if (ret <= 0)
+		printf("droce: no CUDA GPU: %s\n", err);
+	if (droce_gpu_find(conf->gpu, dev, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce: %s: gpu = \"%s\": %s\n",
+			droce_conf_origin(conf, "gpu"), conf->gpu, err);
+		return 2;
+	}
+	rte_gpu_info_get(*dev, &info);
+	printf("droce: GPU memory from %s (%zu MiB)\n", info.name,
+	       info.total_memory >> 20);
+	return 0;
+}
+
+static void
+close_gpus(void)
+{
+	int16_t id;
+
+	RTE_GPU_FOREACH(id)
+		rte_gpu_close(id);
+}
+
 static int
 run(const struct droce_conf *conf, const struct app_opts *o,
     const char *lcore_option)
@@ -229,6 +270,7 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	struct rte_timer duration;
 	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
+	int16_t gpu_dev;
 	int ret;
 
 	if (droce_lcores_layout(conf, lcore_option, &layout, err,
@@ -237,6 +279,9 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 		return 2;
 	}
 	rte_timer_subsystem_init();
+	ret = setup_gpu(conf, &gpu_dev);
+	if (ret != 0)
+		return ret;
 	s = droce_stack_create(conf, &layout, err, sizeof(err));
 	if (s == NULL) {
 		fprintf(stderr, "droce: %s\n", err);
@@ -327,6 +372,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	ret = run(conf, &opts, lcore_option);
+	close_gpus();
 	rte_eal_cleanup();
 	free(eal);
 	free(conf);

@@ -66,6 +66,8 @@ static const struct key_desc conf_keys[] = {
 		"UDP port of an echo service (RFC 862) on every port; 0: off"),
 	GLOBAL_KEY("arp.timeout", KIND_UINT, arp_timeout, 1, 86400, "60",
 		"seconds a resolved ARP entry is trusted before it is refreshed"),
+	GLOBAL_KEY("gpu", KIND_STRING, gpu, 0, 0, "auto",
+		"GPU memory for placement: host, cuda:N, or auto (cuda:0 if any, else host)"),
 	PORT_KEY("device", KIND_STRING, device, 0, 0, NULL,
 		"ethdev name (0000:03:00.0, net_af_packet0) or vdev devargs to probe"),
 	PORT_KEY("address", KIND_IPV4_PREFIX, addr, 0, 0, NULL,
@@ -234,7 +236,12 @@ parse_value(struct droce_conf *conf, const struct key_ref *ref,
 		if (ref->value[0] == '\0')
 			return value_error(ref, err, errlen, "empty",
 					   "a non-empty name");
-		snprintf(field, d->size, "%s", ref->value);
+		if (strlen(ref->value) >= d->size) {
+			snprintf(allowed, sizeof(allowed), "at most %zu characters",
+				 d->size - 1);
+			return value_error(ref, err, errlen, "too long", allowed);
+		}
+		memcpy(field, ref->value, strlen(ref->value) + 1);
 		return 0;
 	case KIND_IPV4:
 		if (!parse_ipv4(ref->value, field))

@@ -46,4 +46,8 @@ expect 1 "no such ethdev" -- \
 expect 1 "port.1.device = \"net_null0\": that ethdev is already an earlier port" -- \
 	$(eal) --vdev net_null0 -- port.0.device=net_null0 port.0.address=198.18.0.1/24 \
 	port.1.device=net_null0 port.1.address=198.18.1.1/24 --duration 5
+expect 2 "gpu = \"cuda:7\": GPU \"cuda:7\": no gpudev device droce_cuda7; devices: droce_host0" -- \
+	$(eal) -- gpu=cuda:7
+expect 2 "gpu = \"gpu0\": GPU \"gpu0\": not a device; allowed: host, cuda:N, auto" -- \
+	$(eal) -- gpu=gpu0
 echo "PASS ($n cases)"

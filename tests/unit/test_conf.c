@@ -98,6 +98,7 @@ test_defaults(void **state)
 	assert_int_equal(conf.workers.nb_workers, 1);
 	assert_int_equal(conf.port[3].mtu, 1500);
 	assert_int_equal(conf.port[0].rx_desc, 1024);
+	assert_string_equal(conf.gpu, "auto");
 	assert_string_equal(droce_conf_origin(&conf, "port.0.mtu"), "default");
 }
 
@@ -289,6 +290,8 @@ test_value_errors(void **state)
 	EXPECT_ERROR("[port.0]\ndevice = x\naddress = 198.18.0.1/24\nrxd = 32\n",
 		     "port.0.rxd = \"32\": out of range", "64..16384");
 	EXPECT_ERROR("[port.0]\ndevice =\n", "port.0.device = \"\": empty");
+	EXPECT_ERROR("gpu = cuda:0123456789012345678901234567890\n", "gpu = \"cuda:0123",
+		     "too long; allowed: at most 31 characters");
 	EXPECT_ERROR("[port.0]\naddress = 198.18.0.1\n", "no prefix length",
 		     "allowed: a.b.c.d/len");
 	EXPECT_ERROR("[port.0]\naddress = 198.18.0.300/24\n", "not an IPv4 address");

@@ -263,6 +263,14 @@ cuda_wmb(struct rte_gpu *dev)
 		     "cuFlushGPUDirectRDMAWrites");
 }
 
+/* What the driver said at probe; the context is the primary context. */
+static int
+cuda_info_get(struct rte_gpu *dev, struct rte_gpu_info *info)
+{
+	*info = dev->mpshared->info;
+	return 0;
+}
+
 static int
 cuda_close(struct rte_gpu *dev)
 {
@@ -327,6 +335,7 @@ create_device(int ordinal, char *err, size_t errlen)
 		(uint32_t)attribute(g->cu_dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 	dev->mpshared->info.total_memory = mem;
 	dev->mpshared->info.page_size = GPU_PAGE;
+	dev->ops.dev_info_get = cuda_info_get;
 	dev->ops.dev_close = cuda_close;
 	dev->ops.mem_alloc = cuda_mem_alloc;
 	dev->ops.mem_free = cuda_mem_free;

@@ -233,6 +233,14 @@ host_wmb(struct rte_gpu *dev)
 	return 0;
 }
 
+/* Name, total memory and page size are set at creation and do not change. */
+static int
+host_info_get(struct rte_gpu *dev, struct rte_gpu_info *info)
+{
+	*info = dev->mpshared->info;
+	return 0;
+}
+
 static int
 host_close(struct rte_gpu *dev)
 {
@@ -278,6 +286,7 @@ droce_gpu_host_create(const char *name, const struct droce_gpu_host_opts *opts)
 	dev->mpshared->info.total_memory = h->total;
 	dev->mpshared->info.page_size = (size_t)page;
 	dev->mpshared->info.numa_node = (int16_t)rte_socket_id();
+	dev->ops.dev_info_get = host_info_get;
 	dev->ops.dev_close = host_close;
 	dev->ops.mem_alloc = host_mem_alloc;
 	dev->ops.mem_free = host_mem_free;

@@ -250,6 +250,17 @@ int droce_lcores_layout(const struct droce_conf *conf, const char *eal_option,
 			struct droce_lcore_layout *layout,
 			char *err, size_t errlen);
 
+/**
+ * Append printf-style text to @p buf, at @p *used. Text that does not fit
+ * is cut and the buffer then ends in "...", so that a reader sees it was
+ * cut; later calls add nothing.
+ *
+ * @return
+ *   0, or -ENOSPC once the text was cut.
+ */
+int droce_str_append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /** Log type of droce's core library (config, lcores). */
 extern int droce_core_logtype;
 

@@ -19,37 +19,28 @@
 
 #include "core_private.h"
 
-/* "0-3,6" for a cpu set; returns false when @len is too small. */
+/* "0-3,6" for a cpu set; false when @len is too small ("..." at its end). */
 static bool
 cpuset_format(const cpu_set_t *set, char *buf, size_t len)
 {
 	size_t used = 0;
-	int cpu = 0;
+	int ret = 0;
 
 	buf[0] = '\0';
-	while (cpu < CPU_SETSIZE) {
-		int last;
-		int n;
+	for (int cpu = 0; cpu < CPU_SETSIZE && ret == 0; cpu++) {
+		int last = cpu;
 
-		if (!CPU_ISSET(cpu, set)) {
-			cpu++;
+		if (!CPU_ISSET(cpu, set))
 			continue;
-		}
-		last = cpu;
 		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
 			last++;
-		if (last == cpu)
-			n = snprintf(buf + used, len - used, "%s%d",
-				     used ? "," : "", cpu);
-		else
-			n = snprintf(buf + used, len - used, "%s%d-%d",
-				     used ? "," : "", cpu, last);
-		if (n < 0 || (size_t)n >= len - used)
-			return false;
-		used += (size_t)n;
-		cpu = last + 1;
+		ret = last == cpu
+			? droce_str_append(buf, len, &used, "%s%d", used ? "," : "", cpu)
+			: droce_str_append(buf, len, &used, "%s%d-%d", used ? "," : "",
+					   cpu, last);
+		cpu = last;
 	}
-	return true;
+	return ret == 0;
 }
 
 static int
@@ -219,8 +210,7 @@ lcore_cpus(unsigned int lcore, char *buf, size_t len)
 {
 	rte_cpuset_t set = rte_lcore_cpuset(lcore);
 
-	if (!cpuset_format(&set, buf, len))
-		snprintf(buf, len, "(many)");
+	cpuset_format(&set, buf, len);
 }
 
 int

@@ -12,6 +12,7 @@
 #include <rte_errno.h>
 #include <rte_mempool.h>
 
+#include "droce_core.h"
 #include "droce_gpu_drivers.h"
 #include "gpu_private.h"
 
@@ -57,15 +58,10 @@ list_devices(char *buf, size_t len)
 	buf[0] = '\0';
 	RTE_GPU_FOREACH(id) {
 		struct rte_gpu_info info;
-		int n;
 
-		if (rte_gpu_info_get(id, &info) != 0)
-			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-			     info.name);
-		if (n < 0 || (size_t)n >= len - used)
-			break;
-		used += (size_t)n;
+		if (rte_gpu_info_get(id, &info) == 0)
+			droce_str_append(buf, len, &used, "%s%s", used ? ", " : "",
+					 info.name);
 	}
 	if (used == 0)
 		snprintf(buf, len, "none");

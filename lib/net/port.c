@@ -32,15 +32,10 @@ list_ethdevs(char *buf, size_t len)
 	buf[0] = '\0';
 	RTE_ETH_FOREACH_DEV(pid) {
 		char name[RTE_ETH_NAME_MAX_LEN];
-		int n;
 
-		if (rte_eth_dev_get_name_by_port(pid, name) != 0)
-			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-			     name);
-		if (n < 0 || (size_t)n >= len - used)
-			break;
-		used += (size_t)n;
+		if (rte_eth_dev_get_name_by_port(pid, name) == 0)
+			droce_str_append(buf, len, &used, "%s%s", used ? ", " : "",
+					 name);
 	}
 	if (used == 0)
 		snprintf(buf, len, "none");

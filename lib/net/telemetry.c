@@ -11,7 +11,6 @@
  * the lock keeps droce_stack_destroy() from pulling it away mid-answer.
  */
 
-#include <stdarg.h>
 #include <stdlib.h>
 
 #include <rte_rwlock.h>
@@ -22,22 +21,6 @@
 static struct droce_stack *tel_stack;
 static rte_rwlock_t tel_lock = RTE_RWLOCK_INITIALIZER;
 static bool tel_registered;
-
-/* Telemetry strings hold RTE_TEL_MAX_STRING_LEN bytes: a longer one ends
- * in "..." so that a reader sees it was cut.
- */
-static void __rte_format_printf(3, 4)
-tel_string(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	if (n >= 0 && (size_t)n >= len && len > 4)
-		memcpy(buf + len - 4, "...", 4);
-}
 
 static void
 tel_counters(struct rte_tel_data *d, const struct droce_counters *c)
@@ -124,8 +107,12 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (unsigned int i = 0; i < conf->nb_entries; i++) {
 		char line[RTE_TEL_MAX_STRING_LEN];
 
-		tel_string(line, sizeof(line), "%s=%s @ %s", conf->entry[i].key,
-			   conf->entry[i].value, conf->entry[i].origin);
+		size_t used = 0;
+
+		/* Telemetry strings are short: a long one ends in "...". */
+		droce_str_append(line, sizeof(line), &used, "%s=%s @ %s",
+				 conf->entry[i].key, conf->entry[i].value,
+				 conf->entry[i].origin);
 		rte_tel_data_add_array_string(entries, line);
 	}
 	rte_tel_data_start_dict(d);
@@ -147,18 +134,9 @@ lcore_queues(const struct droce_lcore_ctx *ctx, char *buf, size_t len)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
-		int n = snprintf(buf + used, len - used, "%sp%uq%u",
-				 i ? " " : "", ctx->poll[i].port->index,
-				 ctx->poll[i].queue);
-
-		if (n < 0 || (size_t)n >= len - used) {
-			/* More queues than a telemetry string holds. */
-			memcpy(buf + len - 4, "...", 4);
-			break;
-		}
-		used += (size_t)n;
-	}
+	for (uint16_t i = 0; i < ctx->nb_poll; i++)
+		droce_str_append(buf, len, &used, "%sp%uq%u", i ? " " : "",
+				 ctx->poll[i].port->index, ctx->poll[i].queue);
 }
 
 static int

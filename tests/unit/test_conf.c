@@ -387,6 +387,24 @@ test_print_keys(void **state)
 	free(buf);
 }
 
+static void
+test_str_append(void **state)
+{
+	char buf[12];
+	size_t used = 0;
+
+	(void)state;
+	assert_int_equal(droce_str_append(buf, sizeof(buf), &used, "%s", "abc"), 0);
+	assert_int_equal(droce_str_append(buf, sizeof(buf), &used, ",%d", 42), 0);
+	assert_string_equal(buf, "abc,42");
+	/* What does not fit is cut, and says so. */
+	assert_int_equal(droce_str_append(buf, sizeof(buf), &used, ",%s", "toolong"),
+			 -ENOSPC);
+	assert_string_equal(buf, "abc,42,t...");
+	assert_int_equal(droce_str_append(buf, sizeof(buf), &used, "x"), -ENOSPC);
+	assert_string_equal(buf, "abc,42,t...");
+}
+
 int
 main(void)
 {
@@ -402,6 +420,7 @@ main(void)
 		cmocka_unit_test(test_override_errors),
 		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_print_keys),
+		cmocka_unit_test(test_str_append),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,6 +112,9 @@ enum droce_udp_where {
  *   The running lcore's context (for sending and counting).
  * @param port
  *   droce port index the packets arrived on.
+ * @param queue
+ *   RX queue they arrived on (worker handlers); DROCE_ANY_QUEUE on the
+ *   control lcore.
  * @param pkts
  *   The packets.
  * @param nb_pkts
@@ -120,8 +123,12 @@ enum droce_udp_where {
  *   The handler's argument.
  */
 typedef void (*droce_udp_handler_t)(struct droce_lcore_ctx *ctx,
-				    uint16_t port, struct rte_mbuf **pkts,
-				    uint16_t nb_pkts, void *arg);
+				    uint16_t port, uint16_t queue,
+				    struct rte_mbuf **pkts, uint16_t nb_pkts,
+				    void *arg);
+
+/** The queue a control handler is told: packets came through a ring. */
+#define DROCE_ANY_QUEUE UINT16_MAX
 
 /**
  * Register a handler for a UDP destination port, before droce_stack_start().
@@ -201,6 +208,50 @@ int droce_ipv4_send(struct droce_lcore_ctx *ctx, uint16_t port,
 int droce_udp_send(struct droce_lcore_ctx *ctx, uint16_t port,
 		   struct rte_mbuf *m, rte_be32_t dst, uint16_t src_port,
 		   uint16_t dst_port);
+
+/**
+ * Worker poll hook: runs on every worker after each RX round (also when no
+ * packet came), for work that finishes later than the packets that caused
+ * it. Returns how much is still pending; a worker with pending work does
+ * not sleep in event mode.
+ */
+typedef unsigned int (*droce_worker_hook_t)(struct droce_lcore_ctx *ctx,
+					    void *arg);
+
+/**
+ * Register a worker poll hook, before droce_stack_start().
+ *
+ * @return
+ *   0, -ENOSPC (too many hooks), -EBUSY once started.
+ */
+int droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
+			       void *arg);
+
+/**
+ * Wait until every running worker has finished the poll round it was in,
+ * so that what it might still have been reading when the caller unlinked
+ * it can be freed. Returns at once when no worker runs.
+ */
+void droce_stack_quiesce(struct droce_stack *s);
+
+/** Index of @p ctx's worker (0..workers-1), or -1 for the control lcore. */
+int droce_lcore_worker_index(const struct droce_lcore_ctx *ctx);
+
+/** Number of worker lcores. */
+unsigned int droce_stack_nb_workers(const struct droce_stack *s);
+
+/** The stack of an lcore context. */
+struct droce_stack *droce_lcore_stack(struct droce_lcore_ctx *ctx);
+
+/**
+ * Send a complete frame (Ethernet header on) on @p port from the calling
+ * lcore's own TX queue, without routing or ARP: for replies to the sender
+ * of a packet, such as RoCE ACKs sent by workers. The mbuf is consumed.
+ */
+void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
+
+/** IPv4 address of droce port @p port, network order. */
+rte_be32_t droce_port_addr(const struct droce_stack *s, uint16_t port);
 
 /** Count a dropped packet on @p ctx's lcore for @p port and free it. */
 void droce_drop(struct droce_lcore_ctx *ctx, uint16_t port,

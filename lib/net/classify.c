@@ -205,15 +205,15 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
  */
 static void
 run_handlers(struct droce_lcore_ctx *ctx, const struct net_port *p,
-	     struct rte_mbuf **pkts, const uint8_t *handler_of, uint16_t n,
-	     uint32_t used)
+	     uint16_t queue, struct rte_mbuf **pkts, const uint8_t *handler_of,
+	     uint16_t n, uint32_t used)
 {
 	const struct net_udp_handler *handlers = ctx->stack->udp_handler;
 
 	if ((used & (used - 1)) == 0) {
 		const struct net_udp_handler *uh = &handlers[handler_of[0]];
 
-		uh->fn(ctx, p->index, pkts, n, uh->arg);
+		uh->fn(ctx, p->index, queue, pkts, n, uh->arg);
 		return;
 	}
 	while (used != 0) {
@@ -225,7 +225,8 @@ run_handlers(struct droce_lcore_ctx *ctx, const struct net_port *p,
 		for (uint16_t i = 0; i < n; i++)
 			if (handler_of[i] == h)
 				mine[nb_mine++] = pkts[i];
-		handlers[h].fn(ctx, p->index, mine, nb_mine, handlers[h].arg);
+		handlers[h].fn(ctx, p->index, queue, mine, nb_mine,
+			       handlers[h].arg);
 	}
 }
 
@@ -298,8 +299,8 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 		rte_pktmbuf_free_bulk(dropped, nb_dropped);
 	}
 	if (nb_handler != 0)
-		run_handlers(ctx, p, for_handler, handler_of, nb_handler,
-			     used_handlers);
+		run_handlers(ctx, p, rxq->queue, for_handler, handler_of,
+			     nb_handler, used_handlers);
 	if (nb_control != 0)
 		to_control(ctx, rxq, for_control, nb_control);
 }
@@ -319,7 +320,7 @@ udp_run_flush(struct droce_lcore_ctx *ctx, struct udp_run *run)
 
 	if (run->n == 0)
 		return;
-	uh->fn(ctx, run->port, run->pkts, run->n, uh->arg);
+	uh->fn(ctx, run->port, DROCE_ANY_QUEUE, run->pkts, run->n, uh->arg);
 	run->n = 0;
 }
 

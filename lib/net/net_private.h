@@ -35,6 +35,7 @@
 #define NET_MBUF_CACHE 256
 #define NET_IPV4_TTL 64
 #define NET_MAX_UDP_HANDLERS 16
+#define NET_MAX_WORKER_HOOKS 8
 #define NET_ARP_ENTRIES 256       /* per port */
 #define NET_ARP_PENDING 8         /* packets held per unresolved entry */
 #define NET_ARP_RETRIES 3
@@ -122,6 +123,10 @@ struct droce_lcore_ctx {
 	uint16_t nb_poll;
 	struct net_poll_queue poll[DROCE_MAX_PORTS * DROCE_MAX_PORT_QUEUES];
 	struct rte_ring *to_control;
+	int worker_index;          /* -1: control */
+	/* Poll rounds done; droce_stack_quiesce() watches it change. */
+	uint64_t rounds;
+	bool in_loop;              /* worker_main runs */
 	uint16_t ip_id;
 	/* pcapng copies for the control lcore to write; NULL without capture. */
 	struct rte_ring *capture_ring;
@@ -155,6 +160,11 @@ struct droce_stack {
 	uint8_t udp_map[UINT16_MAX + 1];
 	uint8_t nb_udp_handlers;
 	struct net_udp_handler udp_handler[NET_MAX_UDP_HANDLERS];
+	unsigned int nb_hooks;
+	struct {
+		droce_worker_hook_t fn;
+		void *arg;
+	} hook[NET_MAX_WORKER_HOOKS];
 	/* Read by every worker on every loop: a cache line of its own. */
 	atomic_bool stop __rte_cache_aligned;
 	/* Event mode: workers ring the doorbell (an eventfd) when they hand
@@ -209,7 +219,7 @@ void net_icmp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
 		    struct rte_mbuf *m);
 
 /* udp.c */
-void net_udp_echo(struct droce_lcore_ctx *ctx, uint16_t port,
+void net_udp_echo(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		  struct rte_mbuf **pkts, uint16_t n, void *arg);
 
 /* tx.c */

@@ -22,6 +22,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_pause.h>
 
 #include "net_private.h"
 
@@ -54,6 +55,7 @@ ctx_create(struct droce_stack *s, unsigned int lcore_id, uint16_t txq,
 	ctx->lcore_id = lcore_id;
 	ctx->txq = txq;
 	ctx->is_control = is_control;
+	ctx->worker_index = is_control ? -1 : txq - 1;
 	s->lcore_ctx[lcore_id] = ctx;
 	return ctx;
 }
@@ -213,6 +215,7 @@ droce_stack_create(const struct droce_conf *conf,
 static unsigned int
 worker_poll(struct droce_lcore_ctx *ctx)
 {
+	const struct droce_stack *s = ctx->stack;
 	unsigned int total = 0;
 
 	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
@@ -228,7 +231,11 @@ worker_poll(struct droce_lcore_ctx *ctx)
 				   pkts, n);
 		total += n;
 	}
+	for (unsigned int h = 0; h < s->nb_hooks; h++)
+		total += s->hook[h].fn(ctx, s->hook[h].arg);
 	net_tx_flush(ctx);
+	/* A store a waiting droce_stack_quiesce() sees. */
+	__atomic_store_n(&ctx->rounds, ctx->rounds + 1, __ATOMIC_RELEASE);
 	return total;
 }
 
@@ -293,6 +300,7 @@ worker_main(void *arg)
 
 	if (interrupts)
 		rx_intr_ctl(ctx, RTE_INTR_EVENT_ADD);
+	__atomic_store_n(&ctx->in_loop, true, __ATOMIC_RELEASE);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		if (worker_poll(ctx) != 0) {
 			idle_polls = 0;
@@ -305,9 +313,73 @@ worker_main(void *arg)
 			awake_until = rte_get_tsc_cycles() + awake_tsc;
 		idle_polls = 0;
 	}
+	__atomic_store_n(&ctx->in_loop, false, __ATOMIC_RELEASE);
 	if (interrupts)
 		rx_intr_ctl(ctx, RTE_INTR_EVENT_DEL);
 	return 0;
+}
+
+int
+droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
+			   void *arg)
+{
+	if (s->started)
+		return -EBUSY;
+	if (s->nb_hooks == NET_MAX_WORKER_HOOKS)
+		return -ENOSPC;
+	s->hook[s->nb_hooks].fn = fn;
+	s->hook[s->nb_hooks].arg = arg;
+	s->nb_hooks++;
+	return 0;
+}
+
+void
+droce_stack_quiesce(struct droce_stack *s)
+{
+	uint64_t seen[RTE_MAX_LCORE];
+
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+		seen[i] = __atomic_load_n(&s->worker[i]->rounds, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
+		struct droce_lcore_ctx *w = s->worker[i];
+
+		/* A worker asleep in event mode finishes its round too: its
+		 * sleep is bounded by SLEEP_MS.
+		 */
+		while (__atomic_load_n(&w->in_loop, __ATOMIC_ACQUIRE) &&
+		       __atomic_load_n(&w->rounds, __ATOMIC_ACQUIRE) == seen[i])
+			rte_pause();
+	}
+}
+
+int
+droce_lcore_worker_index(const struct droce_lcore_ctx *ctx)
+{
+	return ctx->worker_index;
+}
+
+unsigned int
+droce_stack_nb_workers(const struct droce_stack *s)
+{
+	return s->layout.nb_workers;
+}
+
+struct droce_stack *
+droce_lcore_stack(struct droce_lcore_ctx *ctx)
+{
+	return ctx->stack;
+}
+
+rte_be32_t
+droce_port_addr(const struct droce_stack *s, uint16_t port)
+{
+	return s->port[port]->addr;
+}
+
+void
+droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	net_tx(ctx, ctx->stack->port[port], m);
 }
 
 static void

@@ -34,10 +34,11 @@ droce_udp_register(struct droce_stack *s, uint16_t udp_port,
 
 /* Echo each datagram's payload back to its sender. */
 void
-net_udp_echo(struct droce_lcore_ctx *ctx, uint16_t port,
+net_udp_echo(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	     struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	RTE_SET_USED(arg);
+	RTE_SET_USED(queue);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,

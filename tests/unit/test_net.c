@@ -309,10 +309,11 @@ expect_dropped(struct rte_mbuf *m, enum droce_drop_reason reason)
 }
 
 static void
-worker_handler(struct droce_lcore_ctx *ctx, uint16_t port,
+worker_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	       struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	(void)ctx;
+	assert_int_equal(queue, 0);
 	(void)arg;
 	(void)port;
 	worker_handler_calls++;
@@ -331,10 +332,11 @@ worker_handler(struct droce_lcore_ctx *ctx, uint16_t port,
 }
 
 static void
-second_handler(struct droce_lcore_ctx *ctx, uint16_t port,
+second_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	       struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	(void)ctx;
+	(void)queue;
 	(void)port;
 	assert_ptr_equal(arg, &second_handler_pkts);
 	second_handler_pkts += n;

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_RX_H
+#define DROCE_RX_H
+
+/**
+ * @file
+ * droce rx: sensor frames (Holoscan Sensor Bridge style RoCEv2 RDMA
+ * writes) into GPU pages, behind the C form of the HSB receiver interface
+ * (RoceReceiverInterfaceV2).
+ *
+ * One droce_rx serves a stack: it takes UDP port 4791 on the workers and
+ * hands each packet to its stream by destination QP. A stream is one
+ * receiver: start(), close(), blocking_monitor(), get_next_frame(),
+ * frames_ready(), set_frame_ready(), the getters and receive_path_failed(),
+ * with the interface's semantics:
+ * - frames are returned in the order they are received;
+ * - with queue_size frames waiting, the next one to complete discards the
+ *   oldest waiting one, and `dropped` counts it;
+ * - frames arrive only while blocking_monitor() runs; the frame-ready
+ *   callback runs on its thread, is registered before it starts, and
+ *   stays registered across starts;
+ * - close() works from any thread, also while blocking_monitor() runs,
+ *   and does nothing on a receiver never started;
+ * - after a fatal event (port removed or reset, the placement device
+ *   failed) get_next_frame() returns false at once, frames_ready() returns
+ *   true, and nothing arrives until start() again.
+ *
+ * Every packet is checked before its bytes go anywhere: source IP, QP,
+ * rkey, opcode, P_Key, ICRC (unless rx.icrc=off) and that VA..VA+len lies
+ * inside one page of the stream's buffer. A refused packet costs a counter,
+ * never a byte outside the buffer.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "droce_gpu.h"
+#include "droce_net.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most streams one droce_rx serves. */
+#define DROCE_RX_MAX_STREAMS 4096
+/** Any RX queue (droce_rx_params.queue). */
+#define DROCE_RX_ANY_QUEUE UINT16_MAX
+
+/** How a frame's last packet encodes page and PSN in its immediate. */
+enum droce_rx_imm {
+	DROCE_RX_IMM_HSB = 0,   /**< page = imm & 0xfff, psn = imm >> 12 (20 bits) */
+	DROCE_RX_IMM_HSB_LITE,  /**< page = imm & 0xff, psn = imm >> 8 (HSB-Lite 2510) */
+	DROCE_RX_IMM_OPAQUE,    /**< page from the VA; the immediate is reported as is */
+};
+
+/** Arguments of start(). */
+struct droce_rx_params {
+	const char *device;     /**< ethdev name of the port, or NULL: @p port */
+	uint16_t port;          /**< droce port index (when @p device is NULL) */
+	uint16_t queue;         /**< RX queue of the stream, or DROCE_RX_ANY_QUEUE */
+	const struct droce_gpu_buf *buf; /**< frame memory (cu_buffer, size) */
+	size_t frame_size;      /**< bytes of frame data per frame */
+	size_t page_size;       /**< bytes from one page to the next */
+	unsigned int pages;     /**< pages the device cycles through, 1..4096 */
+	size_t metadata_offset; /**< from the page start, 128-byte block */
+	const char *peer_ip;    /**< the only address data is taken from */
+	unsigned int queue_size;/**< frames held for the application, >= 1 */
+	uint32_t qp;            /**< QP number; 0: droce picks one */
+	uint32_t rkey;          /**< rkey; 0: droce picks one */
+	uint16_t pkey;          /**< P_Key accepted; 0: 0xFFFF */
+	enum droce_rx_imm imm;  /**< immediate format */
+	enum droce_place_mode placement; /**< copy, gather or auto */
+	bool no_icrc;           /**< trust the link: skip the ICRC (rx.icrc=off) */
+	uint32_t remote_qp;     /**< RC: the requester's QP, for ACKs */
+};
+
+/** The metadata block the device writes after each frame (decoded). */
+struct droce_rx_metadata {
+	bool present;           /**< the frame's last packet carried it */
+	uint32_t flags;         /**< bit 0 early TLAST, bit 1 bytes-per-window */
+	uint32_t psn;
+	uint32_t crc;           /**< CRC-32/JAMCRC of the frame, by the device */
+	uint64_t timestamp_s;   /**< PTP, start of frame */
+	uint32_t timestamp_ns;
+	uint64_t bytes_written;
+	uint64_t frame_number;  /**< the device's 16 bits, extended */
+	uint64_t metadata_s;    /**< PTP, end of frame */
+	uint32_t metadata_ns;
+};
+
+/** What get_next_frame() hands out (RoceReceiverFrameInfoV1 and more). */
+struct droce_rx_frame_info {
+	uint64_t frame_memory;     /**< GPU address of the frame's page */
+	uint64_t metadata_memory;  /**< GPU address of its metadata block */
+	uint32_t page;
+	uint32_t immediate;
+	uint32_t psn;              /**< from the immediate (HSB) or the BTH */
+	struct droce_rx_metadata metadata;
+	uint64_t received_ns;      /**< CLOCK_REALTIME at the last packet */
+	uint64_t received_tsc;     /**< TSC at the last packet */
+	uint64_t packets;          /**< data packets placed */
+	uint64_t bytes;            /**< their payload bytes */
+	uint64_t lost_packets;     /**< PSN gaps and refused packets */
+	bool lossy;                /**< never a clean frame: something was lost */
+	bool overwritten;          /**< a later frame wrote its page meanwhile */
+	uint64_t dropped;          /**< frames discarded so far (cumulative) */
+	uint64_t sequence;         /**< frames completed on this stream so far */
+};
+
+/** Why packets were refused, per stream or for the whole droce_rx. */
+enum droce_rx_refusal {
+	DROCE_RX_NOT_ROCE,       /**< not a parsable RoCEv2 packet */
+	DROCE_RX_UNKNOWN_QP,     /**< no stream has that QP */
+	DROCE_RX_NOT_STARTED,    /**< the stream is closed or failed */
+	DROCE_RX_WRONG_PORT,     /**< the stream is on another port or queue */
+	DROCE_RX_WRONG_WORKER,   /**< another worker owns the stream */
+	DROCE_RX_WRONG_PEER,     /**< source IP is not peer_ip */
+	DROCE_RX_BAD_OPCODE,     /**< not an RDMA WRITE opcode */
+	DROCE_RX_BAD_PKEY,
+	DROCE_RX_BAD_RKEY,
+	DROCE_RX_BAD_VA,         /**< outside one page of the buffer */
+	DROCE_RX_BAD_LENGTH,     /**< DMA length disagrees with the payload */
+	DROCE_RX_BAD_ICRC,
+	DROCE_RX_BAD_IMM_PAGE,   /**< page index of the immediate out of range */
+	DROCE_RX_STALE_PSN,      /**< behind the expected PSN: duplicate or late */
+	DROCE_RX_NO_MESSAGE,     /**< MIDDLE or LAST without a FIRST */
+	DROCE_RX_PLACE_FAILED,   /**< no gather item free, device failed */
+	DROCE_RX_REFUSAL_MAX
+};
+
+/** Name of a refusal ("bad_rkey"), or NULL. */
+const char *droce_rx_refusal_name(enum droce_rx_refusal r);
+
+/** Counters of a stream. */
+struct droce_rx_stream_stats {
+	uint64_t frames;          /**< completed */
+	uint64_t frames_lossy;    /**< of those, flagged */
+	uint64_t frames_dropped;  /**< discarded: queue full or no monitor */
+	uint64_t packets;         /**< placed */
+	uint64_t bytes;
+	uint64_t lost_packets;
+	uint64_t acks;            /**< RC: ACK and NAK packets sent */
+	uint64_t refused[DROCE_RX_REFUSAL_MAX];
+};
+
+struct droce_rx;
+struct droce_rx_stream;
+
+/**
+ * Serve RoCEv2 on @p stack: takes UDP port 4791 on the workers. Call
+ * before droce_stack_start().
+ */
+struct droce_rx *droce_rx_create(struct droce_stack *stack, char *err,
+				 size_t errlen);
+
+/** Close every stream and free; after droce_stack_stop(). */
+void droce_rx_destroy(struct droce_rx *rx);
+
+/** Packets that found no stream, by reason. */
+void droce_rx_refusals(const struct droce_rx *rx,
+		       uint64_t refused[DROCE_RX_REFUSAL_MAX]);
+
+/** A new receiver (not started). */
+struct droce_rx_stream *droce_rx_stream_new(struct droce_rx *rx);
+
+/** Close and free a receiver. */
+void droce_rx_stream_free(struct droce_rx_stream *st);
+
+/**
+ * Configure the receiver and start taking its packets.
+ *
+ * @return
+ *   0; -EINVAL with a message for arguments out of range (peer_ip not an
+ *   address, buffer too small for pages x page_size, metadata outside the
+ *   page, ...); -ENODEV for an unknown device or port; -EEXIST for a QP
+ *   already in use; -EBUSY when already started.
+ */
+int droce_rx_stream_start(struct droce_rx_stream *st,
+			  const struct droce_rx_params *p, char *err,
+			  size_t errlen);
+
+/** End the run; blocking_monitor() returns. Any thread. */
+void droce_rx_stream_close(struct droce_rx_stream *st);
+
+/**
+ * Run the receiver until close(): frames arrive only while this runs.
+ *
+ * @return
+ *   0 after close(); -EINVAL when start() has not been called.
+ */
+int droce_rx_stream_blocking_monitor(struct droce_rx_stream *st);
+
+/**
+ * Take the next completed frame, waiting up to @p timeout_ms.
+ *
+ * @return
+ *   True with @p info filled; false on timeout, at once after a fatal
+ *   event, or (rte_errno = EINVAL) when start() has not been called.
+ */
+bool droce_rx_stream_get_next_frame(struct droce_rx_stream *st,
+				    unsigned int timeout_ms,
+				    struct droce_rx_frame_info *info);
+
+/** False when get_next_frame() would wait; true after a fatal event. */
+bool droce_rx_stream_frames_ready(struct droce_rx_stream *st);
+
+/**
+ * Run @p cb (on the blocking_monitor() thread) once per frame that
+ * becomes available. NULL stops it. Register before blocking_monitor()
+ * starts; it stays across starts.
+ */
+void droce_rx_stream_set_frame_ready(struct droce_rx_stream *st,
+				     void (*cb)(void *arg), void *arg);
+
+/** True once a fatal event stopped the receive path. */
+bool droce_rx_stream_receive_path_failed(const struct droce_rx_stream *st);
+
+/** QP number the device must send to (after start). */
+uint32_t droce_rx_stream_qp_number(const struct droce_rx_stream *st);
+/** rkey the device must present (after start). */
+uint32_t droce_rx_stream_rkey(const struct droce_rx_stream *st);
+/** Device view of the first page: 0 (the buffer is registered at IOVA 0). */
+uint64_t droce_rx_stream_external_frame_memory(const struct droce_rx_stream *st);
+/** frame_size as start() got it. */
+size_t droce_rx_stream_frame_size(const struct droce_rx_stream *st);
+/** page_size as start() got it. */
+size_t droce_rx_stream_page_size(const struct droce_rx_stream *st);
+/** pages as start() got it. */
+unsigned int droce_rx_stream_pages(const struct droce_rx_stream *st);
+
+/** The stream's counters. */
+void droce_rx_stream_stats(const struct droce_rx_stream *st,
+			   struct droce_rx_stream_stats *stats);
+
+/**
+ * Mark every stream of @p port failed, as the port's removal does
+ * (RTE_ETH_EVENT_INTR_RMV and _RESET lead here).
+ */
+void droce_rx_port_failed(struct droce_rx *rx, uint16_t port);
+
+/** Log type of droce's rx library. */
+extern int droce_rx_logtype;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_RX_H */

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * A RoCEv2 packet's way through a worker, top to bottom: parse (opcode
+ * table), find the stream by QP, check it (owner, peer, opcode, P_Key,
+ * PSN, rkey, VA inside one page), then hand its payload to the stream's
+ * placer, with the ICRC checked there. The last packet of a frame (an
+ * immediate) closes the frame: it waits in the stream's pending list until
+ * its placement batch is complete, then goes to the application's queue.
+ *
+ * Only the worker that owns a stream touches its state here; what the
+ * application reads is written with atomic stores.
+ */
+
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "rx_private.h"
+
+#define METADATA_USED 48
+
+static inline void
+count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static inline void
+refuse(struct droce_rx_stream *st, struct rte_mbuf *m, enum droce_rx_refusal why)
+{
+	count(&st->stats.refused[why], 1);
+	rte_pktmbuf_free(m);
+}
+
+void
+rx_stream_reset_worker_state(struct droce_rx_stream *st)
+{
+	atomic_store(&st->owner, 0);
+	memset(&st->cur, 0, sizeof(st->cur));
+	memset(&st->msg, 0, sizeof(st->msg));
+	st->psn_valid = false;
+	st->have_frame_number = false;
+	st->sequence = 0;
+	st->dropped = 0;
+	st->pending_head = st->pending_count = 0;
+	st->msn = 0;
+	st->nak_sent = false;
+	st->ack_due = false;
+}
+
+/* The device's 16-bit frame number, continued past its wrap. */
+static uint64_t
+extend_frame_number(struct droce_rx_stream *st, uint16_t fn)
+{
+	if (!st->have_frame_number) {
+		st->have_frame_number = true;
+		st->frame_number = fn;
+	} else {
+		st->frame_number += (uint16_t)(fn - (uint16_t)st->frame_number);
+	}
+	return st->frame_number;
+}
+
+static uint32_t
+be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t
+be64_at(const uint8_t *p)
+{
+	return (uint64_t)be32_at(p) << 32 | be32_at(p + 4);
+}
+
+/* The 128-byte block HSB writes after the frame, big-endian. */
+static void
+decode_metadata(struct droce_rx_stream *st, const uint8_t *b,
+		struct droce_rx_metadata *md)
+{
+	md->present = true;
+	md->flags = be32_at(b + 0);
+	md->psn = be32_at(b + 4);
+	md->crc = be32_at(b + 8);
+	md->timestamp_s = be64_at(b + 12);
+	md->timestamp_ns = be32_at(b + 20);
+	md->bytes_written = be64_at(b + 24);
+	md->frame_number = extend_frame_number(st, (uint16_t)(b[34] << 8 | b[35]));
+	md->metadata_s = be64_at(b + 36);
+	md->metadata_ns = be32_at(b + 44);
+}
+
+/* Hand a finished frame to the application: the queue drops its oldest
+ * waiting frame when full. Frames arrive only while the monitor runs.
+ */
+static void
+deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
+{
+	struct droce_rx_frame_info old;
+
+	if (!atomic_load_explicit(&st->monitoring, memory_order_acquire)) {
+		st->dropped++;
+		count(&st->stats.frames_dropped, 1);
+		return;
+	}
+	while (rte_ring_sp_enqueue_elem(st->frames, f, sizeof(*f)) != 0) {
+		if (rte_ring_mc_dequeue_elem(st->frames, &old, sizeof(old)) == 0) {
+			st->dropped++;
+			count(&st->stats.frames_dropped, 1);
+			f->dropped = st->dropped;
+		}
+	}
+	rx_store64(&st->delivered, st->delivered + 1);
+}
+
+/* Close the frame being assembled; it completes with its placement. */
+static void
+finish_frame(struct droce_rx_stream *st, uint32_t imm, uint32_t psn,
+	     const struct droce_rx_metadata *md)
+{
+	struct rx_frame *c = &st->cur;
+	uint64_t tsc = rte_get_tsc_cycles();
+	struct rx_pending *p;
+
+	st->sequence++;
+	count(&st->stats.frames, 1);
+	if (c->lossy)
+		count(&st->stats.frames_lossy, 1);
+	if (st->pending_count == RX_PENDING) {
+		/* The engine is that far behind: the frame is lost to it. */
+		st->dropped++;
+		count(&st->stats.frames_dropped, 1);
+		droce_placer_submit(st->placer);
+		memset(c, 0, sizeof(*c));
+		return;
+	}
+	p = &st->pending[(st->pending_head + st->pending_count++) % RX_PENDING];
+	p->info = (struct droce_rx_frame_info){
+		.frame_memory = (uint64_t)(uintptr_t)st->buf.gpu + (uint64_t)c->page * st->page_size,
+		.metadata_memory = (uint64_t)(uintptr_t)st->buf.gpu +
+				   (uint64_t)c->page * st->page_size + st->metadata_offset,
+		.page = c->page, .immediate = imm, .psn = psn,
+		.received_tsc = tsc,
+		.received_ns = st->rx->base_ns +
+			       (uint64_t)((double)(tsc - st->rx->base_tsc) * st->rx->ns_per_tsc),
+		.packets = c->packets, .bytes = c->bytes, .lost_packets = c->lost,
+		.lossy = c->lossy, .sequence = st->sequence,
+	};
+	if (md != NULL)
+		p->info.metadata = *md;
+	p->ticket = droce_placer_submit(st->placer);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Opcodes a sensor stream takes: RDMA WRITE, on UC or RC. */
+static inline bool
+write_opcode(uint8_t op)
+{
+	uint8_t t = op & 0xe0, o = op & 0x1f;
+
+	return (t == DROCE_OP_UC || t == DROCE_OP_RC) &&
+	       o >= DROCE_OP_WRITE_FIRST && o <= DROCE_OP_WRITE_ONLY_IMM;
+}
+
+/* PSN check. UC counts gaps as lost; RC (in order only) asks again. */
+static enum droce_rx_refusal
+check_psn(struct droce_rx_stream *st, uint32_t psn, bool *nak)
+{
+	uint32_t mask = st->psn_mask, d;
+
+	*nak = false;
+	if (!st->psn_valid) {
+		st->psn_valid = true;
+		st->expected_psn = psn;
+	}
+	d = (psn - st->expected_psn) & mask;
+	if (d == 0)
+		return DROCE_RX_REFUSAL_MAX;
+	if (d > mask / 2)
+		return DROCE_RX_STALE_PSN;      /* behind: a duplicate or a late one */
+	if (st->rc) {
+		*nak = !st->nak_sent;           /* one NAK, then silence until resync */
+		st->nak_sent = true;
+		return DROCE_RX_STALE_PSN;
+	}
+	st->cur.lost += d;
+	st->cur.lossy = true;
+	count(&st->stats.lost_packets, d);
+	return DROCE_RX_REFUSAL_MAX;
+}
+
+/* Where the payload goes, or why not. The whole RDMA message must lie in
+ * one page, so MIDDLE and LAST packets cannot leave it either.
+ */
+static enum droce_rx_refusal
+destination(struct droce_rx_stream *st, const struct droce_pkt *pkt,
+	    uint64_t *dst)
+{
+	uint32_t len = pkt->payload_len;
+	uint8_t o = pkt->opcode & 0x1f;
+
+	if (pkt->info->flags & DROCE_HDR_RETH) {
+		const struct droce_reth *r = droce_pkt_ext(pkt, DROCE_EXT_RETH);
+		uint64_t va = droce_reth_va(r);
+		uint32_t dma = droce_reth_len(r);
+
+		if (droce_reth_rkey(r) != st->rkey)
+			return DROCE_RX_BAD_RKEY;
+		if ((pkt->info->flags & DROCE_HDR_LAST) ? dma != len : dma < len)
+			return DROCE_RX_BAD_LENGTH;
+		if (va / st->page_size >= st->pages ||
+		    va % st->page_size + dma > st->page_size)
+			return DROCE_RX_BAD_VA;
+		st->msg.open = o == DROCE_OP_WRITE_FIRST;
+		st->msg.va = va + len;
+		st->msg.remaining = dma - len;
+		*dst = va;
+		return DROCE_RX_REFUSAL_MAX;
+	}
+	if (!st->msg.open)
+		return DROCE_RX_NO_MESSAGE;
+	if ((pkt->info->flags & DROCE_HDR_LAST) ? len != st->msg.remaining
+						: len > st->msg.remaining)
+		return DROCE_RX_BAD_LENGTH;
+	*dst = st->msg.va;
+	st->msg.va += len;
+	st->msg.remaining -= len;
+	st->msg.open = !(pkt->info->flags & DROCE_HDR_LAST);
+	return DROCE_RX_REFUSAL_MAX;
+}
+
+/* Page and PSN the frame's immediate names. */
+static bool
+decode_imm(const struct droce_rx_stream *st, uint32_t imm, uint32_t data_page,
+	   uint32_t bth_psn, uint32_t *page, uint32_t *psn)
+{
+	switch (st->imm) {
+	case DROCE_RX_IMM_HSB:
+		*page = imm & 0xfff;
+		*psn = (imm >> 12) & 0xfffff;
+		break;
+	case DROCE_RX_IMM_HSB_LITE:
+		*page = imm & 0xff;
+		*psn = imm >> 8;
+		break;
+	default:
+		*page = data_page;
+		*psn = bth_psn;
+		break;
+	}
+	return *page < st->pages;
+}
+
+/* RC: an ACK is owed to the packet's sender (sent once per burst). */
+static void
+ack_due(struct droce_rx_stream *st, const struct rte_mbuf *m, uint32_t psn,
+	bool *ack)
+{
+	st->peer_mac = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->src_addr;
+	st->ack_psn = psn;
+	st->ack_due = true;
+	*ack = true;
+}
+
+/* One packet of one stream, on its owner worker. */
+static void
+stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
+	      uint32_t bth_off, const struct droce_pkt *pkt, bool *ack)
+{
+	uint32_t psn = droce_bth_psn(pkt->bth), imm = 0, imm_page = 0, imm_psn = 0;
+	uint32_t payload_off = bth_off + pkt->hdr_len, page;
+	bool ends = (pkt->info->flags & DROCE_HDR_IMMDT) != 0, nak;
+	struct droce_rx_metadata md = { .present = false };
+	enum droce_rx_refusal why;
+	uint64_t dst;
+	int ret;
+
+	if (!write_opcode(pkt->opcode))
+		return refuse(st, m, DROCE_RX_BAD_OPCODE);
+	if (droce_bth_pkey(pkt->bth) != st->pkey)
+		return refuse(st, m, DROCE_RX_BAD_PKEY);
+	st->rc = (pkt->opcode & 0xe0) == DROCE_OP_RC;
+	why = check_psn(st, psn, &nak);
+	if (why != DROCE_RX_REFUSAL_MAX) {
+		/* RC: a duplicate is ACKed again, a gap NAKed once. */
+		if (st->rc && (nak || (droce_bth_ackreq(pkt->bth) && !st->nak_sent)))
+			ack_due(st, m, (st->expected_psn - 1) & st->psn_mask, ack);
+		return refuse(st, m, why);
+	}
+	/* This PSN is used up, whatever becomes of the packet. */
+	st->expected_psn = (psn + 1) & st->psn_mask;
+	st->nak_sent = false;
+	why = destination(st, pkt, &dst);
+	if (why != DROCE_RX_REFUSAL_MAX) {
+		st->cur.lossy = true;
+		st->cur.lost++;
+		count(&st->stats.lost_packets, 1);
+		return refuse(st, m, why);
+	}
+	page = (uint32_t)(dst / st->page_size);
+	if (ends) {
+		imm = droce_immdt(droce_pkt_ext(pkt, DROCE_EXT_IMMDT));
+		if (!decode_imm(st, imm, page, psn, &imm_page, &imm_psn))
+			return refuse(st, m, DROCE_RX_BAD_IMM_PAGE);
+		/* The metadata block rides in the last packet: read it now,
+		 * placement may free the mbuf at once.
+		 */
+		if (dst % st->page_size == st->metadata_offset &&
+		    pkt->payload_len >= METADATA_USED)
+			decode_metadata(st, pkt->payload, &md);
+	}
+	/* A new page without the previous frame's end: that one is over. */
+	if (st->cur.open && page != st->cur.page) {
+		st->cur.lossy = true;
+		finish_frame(st, 0, 0, NULL);
+	}
+	if (!st->cur.open) {
+		st->cur.open = true;
+		st->cur.page = page;
+		rx_store64(&st->page_frame[page], st->sequence + 1);
+	}
+	if (st->rc && droce_bth_ackreq(pkt->bth))
+		ack_due(st, m, psn, ack);
+	ret = st->icrc ? droce_place_icrc(st->placer, m, l3_off, payload_off, dst,
+					  pkt->payload_len)
+		       : droce_place(st->placer, m, payload_off, dst, pkt->payload_len);
+	if (ret == 0) {
+		st->cur.packets++;
+		st->cur.bytes += pkt->payload_len;
+		count(&st->stats.packets, 1);
+		count(&st->stats.bytes, pkt->payload_len);
+	} else {
+		count(&st->stats.refused[ret == -EBADMSG ? DROCE_RX_BAD_ICRC
+					 : DROCE_RX_PLACE_FAILED], 1);
+		st->cur.lossy = true;
+		st->cur.lost++;
+		count(&st->stats.lost_packets, 1);
+	}
+	if (st->rc && (pkt->info->flags & DROCE_HDR_LAST))
+		st->msn = (st->msn + 1) & DROCE_MSN_MASK;
+	if (!ends)
+		return;
+	if (imm_page != page)
+		st->cur.lossy = true;  /* the immediate disagrees with the VA */
+	if (md.present)
+		__atomic_store_n(&st->page_psn[page], md.psn, __ATOMIC_RELEASE);
+	finish_frame(st, imm, imm_psn, md.present ? &md : NULL);
+}
+
+/* RC: one ACK (or NAK) per stream and burst, to the packet's sender. */
+static void
+send_ack(struct droce_lcore_ctx *ctx, struct droce_rx_stream *st)
+{
+	struct droce_frame_spec spec = {
+		.src_mac = st->our_mac, .dst_mac = st->peer_mac,
+		.src_ip4 = droce_port_addr(st->rx->stack, st->port),
+		.dst_ip4 = st->peer,
+		.opcode = DROCE_OP_RC | DROCE_OP_ACKNOWLEDGE,
+		.dest_qp = st->remote_qp, .src_qp = st->qpn, .psn = st->ack_psn,
+		.syndrome = st->nak_sent ? 0x60 : 0x1f, .msn = st->msn,
+	};
+	struct rte_mbuf *m;
+
+	st->ack_due = false;
+	m = rte_pktmbuf_alloc(droce_port_pool(st->rx->stack, st->port));
+	if (m == NULL || droce_frame_build(m, &spec) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	count(&st->stats.acks, 1);
+	droce_tx(ctx, st->port, m);
+}
+
+static inline void
+refuse_unknown(struct rx_worker *w, struct rte_mbuf *m, enum droce_rx_refusal why)
+{
+	count(&w->refused[why], 1);
+	rte_pktmbuf_free(m);
+}
+
+/* The stream of a packet, if this worker may handle it. */
+static struct droce_rx_stream *
+claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
+      uint16_t queue, struct rte_mbuf *m, const struct droce_pkt *pkt,
+      const struct rte_ipv4_hdr *ip)
+{
+	struct droce_rx_stream *st = rx_stream_of_qp(rx, droce_bth_dqpn(pkt->bth));
+	unsigned int owner = 0;
+
+	if (st == NULL) {
+		refuse_unknown(w, m, DROCE_RX_UNKNOWN_QP);
+		return NULL;
+	}
+	if (!atomic_load_explicit(&st->attached, memory_order_acquire) ||
+	    atomic_load_explicit(&st->failed, memory_order_relaxed)) {
+		refuse(st, m, DROCE_RX_NOT_STARTED);
+		return NULL;
+	}
+	if (port != st->port || (st->queue != DROCE_RX_ANY_QUEUE && queue != st->queue)) {
+		refuse(st, m, DROCE_RX_WRONG_PORT);
+		return NULL;
+	}
+	/* The first worker to see the stream owns it from then on. */
+	if (!atomic_compare_exchange_strong(&st->owner, &owner, me) && owner != me) {
+		refuse(st, m, DROCE_RX_WRONG_WORKER);
+		return NULL;
+	}
+	if (owner == 0) {
+		/* A stream started again may still be listed from before. */
+		unsigned int k = 0;
+
+		while (k < w->nb && w->owned[k] != st)
+			k++;
+		if (k == w->nb)
+			w->owned[w->nb++] = st;
+	}
+	if (ip->src_addr != st->peer) {
+		refuse(st, m, DROCE_RX_WRONG_PEER);
+		return NULL;
+	}
+	return st;
+}
+
+void
+rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
+	       struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	struct droce_rx *rx = arg;
+	int wi = droce_lcore_worker_index(ctx);
+	struct rx_worker *w = &rx->workers[wi];
+	struct droce_rx_stream *to_ack[RX_BURST_STREAMS];
+	unsigned int nb_ack = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint32_t l3 = m->l2_len, bth = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
+		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+				const struct rte_ipv4_hdr *, l3);
+		const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
+				const struct rte_udp_hdr *, l3 + m->l3_len);
+		uint32_t roce_len = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+		struct droce_rx_stream *st;
+		struct droce_pkt pkt;
+		bool ack = false, listed;
+
+		if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) ||
+		    droce_roce_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, bth),
+				     roce_len, &pkt) != DROCE_PARSE_OK) {
+			refuse_unknown(w, m, DROCE_RX_NOT_ROCE);
+			continue;
+		}
+		st = claim(rx, w, (unsigned int)wi + 1, port, queue, m, &pkt, ip);
+		if (st == NULL)
+			continue;
+		listed = st->ack_due;
+		stream_packet(st, m, l3, bth, &pkt, &ack);
+		/* ACKs wait for the end of the burst: one per stream. */
+		if (ack && !listed) {
+			if (nb_ack < RX_BURST_STREAMS)
+				to_ack[nb_ack++] = st;
+			else
+				send_ack(ctx, st);
+		}
+	}
+	for (unsigned int i = 0; i < nb_ack; i++)
+		if (to_ack[i]->ack_due)
+			send_ack(ctx, to_ack[i]);
+}
+
+/* Frames whose placement finished go to the application, in order. */
+static unsigned int
+complete_frames(struct droce_rx_stream *st)
+{
+	uint64_t done;
+
+	if (st->pending_count == 0)
+		return 0;
+	if (droce_placer_failed(st->placer)) {
+		rx_stream_fail(st, "the placement device failed");
+		st->pending_count = 0;
+		return 0;
+	}
+	done = droce_placer_completed(st->placer);
+	while (st->pending_count != 0 && st->pending[st->pending_head].ticket <= done) {
+		struct rx_pending *p = &st->pending[st->pending_head];
+
+		p->info.dropped = st->dropped;
+		deliver(st, &p->info);
+		st->pending_head = (st->pending_head + 1) % RX_PENDING;
+		st->pending_count--;
+	}
+	return st->pending_count;
+}
+
+unsigned int
+rx_worker_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_rx *rx = arg;
+	int wi = droce_lcore_worker_index(ctx);
+	struct rx_worker *w;
+	unsigned int pending = 0;
+
+	if (wi < 0)
+		return 0;
+	w = &rx->workers[wi];
+	for (unsigned int i = 0; i < w->nb;) {
+		struct droce_rx_stream *st = w->owned[i];
+
+		/* A closed (or since re-owned) stream leaves the list; its
+		 * memory outlives this.
+		 */
+		if (!atomic_load_explicit(&st->attached, memory_order_acquire) ||
+		    atomic_load_explicit(&st->owner, memory_order_relaxed) !=
+		    (unsigned int)wi + 1) {
+			w->owned[i] = w->owned[--w->nb];
+			continue;
+		}
+		pending += complete_frames(st);
+		i++;
+	}
+	return pending;
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The receiver service of a stack: UDP 4791 on the workers, the QP table
+ * that finds a packet's stream, the worker hook that finishes frames, and
+ * the port events that are fatal to streams.
+ *
+ * The QP table has one writer (the control thread, under rx->lock) and
+ * lock-free readers: each slot is one 64-bit word (QP number, stream index)
+ * written atomically; a removed QP leaves a tombstone, so probes go on.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "rx_private.h"
+
+RTE_LOG_REGISTER(droce_rx_logtype, droce.rx, INFO);
+
+static const char *const refusal_names[DROCE_RX_REFUSAL_MAX] = {
+	[DROCE_RX_NOT_ROCE] = "not_roce",
+	[DROCE_RX_UNKNOWN_QP] = "unknown_qp",
+	[DROCE_RX_NOT_STARTED] = "not_started",
+	[DROCE_RX_WRONG_PORT] = "wrong_port",
+	[DROCE_RX_WRONG_WORKER] = "wrong_worker",
+	[DROCE_RX_WRONG_PEER] = "wrong_peer",
+	[DROCE_RX_BAD_OPCODE] = "bad_opcode",
+	[DROCE_RX_BAD_PKEY] = "bad_pkey",
+	[DROCE_RX_BAD_RKEY] = "bad_rkey",
+	[DROCE_RX_BAD_VA] = "bad_va",
+	[DROCE_RX_BAD_LENGTH] = "bad_length",
+	[DROCE_RX_BAD_ICRC] = "bad_icrc",
+	[DROCE_RX_BAD_IMM_PAGE] = "bad_imm_page",
+	[DROCE_RX_STALE_PSN] = "stale_psn",
+	[DROCE_RX_NO_MESSAGE] = "no_message",
+	[DROCE_RX_PLACE_FAILED] = "place_failed",
+};
+
+const char *
+droce_rx_refusal_name(enum droce_rx_refusal r)
+{
+	return (unsigned int)r < DROCE_RX_REFUSAL_MAX ? refusal_names[r] : NULL;
+}
+
+static inline uint32_t
+qp_hash(uint32_t qpn)
+{
+	return (qpn * 0x9e3779b1u) >> (32 - 13); /* RX_QP_SLOTS = 8192 */
+}
+
+struct droce_rx_stream *
+rx_stream_of_qp(const struct droce_rx *rx, uint32_t qpn)
+{
+	RTE_BUILD_BUG_ON(RX_QP_SLOTS != 1 << 13);
+	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS;
+	     i++, h = (h + 1) & (RX_QP_SLOTS - 1)) {
+		uint64_t e = rx_load64(&rx->qp_table[h]);
+
+		if (e == 0)
+			return NULL;
+		if ((uint32_t)(e >> 32) == qpn && (uint32_t)e != QP_TOMBSTONE)
+			return rx->streams[(uint32_t)e - 1];
+	}
+	return NULL;
+}
+
+int
+rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index)
+{
+	int free_slot = -1;
+
+	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS;
+	     i++, h = (h + 1) & (RX_QP_SLOTS - 1)) {
+		uint64_t e = rx->qp_table[h];
+
+		if (e != 0 && (uint32_t)(e >> 32) == qpn &&
+		    (uint32_t)e != QP_TOMBSTONE)
+			return -EEXIST;
+		if (free_slot < 0 && (e == 0 || (uint32_t)e == QP_TOMBSTONE))
+			free_slot = (int)h;
+		if (e == 0)
+			break;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	rx_store64(&rx->qp_table[free_slot], (uint64_t)qpn << 32 | (index + 1));
+	return 0;
+}
+
+void
+rx_qp_remove(struct droce_rx *rx, uint32_t qpn)
+{
+	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS;
+	     i++, h = (h + 1) & (RX_QP_SLOTS - 1)) {
+		uint64_t e = rx->qp_table[h];
+
+		if (e == 0)
+			return;
+		if ((uint32_t)(e >> 32) == qpn && (uint32_t)e != QP_TOMBSTONE) {
+			rx_store64(&rx->qp_table[h], (uint64_t)qpn << 32 | QP_TOMBSTONE);
+			return;
+		}
+	}
+}
+
+void
+rx_stream_fail(struct droce_rx_stream *st, const char *why)
+{
+	if (atomic_exchange(&st->failed, true))
+		return;
+	RX_LOG(ERR, "stream QP %#x: receive path failed: %s", st->qpn, why);
+	/* Waiters in get_next_frame() return at once. */
+	pthread_mutex_lock(&st->lock);
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+}
+
+void
+droce_rx_port_failed(struct droce_rx *rx, uint16_t port)
+{
+	for (unsigned int i = 0; i < DROCE_RX_MAX_STREAMS; i++) {
+		struct droce_rx_stream *st = rx->streams[i];
+
+		if (st != NULL && atomic_load(&st->started) && st->port == port)
+			rx_stream_fail(st, "the port was removed or needs a reset");
+	}
+}
+
+/* Runs on DPDK's interrupt thread. */
+static int
+port_event(uint16_t port_id, enum rte_eth_event_type event, void *arg,
+	   void *ret_param)
+{
+	struct droce_rx *rx = arg;
+
+	RTE_SET_USED(ret_param);
+	for (uint16_t p = 0; p < droce_stack_nb_ports(rx->stack); p++)
+		if (droce_port_ethdev(rx->stack, p) == port_id) {
+			RX_LOG(ERR, "port %u: %s", p, event == RTE_ETH_EVENT_INTR_RMV
+			       ? "device removed" : "device needs a reset");
+			droce_rx_port_failed(rx, p);
+		}
+	return 0;
+}
+
+struct droce_rx *
+droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
+{
+	struct droce_rx *rx = rte_zmalloc("droce_rx", sizeof(*rx), RTE_CACHE_LINE_SIZE);
+	struct timespec ts;
+	int ret;
+
+	if (rx == NULL) {
+		snprintf(err, errlen, "rx: out of memory");
+		return NULL;
+	}
+	rx->stack = stack;
+	rx->next_qp = 0x100;
+	pthread_mutex_init(&rx->lock, NULL);
+	rx->nb_workers = droce_stack_nb_workers(stack);
+	rx->workers = rte_zmalloc("droce_rx_workers",
+				  sizeof(*rx->workers) * rx->nb_workers,
+				  RTE_CACHE_LINE_SIZE);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rx->base_tsc = rte_get_tsc_cycles();
+	rx->base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	rx->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	ret = rx->workers == NULL ? -ENOMEM
+	      : droce_udp_register(stack, DROCE_ROCE_UDP_PORT, DROCE_UDP_ON_WORKER,
+				   rx_udp_handler, rx);
+	if (ret == 0)
+		ret = droce_worker_hook_register(stack, rx_worker_hook, rx);
+	if (ret != 0) {
+		snprintf(err, errlen, "rx: cannot take UDP port %u on the workers: %s",
+			 DROCE_ROCE_UDP_PORT, strerror(-ret));
+		rte_free(rx->workers);
+		rte_free(rx);
+		return NULL;
+	}
+	for (uint16_t p = 0; p < droce_stack_nb_ports(stack); p++) {
+		uint16_t id = droce_port_ethdev(stack, p);
+
+		rte_eth_dev_callback_register(id, RTE_ETH_EVENT_INTR_RMV, port_event, rx);
+		rte_eth_dev_callback_register(id, RTE_ETH_EVENT_INTR_RESET, port_event, rx);
+	}
+	rx->callbacks_registered = true;
+	return rx;
+}
+
+void
+droce_rx_destroy(struct droce_rx *rx)
+{
+	if (rx == NULL)
+		return;
+	if (rx->callbacks_registered)
+		for (uint16_t p = 0; p < droce_stack_nb_ports(rx->stack); p++) {
+			uint16_t id = droce_port_ethdev(rx->stack, p);
+
+			rte_eth_dev_callback_unregister(id, RTE_ETH_EVENT_INTR_RMV,
+							port_event, rx);
+			rte_eth_dev_callback_unregister(id, RTE_ETH_EVENT_INTR_RESET,
+							port_event, rx);
+		}
+	for (unsigned int i = 0; i < DROCE_RX_MAX_STREAMS; i++)
+		if (rx->streams[i] != NULL) {
+			rx->streams[i]->in_use = true;
+			droce_rx_stream_free(rx->streams[i]);
+			pthread_mutex_destroy(&rx->streams[i]->lock);
+			pthread_cond_destroy(&rx->streams[i]->cond);
+			rte_free(rx->streams[i]);
+		}
+	rte_free(rx->workers);
+	pthread_mutex_destroy(&rx->lock);
+	rte_free(rx);
+}
+
+void
+droce_rx_refusals(const struct droce_rx *rx, uint64_t refused[DROCE_RX_REFUSAL_MAX])
+{
+	memset(refused, 0, sizeof(uint64_t) * DROCE_RX_REFUSAL_MAX);
+	for (unsigned int w = 0; w < rx->nb_workers; w++)
+		for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++)
+			refused[r] += __atomic_load_n(&rx->workers[w].refused[r],
+						      __ATOMIC_RELAXED);
+}

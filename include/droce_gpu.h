@@ -115,6 +115,12 @@ struct droce_placer_conf {
 	 *  true runs it on a thread of its own.
 	 */
 	bool engine_thread;
+	/** Copy mode: check the ICRC in the copy's own pass, which reads the
+	 *  payload once instead of twice. The price: a packet that fails has
+	 *  already written its bytes (inside its destination range). Off, the
+	 *  check comes first and a failing packet writes nothing.
+	 */
+	bool fused_icrc;
 };
 
 /** Counters of a placer; one writer, the worker. */
@@ -161,9 +167,9 @@ int droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
 		uint64_t dst_off, uint32_t len);
 
 /**
- * As droce_place(), checking the RoCEv2 ICRC of the packet as well: fused
- * with the copy in copy mode (the bytes are written before the verdict is
- * known, inside the buffer), before appending in gather mode.
+ * As droce_place(), checking the RoCEv2 ICRC of the packet as well: before
+ * anything is written, or in the same pass as the copy when the placer was
+ * made with fused_icrc (copy mode).
  *
  * @param l3_off
  *   Offset of the IP header in @p m; the packet runs to its ICRC.

@@ -29,7 +29,7 @@
  *   true, and nothing arrives until start() again.
  *
  * Every packet is checked before its bytes go anywhere: source IP, QP,
- * rkey, opcode, P_Key, ICRC (unless rx.icrc=off) and that VA..VA+len lies
+ * rkey, opcode, P_Key, ICRC (unless rx.icrc=off or fused) and that VA..VA+len lies
  * inside one page of the stream's buffer. A refused packet costs a counter,
  * never a byte outside the buffer.
  */
@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "droce_gpu.h"
+#include "droce_hsb.h"
 #include "droce_net.h"
 
 #ifdef __cplusplus
@@ -50,11 +51,13 @@ extern "C" {
 /** Any RX queue (droce_rx_params.queue). */
 #define DROCE_RX_ANY_QUEUE UINT16_MAX
 
-/** How a frame's last packet encodes page and PSN in its immediate. */
-enum droce_rx_imm {
-	DROCE_RX_IMM_HSB = 0,   /**< page = imm & 0xfff, psn = imm >> 12 (20 bits) */
-	DROCE_RX_IMM_HSB_LITE,  /**< page = imm & 0xff, psn = imm >> 8 (HSB-Lite 2510) */
-	DROCE_RX_IMM_OPAQUE,    /**< page from the VA; the immediate is reported as is */
+/** How a stream checks the ICRC (rx.icrc). */
+enum droce_rx_icrc {
+	DROCE_RX_ICRC_ON = 0,  /**< checked before a byte is written */
+	DROCE_RX_ICRC_FUSED,   /**< checked in the copy's pass: one read of the
+				 *  payload, but a corrupt packet's bytes land
+				 *  in its (checked) range; its frame is flagged */
+	DROCE_RX_ICRC_OFF,     /**< trust the link */
 };
 
 /** Arguments of start(). */
@@ -72,24 +75,10 @@ struct droce_rx_params {
 	uint32_t qp;            /**< QP number; 0: droce picks one */
 	uint32_t rkey;          /**< rkey; 0: droce picks one */
 	uint16_t pkey;          /**< P_Key accepted; 0: 0xFFFF */
-	enum droce_rx_imm imm;  /**< immediate format */
+	enum droce_hsb_imm imm; /**< immediate format */
 	enum droce_place_mode placement; /**< copy, gather or auto */
-	bool no_icrc;           /**< trust the link: skip the ICRC (rx.icrc=off) */
+	enum droce_rx_icrc icrc;/**< ICRC check (default on) */
 	uint32_t remote_qp;     /**< RC: the requester's QP, for ACKs */
-};
-
-/** The metadata block the device writes after each frame (decoded). */
-struct droce_rx_metadata {
-	bool present;           /**< the frame's last packet carried it */
-	uint32_t flags;         /**< bit 0 early TLAST, bit 1 bytes-per-window */
-	uint32_t psn;
-	uint32_t crc;           /**< CRC-32/JAMCRC of the frame, by the device */
-	uint64_t timestamp_s;   /**< PTP, start of frame */
-	uint32_t timestamp_ns;
-	uint64_t bytes_written;
-	uint64_t frame_number;  /**< the device's 16 bits, extended */
-	uint64_t metadata_s;    /**< PTP, end of frame */
-	uint32_t metadata_ns;
 };
 
 /** What get_next_frame() hands out (RoceReceiverFrameInfoV1 and more). */
@@ -99,7 +88,7 @@ struct droce_rx_frame_info {
 	uint32_t page;
 	uint32_t immediate;
 	uint32_t psn;              /**< from the immediate (HSB) or the BTH */
-	struct droce_rx_metadata metadata;
+	struct droce_hsb_metadata metadata; /**< frame_number extended */
 	uint64_t received_ns;      /**< CLOCK_REALTIME at the last packet */
 	uint64_t received_tsc;     /**< TSC at the last packet */
 	uint64_t packets;          /**< data packets placed */
@@ -107,7 +96,7 @@ struct droce_rx_frame_info {
 	uint64_t lost_packets;     /**< PSN gaps and refused packets */
 	bool lossy;                /**< never a clean frame: something was lost */
 	bool overwritten;          /**< a later frame wrote its page meanwhile */
-	uint64_t dropped;          /**< frames discarded so far (cumulative) */
+	uint64_t dropped;          /**< frames discarded so far, when taken */
 	uint64_t sequence;         /**< frames completed on this stream so far */
 };
 
@@ -139,7 +128,8 @@ const char *droce_rx_refusal_name(enum droce_rx_refusal r);
 struct droce_rx_stream_stats {
 	uint64_t frames;          /**< completed */
 	uint64_t frames_lossy;    /**< of those, flagged */
-	uint64_t frames_dropped;  /**< discarded: queue full or no monitor */
+	uint64_t frames_dropped;  /**< discarded: queue full, no monitor, or
+				   *  the placement engine too far behind */
 	uint64_t packets;         /**< placed */
 	uint64_t bytes;
 	uint64_t lost_packets;
@@ -177,7 +167,8 @@ void droce_rx_stream_free(struct droce_rx_stream *st);
  *   0; -EINVAL with a message for arguments out of range (peer_ip not an
  *   address, buffer too small for pages x page_size, metadata outside the
  *   page, ...); -ENODEV for an unknown device or port; -EEXIST for a QP
- *   already in use; -EBUSY when already started.
+ *   already in use; -EBUSY when already started. A receiver whose receive
+ *   path failed is closed first (its blocking_monitor() returns).
  */
 int droce_rx_stream_start(struct droce_rx_stream *st,
 			  const struct droce_rx_params *p, char *err,
@@ -219,11 +210,14 @@ void droce_rx_stream_set_frame_ready(struct droce_rx_stream *st,
 /** True once a fatal event stopped the receive path. */
 bool droce_rx_stream_receive_path_failed(const struct droce_rx_stream *st);
 
-/** QP number the device must send to (after start). */
+/** QP number the device must send to; 0 (rte_errno = EINVAL) before start(). */
 uint32_t droce_rx_stream_qp_number(const struct droce_rx_stream *st);
-/** rkey the device must present (after start). */
+/** rkey the device must present; 0 (rte_errno = EINVAL) before start(). */
 uint32_t droce_rx_stream_rkey(const struct droce_rx_stream *st);
-/** Device view of the first page: 0 (the buffer is registered at IOVA 0). */
+/**
+ * Device view of the first page: 0, the buffer is registered at IOVA 0
+ * (rte_errno = EINVAL before start()).
+ */
 uint64_t droce_rx_stream_external_frame_memory(const struct droce_rx_stream *st);
 /** frame_size as start() got it. */
 size_t droce_rx_stream_frame_size(const struct droce_rx_stream *st);

@@ -34,6 +34,7 @@ struct droce_placer {
 	int16_t dev_id;
 	uint8_t *cpu;                 /* copy: CPU mapping of the buffer */
 	size_t size;
+	bool fused_icrc;              /* copy: ICRC in the copy's pass */
 	struct droce_placer_stats stats;
 	uint64_t batches;             /* batches submitted */
 	uint64_t batches_done;        /* batches complete */
@@ -153,6 +154,7 @@ droce_placer_create(const struct droce_placer_conf *conf, char *err,
 	pl->size = conf->buf->size;
 	pl->cpu = conf->buf->cpu;
 	pl->mode = conf->mode;
+	pl->fused_icrc = conf->fused_icrc;
 	if (pl->mode == DROCE_PLACE_AUTO)
 		pl->mode = pl->cpu != NULL ? DROCE_PLACE_COPY : DROCE_PLACE_GATHER;
 	if (pl->mode == DROCE_PLACE_COPY && pl->cpu == NULL) {
@@ -348,7 +350,8 @@ droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 		return refuse(m, &pl->stats.out_of_range, -ERANGE);
 	l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
 	l3_len = rte_pktmbuf_data_len(m) - l3_off;
-	if (pl->mode == DROCE_PLACE_GATHER) {
+	if (!pl->fused_icrc || pl->mode == DROCE_PLACE_GATHER) {
+		/* The verdict first: a corrupt packet writes nothing. */
 		if (!droce_icrc_ok(l3, l3_len))
 			return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
 		return droce_place(pl, m, payload_off, dst_off, len);

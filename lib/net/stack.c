@@ -234,8 +234,11 @@ worker_poll(struct droce_lcore_ctx *ctx)
 	for (unsigned int h = 0; h < s->nb_hooks; h++)
 		total += s->hook[h].fn(ctx, s->hook[h].arg);
 	net_tx_flush(ctx);
-	/* A store a waiting droce_stack_quiesce() sees. */
-	__atomic_store_n(&ctx->rounds, ctx->rounds + 1, __ATOMIC_RELEASE);
+	/* Seen by droce_stack_quiesce(). Sequentially consistent: the next
+	 * round's loads must not pass this store, or a quiescing thread could
+	 * count as finished a round that still reads what it unlinked.
+	 */
+	__atomic_store_n(&ctx->rounds, ctx->rounds + 1, __ATOMIC_SEQ_CST);
 	return total;
 }
 
@@ -338,6 +341,8 @@ droce_stack_quiesce(struct droce_stack *s)
 {
 	uint64_t seen[RTE_MAX_LCORE];
 
+	/* The caller's unlinking stores before the loads below. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
 		seen[i] = __atomic_load_n(&s->worker[i]->rounds, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {

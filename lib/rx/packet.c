@@ -22,8 +22,6 @@
 
 #include "rx_private.h"
 
-#define METADATA_USED 48
-
 static inline void
 count(uint64_t *c, uint64_t n)
 {
@@ -46,11 +44,11 @@ rx_stream_reset_worker_state(struct droce_rx_stream *st)
 	st->psn_valid = false;
 	st->have_frame_number = false;
 	st->sequence = 0;
-	st->dropped = 0;
 	st->pending_head = st->pending_count = 0;
 	st->msn = 0;
 	st->nak_sent = false;
 	st->ack_due = false;
+	st->ack_syndrome = 0;
 }
 
 /* The device's 16-bit frame number, continued past its wrap. */
@@ -66,33 +64,13 @@ extend_frame_number(struct droce_rx_stream *st, uint16_t fn)
 	return st->frame_number;
 }
 
-static uint32_t
-be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t
-be64_at(const uint8_t *p)
-{
-	return (uint64_t)be32_at(p) << 32 | be32_at(p + 4);
-}
-
-/* The 128-byte block HSB writes after the frame, big-endian. */
+/* The block HSB writes after the frame, with its frame number extended. */
 static void
 decode_metadata(struct droce_rx_stream *st, const uint8_t *b,
-		struct droce_rx_metadata *md)
+		struct droce_hsb_metadata *md)
 {
-	md->present = true;
-	md->flags = be32_at(b + 0);
-	md->psn = be32_at(b + 4);
-	md->crc = be32_at(b + 8);
-	md->timestamp_s = be64_at(b + 12);
-	md->timestamp_ns = be32_at(b + 20);
-	md->bytes_written = be64_at(b + 24);
-	md->frame_number = extend_frame_number(st, (uint16_t)(b[34] << 8 | b[35]));
-	md->metadata_s = be64_at(b + 36);
-	md->metadata_ns = be32_at(b + 44);
+	droce_hsb_metadata_decode(b, md);
+	md->frame_number = extend_frame_number(st, (uint16_t)md->frame_number);
 }
 
 /* Hand a finished frame to the application: the queue drops its oldest
@@ -104,24 +82,19 @@ deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
 	struct droce_rx_frame_info old;
 
 	if (!atomic_load_explicit(&st->monitoring, memory_order_acquire)) {
-		st->dropped++;
 		count(&st->stats.frames_dropped, 1);
 		return;
 	}
-	while (rte_ring_sp_enqueue_elem(st->frames, f, sizeof(*f)) != 0) {
-		if (rte_ring_mc_dequeue_elem(st->frames, &old, sizeof(old)) == 0) {
-			st->dropped++;
+	while (rte_ring_sp_enqueue_elem(st->frames, f, sizeof(*f)) != 0)
+		if (rte_ring_mc_dequeue_elem(st->frames, &old, sizeof(old)) == 0)
 			count(&st->stats.frames_dropped, 1);
-			f->dropped = st->dropped;
-		}
-	}
 	rx_store64(&st->delivered, st->delivered + 1);
 }
 
 /* Close the frame being assembled; it completes with its placement. */
 static void
 finish_frame(struct droce_rx_stream *st, uint32_t imm, uint32_t psn,
-	     const struct droce_rx_metadata *md)
+	     const struct droce_hsb_metadata *md)
 {
 	struct rx_frame *c = &st->cur;
 	uint64_t tsc = rte_get_tsc_cycles();
@@ -133,7 +106,6 @@ finish_frame(struct droce_rx_stream *st, uint32_t imm, uint32_t psn,
 		count(&st->stats.frames_lossy, 1);
 	if (st->pending_count == RX_PENDING) {
 		/* The engine is that far behind: the frame is lost to it. */
-		st->dropped++;
 		count(&st->stats.frames_dropped, 1);
 		droce_placer_submit(st->placer);
 		memset(c, 0, sizeof(*c));
@@ -167,42 +139,30 @@ write_opcode(uint8_t op)
 	       o >= DROCE_OP_WRITE_FIRST && o <= DROCE_OP_WRITE_ONLY_IMM;
 }
 
-/* PSN check. UC counts gaps as lost; RC (in order only) asks again. */
-static enum droce_rx_refusal
-check_psn(struct droce_rx_stream *st, uint32_t psn, bool *nak)
-{
-	uint32_t mask = st->psn_mask, d;
+/* Where a packet stands against the expected PSN. */
+enum psn_verdict { PSN_NEXT, PSN_AHEAD, PSN_BEHIND };
 
-	*nak = false;
-	if (!st->psn_valid) {
-		st->psn_valid = true;
-		st->expected_psn = psn;
-	}
-	d = (psn - st->expected_psn) & mask;
-	if (d == 0)
-		return DROCE_RX_REFUSAL_MAX;
-	if (d > mask / 2)
-		return DROCE_RX_STALE_PSN;      /* behind: a duplicate or a late one */
-	if (st->rc) {
-		*nak = !st->nak_sent;           /* one NAK, then silence until resync */
-		st->nak_sent = true;
-		return DROCE_RX_STALE_PSN;
-	}
-	st->cur.lost += d;
-	st->cur.lossy = true;
-	count(&st->stats.lost_packets, d);
-	return DROCE_RX_REFUSAL_MAX;
+static inline enum psn_verdict
+psn_compare(const struct droce_rx_stream *st, uint32_t psn, uint32_t *gap)
+{
+	uint32_t mask = st->psn_mask;
+
+	*gap = st->psn_valid ? (psn - st->expected_psn) & mask : 0;
+	if (*gap == 0)
+		return PSN_NEXT;
+	return *gap > mask / 2 ? PSN_BEHIND : PSN_AHEAD;
 }
 
-/* Where the payload goes, or why not. The whole RDMA message must lie in
- * one page, so MIDDLE and LAST packets cannot leave it either.
+/* Where the payload goes, or why not; changes nothing. The whole RDMA
+ * message must lie in one page, so MIDDLE and LAST packets cannot leave
+ * it either. After a PSN gap the message in progress is broken: its
+ * remaining packets have nowhere to go (IBTA UC drops them too).
  */
 static enum droce_rx_refusal
-destination(struct droce_rx_stream *st, const struct droce_pkt *pkt,
-	    uint64_t *dst)
+destination(const struct droce_rx_stream *st, const struct droce_pkt *pkt,
+	    bool gap, uint64_t *dst)
 {
 	uint32_t len = pkt->payload_len;
-	uint8_t o = pkt->opcode & 0x1f;
 
 	if (pkt->info->flags & DROCE_HDR_RETH) {
 		const struct droce_reth *r = droce_pkt_ext(pkt, DROCE_EXT_RETH);
@@ -216,22 +176,30 @@ destination(struct droce_rx_stream *st, const struct droce_pkt *pkt,
 		if (va / st->page_size >= st->pages ||
 		    va % st->page_size + dma > st->page_size)
 			return DROCE_RX_BAD_VA;
-		st->msg.open = o == DROCE_OP_WRITE_FIRST;
-		st->msg.va = va + len;
-		st->msg.remaining = dma - len;
 		*dst = va;
 		return DROCE_RX_REFUSAL_MAX;
 	}
-	if (!st->msg.open)
+	if (!st->msg.open || gap)
 		return DROCE_RX_NO_MESSAGE;
 	if ((pkt->info->flags & DROCE_HDR_LAST) ? len != st->msg.remaining
 						: len > st->msg.remaining)
 		return DROCE_RX_BAD_LENGTH;
 	*dst = st->msg.va;
-	st->msg.va += len;
-	st->msg.remaining -= len;
-	st->msg.open = !(pkt->info->flags & DROCE_HDR_LAST);
 	return DROCE_RX_REFUSAL_MAX;
+}
+
+/* The packet is taken: its message moves on. */
+static void
+advance_message(struct droce_rx_stream *st, const struct droce_pkt *pkt,
+		uint64_t dst)
+{
+	uint32_t flags = pkt->info->flags;
+
+	if (flags & DROCE_HDR_RETH)
+		st->msg.remaining = droce_reth_len(droce_pkt_ext(pkt, DROCE_EXT_RETH));
+	st->msg.va = dst + pkt->payload_len;
+	st->msg.remaining -= pkt->payload_len;
+	st->msg.open = !(flags & DROCE_HDR_LAST);
 }
 
 /* Page and PSN the frame's immediate names. */
@@ -240,11 +208,11 @@ decode_imm(const struct droce_rx_stream *st, uint32_t imm, uint32_t data_page,
 	   uint32_t bth_psn, uint32_t *page, uint32_t *psn)
 {
 	switch (st->imm) {
-	case DROCE_RX_IMM_HSB:
+	case DROCE_HSB_IMM_CURRENT:
 		*page = imm & 0xfff;
-		*psn = (imm >> 12) & 0xfffff;
+		*psn = (imm >> 12) & DROCE_HSB_PSN_MASK;
 		break;
-	case DROCE_RX_IMM_HSB_LITE:
+	case DROCE_HSB_IMM_LITE:
 		*page = imm & 0xff;
 		*psn = imm >> 8;
 		break;
@@ -256,50 +224,89 @@ decode_imm(const struct droce_rx_stream *st, uint32_t imm, uint32_t data_page,
 	return *page < st->pages;
 }
 
-/* RC: an ACK is owed to the packet's sender (sent once per burst). */
+/* AETH syndromes: ACK with no credit count, NAK PSN sequence error. */
+#define AETH_ACK 0x1f
+#define AETH_NAK_SEQ 0x60
+
+/* RC: an ACK (or NAK) is owed to the packet's sender; sent once per
+ * burst, for the newest PSN.
+ */
 static void
 ack_due(struct droce_rx_stream *st, const struct rte_mbuf *m, uint32_t psn,
-	bool *ack)
+	uint8_t syndrome, bool *ack)
 {
 	st->peer_mac = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->src_addr;
 	st->ack_psn = psn;
+	st->ack_syndrome = syndrome;
 	st->ack_due = true;
 	*ack = true;
 }
 
-/* One packet of one stream, on its owner worker. */
+static void
+count_lost(struct droce_rx_stream *st, uint64_t n)
+{
+	st->cur.lost += n;
+	st->cur.lossy = true;
+	count(&st->stats.lost_packets, n);
+}
+
+/* One packet of one stream, on its owner worker. Every check comes
+ * before any state changes, so a refused packet changes nothing but a
+ * counter: not the PSN, not the message, not a byte of the buffer.
+ */
 static void
 stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 	      uint32_t bth_off, const struct droce_pkt *pkt, bool *ack)
 {
-	uint32_t psn = droce_bth_psn(pkt->bth), imm = 0, imm_page = 0, imm_psn = 0;
-	uint32_t payload_off = bth_off + pkt->hdr_len, page;
-	bool ends = (pkt->info->flags & DROCE_HDR_IMMDT) != 0, nak;
-	struct droce_rx_metadata md = { .present = false };
+	uint32_t flags = pkt->info->flags, psn = droce_bth_psn(pkt->bth);
+	uint32_t payload_off = bth_off + pkt->hdr_len, page, gap;
+	uint32_t imm = 0, imm_page = 0, imm_psn = 0;
+	bool ends = (flags & DROCE_HDR_IMMDT) != 0, rc;
+	struct droce_hsb_metadata md = { .present = false };
 	enum droce_rx_refusal why;
-	uint64_t dst;
+	enum psn_verdict order;
+	uint64_t dst = 0;
 	int ret;
 
 	if (!write_opcode(pkt->opcode))
 		return refuse(st, m, DROCE_RX_BAD_OPCODE);
 	if (droce_bth_pkey(pkt->bth) != st->pkey)
 		return refuse(st, m, DROCE_RX_BAD_PKEY);
-	st->rc = (pkt->opcode & 0xe0) == DROCE_OP_RC;
-	why = check_psn(st, psn, &nak);
-	if (why != DROCE_RX_REFUSAL_MAX) {
-		/* RC: a duplicate is ACKed again, a gap NAKed once. */
-		if (st->rc && (nak || (droce_bth_ackreq(pkt->bth) && !st->nak_sent)))
-			ack_due(st, m, (st->expected_psn - 1) & st->psn_mask, ack);
+	rc = (pkt->opcode & 0xe0) == DROCE_OP_RC;
+	order = psn_compare(st, psn, &gap);
+	why = destination(st, pkt, order == PSN_AHEAD, &dst);
+	if (why != DROCE_RX_REFUSAL_MAX && why != DROCE_RX_NO_MESSAGE)
 		return refuse(st, m, why);
+	if (st->icrc_first &&
+	    !droce_icrc_ok(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
+			   rte_pktmbuf_data_len(m) - l3_off))
+		return refuse(st, m, DROCE_RX_BAD_ICRC);
+	if (rc && order != PSN_NEXT) {
+		/* In order only: a duplicate is ACKed again, a gap NAKed
+		 * once (the requester goes back to the expected PSN).
+		 */
+		if (order == PSN_AHEAD && !st->nak_sent) {
+			st->nak_sent = true;
+			ack_due(st, m, st->expected_psn, AETH_NAK_SEQ, ack);
+		} else if (order == PSN_BEHIND && !st->nak_sent) {
+			ack_due(st, m, (st->expected_psn - 1) & st->psn_mask,
+				AETH_ACK, ack);
+		}
+		return refuse(st, m, DROCE_RX_STALE_PSN);
 	}
-	/* This PSN is used up, whatever becomes of the packet. */
-	st->expected_psn = (psn + 1) & st->psn_mask;
-	st->nak_sent = false;
-	why = destination(st, pkt, &dst);
-	if (why != DROCE_RX_REFUSAL_MAX) {
-		st->cur.lossy = true;
-		st->cur.lost++;
-		count(&st->stats.lost_packets, 1);
+	if (order == PSN_BEHIND)
+		return refuse(st, m, DROCE_RX_STALE_PSN); /* duplicate or late */
+	if (order == PSN_AHEAD) {
+		/* UC: the missing packets are lost; the message they were
+		 * part of cannot be completed.
+		 */
+		count_lost(st, gap);
+		st->msg.open = false;
+	}
+	if (why == DROCE_RX_NO_MESSAGE) {
+		st->expected_psn = (psn + 1) & st->psn_mask;
+		st->psn_valid = true;
+		count_lost(st, 1);
 		return refuse(st, m, why);
 	}
 	page = (uint32_t)(dst / st->page_size);
@@ -307,13 +314,18 @@ stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 		imm = droce_immdt(droce_pkt_ext(pkt, DROCE_EXT_IMMDT));
 		if (!decode_imm(st, imm, page, psn, &imm_page, &imm_psn))
 			return refuse(st, m, DROCE_RX_BAD_IMM_PAGE);
-		/* The metadata block rides in the last packet: read it now,
-		 * placement may free the mbuf at once.
-		 */
-		if (dst % st->page_size == st->metadata_offset &&
-		    pkt->payload_len >= METADATA_USED)
-			decode_metadata(st, pkt->payload, &md);
 	}
+	/* Taken: from here on the packet's PSN is used up. */
+	st->expected_psn = (psn + 1) & st->psn_mask;
+	st->psn_valid = true;
+	st->nak_sent = false;
+	advance_message(st, pkt, dst);
+	/* The metadata block rides in the last packet: decode it now,
+	 * placement may free the mbuf at once.
+	 */
+	if (ends && dst % st->page_size == st->metadata_offset &&
+	    pkt->payload_len >= DROCE_HSB_METADATA_USED)
+		decode_metadata(st, pkt->payload, &md);
 	/* A new page without the previous frame's end: that one is over. */
 	if (st->cur.open && page != st->cur.page) {
 		st->cur.lossy = true;
@@ -324,11 +336,14 @@ stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 		st->cur.page = page;
 		rx_store64(&st->page_frame[page], st->sequence + 1);
 	}
-	if (st->rc && droce_bth_ackreq(pkt->bth))
-		ack_due(st, m, psn, ack);
-	ret = st->icrc ? droce_place_icrc(st->placer, m, l3_off, payload_off, dst,
-					  pkt->payload_len)
-		       : droce_place(st->placer, m, payload_off, dst, pkt->payload_len);
+	if (rc && (droce_bth_ackreq(pkt->bth) || (flags & DROCE_HDR_LAST)))
+		ack_due(st, m, psn, AETH_ACK, ack);
+	if (rc && (flags & DROCE_HDR_LAST))
+		st->msn = (st->msn + 1) & DROCE_MSN_MASK;
+	ret = st->icrc && !st->icrc_first
+	      ? droce_place_icrc(st->placer, m, l3_off, payload_off, dst,
+				 pkt->payload_len)
+	      : droce_place(st->placer, m, payload_off, dst, pkt->payload_len);
 	if (ret == 0) {
 		st->cur.packets++;
 		st->cur.bytes += pkt->payload_len;
@@ -337,12 +352,8 @@ stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 	} else {
 		count(&st->stats.refused[ret == -EBADMSG ? DROCE_RX_BAD_ICRC
 					 : DROCE_RX_PLACE_FAILED], 1);
-		st->cur.lossy = true;
-		st->cur.lost++;
-		count(&st->stats.lost_packets, 1);
+		count_lost(st, 1);
 	}
-	if (st->rc && (pkt->info->flags & DROCE_HDR_LAST))
-		st->msn = (st->msn + 1) & DROCE_MSN_MASK;
 	if (!ends)
 		return;
 	if (imm_page != page)
@@ -362,7 +373,7 @@ send_ack(struct droce_lcore_ctx *ctx, struct droce_rx_stream *st)
 		.dst_ip4 = st->peer,
 		.opcode = DROCE_OP_RC | DROCE_OP_ACKNOWLEDGE,
 		.dest_qp = st->remote_qp, .src_qp = st->qpn, .psn = st->ack_psn,
-		.syndrome = st->nak_sent ? 0x60 : 0x1f, .msn = st->msn,
+		.syndrome = st->ack_syndrome, .msn = st->msn,
 	};
 	struct rte_mbuf *m;
 
@@ -489,7 +500,6 @@ complete_frames(struct droce_rx_stream *st)
 	while (st->pending_count != 0 && st->pending[st->pending_head].ticket <= done) {
 		struct rx_pending *p = &st->pending[st->pending_head];
 
-		p->info.dropped = st->dropped;
 		deliver(st, &p->info);
 		st->pending_head = (st->pending_head + 1) % RX_PENDING;
 		st->pending_count--;

@@ -56,7 +56,8 @@ struct droce_rx_stream {
 	/* Control state; atomics where workers or the monitor read it. */
 	atomic_bool started;            /* start() .. close() */
 	atomic_bool attached;           /* workers may touch it */
-	atomic_bool closing;            /* blocking_monitor() returns */
+	atomic_uint run;                /* close() counts it up: the
+					 * monitor of an earlier run returns */
 	atomic_bool failed;             /* a fatal event happened */
 	atomic_bool monitoring;         /* blocking_monitor() runs */
 	bool ever_started;
@@ -67,8 +68,9 @@ struct droce_rx_stream {
 	rte_be32_t peer;
 	uint32_t qpn, rkey, remote_qp;
 	uint16_t pkey;
-	enum droce_rx_imm imm;
-	bool icrc;
+	enum droce_hsb_imm imm;
+	bool icrc;                      /* checked at all */
+	bool icrc_first;                /* before any state changes */
 	uint32_t psn_mask;              /* 20 bits for HSB, 24 otherwise */
 	size_t frame_size, page_size, metadata_offset;
 	unsigned int pages, queue_size;
@@ -102,15 +104,14 @@ struct droce_rx_stream {
 	bool have_frame_number;
 	uint64_t frame_number;
 	uint64_t sequence;              /* frames completed */
-	uint64_t dropped;               /* frames discarded */
 	struct rx_pending pending[RX_PENDING];
 	unsigned int pending_head, pending_count;
 	/* RC responder */
-	bool rc;
 	uint32_t msn;
 	bool nak_sent;
 	bool ack_due;
 	uint32_t ack_psn;
+	uint8_t ack_syndrome;
 	struct rte_ether_addr peer_mac, our_mac;
 	struct droce_rx_stream_stats stats;
 };

@@ -81,6 +81,15 @@ param_error(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/* The device-facing getters mean something only once start() ran. */
+static bool
+ever_started(const struct droce_rx_stream *st)
+{
+	if (!st->ever_started)
+		rte_errno = EINVAL;
+	return st->ever_started;
+}
+
 /* The droce port that @p names. */
 static int
 find_port(const struct droce_rx *rx, const struct droce_rx_params *p,
@@ -113,9 +122,14 @@ find_port(const struct droce_rx *rx, const struct droce_rx_params *p,
 static int
 check_layout(const struct droce_rx_params *p, char *err, size_t errlen)
 {
-	if (p->pages < 1 || p->pages > 4096)
+	if (p->pages < 1 || p->pages > DROCE_HSB_MAX_PAGES)
 		return param_error(err, errlen, -EINVAL,
-				   "rx: %u pages; allowed: 1..4096", p->pages);
+				   "rx: %u pages; allowed: 1..%u", p->pages,
+				   DROCE_HSB_MAX_PAGES);
+	if (p->imm == DROCE_HSB_IMM_LITE && p->pages > 256)
+		return param_error(err, errlen, -EINVAL,
+				   "rx: %u pages; the hsb-lite immediate names at most 256",
+				   p->pages);
 	if (p->frame_size == 0)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: frame size 0; allowed: at least 1 byte");
@@ -133,6 +147,13 @@ check_layout(const struct droce_rx_params *p, char *err, size_t errlen)
 	if (p->qp > DROCE_QPN_MASK || p->qp == 1)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: QP %#x; allowed: 0 (droce picks), 2..0xffffff", p->qp);
+	if ((unsigned int)p->icrc > DROCE_RX_ICRC_OFF)
+		return param_error(err, errlen, -EINVAL,
+				   "rx: ICRC mode %d; allowed: on, fused, off", (int)p->icrc);
+	if ((unsigned int)p->imm > DROCE_HSB_IMM_OPAQUE)
+		return param_error(err, errlen, -EINVAL,
+				   "rx: immediate format %d; allowed: hsb, hsb-lite, opaque",
+				   (int)p->imm);
 	if (p->buf == NULL || p->buf->gpu == NULL)
 		return param_error(err, errlen, -EINVAL, "rx: no frame buffer");
 	return droce_gpu_buf_fits(p->buf, p->page_size, p->pages, err, errlen) == 0
@@ -194,7 +215,8 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 {
 	struct droce_rx *rx = st->rx;
 	struct droce_placer_conf pc = { .buf = p->buf, .mode = p->placement,
-					.engine_thread = true };
+					.engine_thread = true,
+					.fused_icrc = p->icrc == DROCE_RX_ICRC_FUSED };
 	struct in_addr peer;
 	uint16_t port = 0;
 	int ret;
@@ -226,8 +248,11 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 		st->rkey = (uint32_t)rte_rand();
 	st->pkey = p->pkey != 0 ? p->pkey : DROCE_PKEY_DEFAULT;
 	st->imm = p->imm;
-	st->icrc = !p->no_icrc;
-	st->psn_mask = p->imm == DROCE_RX_IMM_OPAQUE ? DROCE_PSN_MASK : 0xfffff;
+	st->icrc = p->icrc != DROCE_RX_ICRC_OFF;
+	st->icrc_first = p->icrc == DROCE_RX_ICRC_ON;
+	/* The HSB IP counts PSNs in 20 bits (they share its immediate). */
+	st->psn_mask = p->imm == DROCE_HSB_IMM_CURRENT ? DROCE_HSB_PSN_MASK
+						    : DROCE_PSN_MASK;
 	st->remote_qp = p->remote_qp;
 	st->frame_size = p->frame_size;
 	st->page_size = p->page_size;
@@ -247,7 +272,6 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 		st->delivered = st->notified = 0;
 		memset(&st->stats, 0, sizeof(st->stats));
 		atomic_store(&st->failed, false);
-		atomic_store(&st->closing, false);
 		atomic_store(&st->attached, true);
 		ret = rx_qp_insert(rx, st->qpn, st->index);
 		if (ret == -EEXIST)
@@ -264,7 +288,8 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 		RX_LOG(INFO, "stream QP %#x rkey %#x on port %u from %s: %u pages of %zu bytes, %s placement%s",
 		       st->qpn, st->rkey, port, p->peer_ip, st->pages, st->page_size,
 		       droce_place_mode_name(droce_placer_mode(st->placer)),
-		       st->icrc ? "" : ", ICRC not checked");
+		       p->icrc == DROCE_RX_ICRC_ON ? "" : p->icrc == DROCE_RX_ICRC_FUSED
+		       ? ", ICRC checked during the copy" : ", ICRC not checked");
 	}
 	pthread_mutex_unlock(&rx->lock);
 	return ret;
@@ -280,16 +305,16 @@ droce_rx_stream_close(struct droce_rx_stream *st)
 		pthread_mutex_unlock(&rx->lock);
 		return;
 	}
-	atomic_store(&st->closing, true);
 	atomic_store(&st->attached, false);
 	rx_qp_remove(rx, st->qpn);
-	/* Twice: after the first, no worker is inside the stream; after the
-	 * second, every worker has also dropped it from its list.
+	/* Rounds that began before the unlinking are over once this returns;
+	 * later rounds see the stream detached and only drop it from their
+	 * worker's list (its memory outlives the rx).
 	 */
-	droce_stack_quiesce(rx->stack);
 	droce_stack_quiesce(rx->stack);
 	teardown(st);
 	pthread_mutex_lock(&st->lock);
+	atomic_fetch_add(&st->run, 1);
 	atomic_store(&st->started, false);
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
@@ -327,12 +352,19 @@ wake(struct droce_rx_stream *st)
 int
 droce_rx_stream_blocking_monitor(struct droce_rx_stream *st)
 {
-	unsigned int idle = 0;
+	unsigned int idle = 0, run;
+	bool started;
 
-	if (!atomic_load(&st->started))
+	/* started and run change together under the lock (in close()). */
+	pthread_mutex_lock(&st->lock);
+	started = atomic_load(&st->started);
+	run = atomic_load(&st->run);
+	if (started)
+		atomic_store(&st->monitoring, true);
+	pthread_mutex_unlock(&st->lock);
+	if (!started)
 		return -EINVAL;
-	atomic_store(&st->monitoring, true);
-	while (!atomic_load(&st->closing)) {
+	while (atomic_load(&st->run) == run) {
 		uint64_t done = rx_load64(&st->delivered);
 
 		if (done == st->notified) {
@@ -387,10 +419,8 @@ droce_rx_stream_get_next_frame(struct droce_rx_stream *st, unsigned int timeout_
 	struct timespec deadline;
 	bool got = false;
 
-	if (!st->ever_started) {
-		rte_errno = EINVAL;
+	if (!ever_started(st))
 		return false;
-	}
 	deadline_after(&deadline, timeout_ms);
 	pthread_mutex_lock(&st->lock);
 	for (;;) {
@@ -398,6 +428,9 @@ droce_rx_stream_get_next_frame(struct droce_rx_stream *st, unsigned int timeout_
 			break;
 		if (rte_ring_mc_dequeue_elem(st->frames, info, sizeof(*info)) == 0) {
 			mark_overwritten(st, info);
+			/* Cumulative, as of now: what the application missed. */
+			info->dropped = __atomic_load_n(&st->stats.frames_dropped,
+							__ATOMIC_RELAXED);
 			got = true;
 			break;
 		}
@@ -436,9 +469,24 @@ droce_rx_stream_receive_path_failed(const struct droce_rx_stream *st)
 	return atomic_load(&st->failed);
 }
 
-uint32_t droce_rx_stream_qp_number(const struct droce_rx_stream *st) { return st->qpn; }
-uint32_t droce_rx_stream_rkey(const struct droce_rx_stream *st) { return st->rkey; }
-uint64_t droce_rx_stream_external_frame_memory(const struct droce_rx_stream *st) { (void)st; return 0; }
+uint32_t
+droce_rx_stream_qp_number(const struct droce_rx_stream *st)
+{
+	return ever_started(st) ? st->qpn : 0;
+}
+
+uint32_t
+droce_rx_stream_rkey(const struct droce_rx_stream *st)
+{
+	return ever_started(st) ? st->rkey : 0;
+}
+
+uint64_t
+droce_rx_stream_external_frame_memory(const struct droce_rx_stream *st)
+{
+	(void)ever_started(st);
+	return 0;
+}
 size_t droce_rx_stream_frame_size(const struct droce_rx_stream *st) { return st->frame_size; }
 size_t droce_rx_stream_page_size(const struct droce_rx_stream *st) { return st->page_size; }
 unsigned int droce_rx_stream_pages(const struct droce_rx_stream *st) { return st->pages; }

@@ -28,8 +28,8 @@
 #include "droce_gpu.h"
 #include "droce_gpu_drivers.h"
 #include "droce_roce.h"
+#include "guarded_buf.h"
 
-#define GUARD 4096
 #define BUF_SIZE (1u << 20)
 
 static struct rte_mempool *pool;
@@ -170,50 +170,10 @@ test_buffers_and_mempool(void **state)
 }
 
 /* A buffer with guard regions before and after it, and a model of it. */
-struct guarded {
-	struct droce_gpu_buf whole;
-	struct droce_gpu_buf buf;   /* the middle */
-	uint8_t *model;
-};
-
 static void
 guarded_alloc(struct guarded *g)
 {
-	char err[256];
-
-	assert_int_equal(droce_gpu_buf_alloc(host_dev, BUF_SIZE + 2 * GUARD, 4096,
-					     &g->whole, err, sizeof(err)), 0);
-	memset(g->whole.cpu, 0x5a, BUF_SIZE + 2 * GUARD);
-	g->buf = g->whole;
-	g->buf.gpu = (uint8_t *)g->whole.gpu + GUARD;
-	g->buf.cpu = (uint8_t *)g->whole.cpu + GUARD;
-	g->buf.size = BUF_SIZE;
-	g->model = malloc(BUF_SIZE);
-	memset(g->model, 0x5a, BUF_SIZE);
-}
-
-static void
-guarded_check(const struct guarded *g)
-{
-	const uint8_t *w = g->whole.cpu;
-
-	for (unsigned int i = 0; i < GUARD; i++)
-		if (w[i] != 0x5a || w[GUARD + BUF_SIZE + i] != 0x5a)
-			fail_msg("a byte outside the buffer was written (guard %s, %u)",
-				 w[i] != 0x5a ? "before" : "after", i);
-	if (memcmp(g->buf.cpu, g->model, BUF_SIZE) != 0) {
-		for (unsigned int i = 0; i < BUF_SIZE; i++)
-			if (((uint8_t *)g->buf.cpu)[i] != g->model[i])
-				fail_msg("byte %u: %#x placed, %#x expected", i,
-					 ((uint8_t *)g->buf.cpu)[i], g->model[i]);
-	}
-}
-
-static void
-guarded_free(struct guarded *g)
-{
-	droce_gpu_buf_free(&g->whole);
-	free(g->model);
+	guarded_alloc_size(g, host_dev, BUF_SIZE);
 }
 
 static struct rte_mbuf *
@@ -302,8 +262,12 @@ static void test_gather_thread(void **state) { (void)state; random_entries(DROCE
 static void
 test_out_of_range(void **state)
 {
-	for (int mode = DROCE_PLACE_COPY; mode <= DROCE_PLACE_GATHER; mode++) {
-		struct droce_placer_conf conf = { .mode = mode };
+	/* copy, copy with the check fused into the copy, gather */
+	for (int variant = 0; variant < 3; variant++) {
+		enum droce_place_mode mode = variant < 2 ? DROCE_PLACE_COPY
+							 : DROCE_PLACE_GATHER;
+		struct droce_placer_conf conf = { .mode = mode,
+						  .fused_icrc = variant == 1 };
 		unsigned int avail = rte_mempool_avail_count(pool), seed = 9;
 		struct droce_placer_stats st;
 		struct droce_placer *pl;
@@ -496,13 +460,13 @@ test_place_with_icrc(void **state)
 			assert_int_equal(droce_place_icrc(pl, m, l3, payload_off,
 							  1408 * (uint64_t)i, 1408), 0);
 		}
-		/* A corrupted payload: refused. In copy mode it was already
-		 * written (inside the buffer, as documented), so the model
-		 * takes those bytes.
+		/* A corrupted payload: refused. Only the fused copy has
+		 * written it already (inside its range, as documented), so
+		 * only there the model takes those bytes.
 		 */
 		m = roce_frame(1408, &seed, payload);
 		rte_pktmbuf_mtod_offset(m, uint8_t *, payload_off + 5)[0] ^= 1;
-		if (mode == DROCE_PLACE_COPY) {
+		if (conf.fused_icrc) {
 			memcpy(g.model + 1408 * 8, payload, 1408);
 			g.model[1408 * 8 + 5] ^= 1;
 		}

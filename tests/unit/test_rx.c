@@ -1,0 +1,1767 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * lib/rx, the sensor frame receiver, against the receiver interface's
+ * semantics and a hostile wire. Two ring-backed ethdevs stand in for NICs
+ * (as in test_net); the test plays the sensor: it builds HSB frames with
+ * lib/hsb, enqueues them on a port's RX ring and runs worker polls by
+ * hand, so every outcome is deterministic. blocking_monitor() runs on a
+ * thread of its own, as an application runs it. Frame memory comes from
+ * the host gpudev driver with guard regions around it, and a model of
+ * what it must hold: every test ends with the buffer byte-exact and the
+ * guards untouched.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_gpudev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_timer.h>
+
+#include "droce_core.h"
+#include "droce_gpu_drivers.h"
+#include "droce_hsb.h"
+#include "droce_net.h"
+#include "droce_rx.h"
+#include "guarded_buf.h"
+#include "rx_private.h"
+
+#define NB_PORTS 2
+#define TX_RINGS 2          /* 0: control lcore, 1: the worker */
+
+/* The layout most tests use: 4 packets of data (3 x 1408 + 776), then
+ * the metadata packet.
+ */
+#define FRAME 5000
+#define PAGES 4
+#define PAYLOAD 1408
+
+static struct droce_stack *stack;
+static struct droce_rx *rx;
+static struct rte_mempool *test_pool;
+static struct rte_ring *rx_ring[NB_PORTS];
+static struct rte_ring *tx_ring[NB_PORTS][TX_RINGS];
+static struct rte_ether_addr our_mac[NB_PORTS];
+static int16_t host_dev;
+
+static const struct rte_ether_addr sensor_mac = {
+	.addr_bytes = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } };
+
+static const char *const our_ip[NB_PORTS] = { "198.18.0.1", "198.18.1.1" };
+static const char *const sensor_ip[NB_PORTS] = { "198.18.0.2", "198.18.1.2" };
+
+static rte_be32_t
+ip(const char *s)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		abort();
+	return a.s_addr;
+}
+
+/* ---- a stream under test: buffer, receiver, monitor thread, sensor ---- */
+
+struct fixture {
+	struct guarded g;
+	struct droce_hsb_layout layout;
+	struct droce_rx_params params;
+	struct droce_rx_stream *st;
+	struct droce_hsb_sender tx;
+	uint16_t port;
+	pthread_t monitor;
+	bool monitor_running;
+	int monitor_ret;
+	uint8_t *frame;       /* the next frame's content */
+	uint64_t seed;
+};
+
+static void
+fixture_init(struct fixture *f, uint16_t port, size_t frame_size,
+	     unsigned int pages, unsigned int queue_size)
+{
+	memset(f, 0, sizeof(*f));
+	droce_hsb_layout(frame_size, pages, 4096, &f->layout);
+	guarded_alloc_size(&f->g, host_dev, f->layout.buffer_size);
+	f->port = port;
+	f->params = (struct droce_rx_params){
+		.port = port, .queue = DROCE_RX_ANY_QUEUE, .buf = &f->g.buf,
+		.frame_size = frame_size, .page_size = f->layout.page_size,
+		.pages = pages, .metadata_offset = f->layout.metadata_offset,
+		.peer_ip = sensor_ip[port], .queue_size = queue_size,
+	};
+	f->st = droce_rx_stream_new(rx);
+	assert_non_null(f->st);
+	f->frame = malloc(frame_size);
+	assert_non_null(f->frame);
+	f->seed = 1;
+}
+
+/* Point the sensor at the stream as started. */
+static void
+sensor_init(struct fixture *f, enum droce_hsb_imm imm, uint32_t first_psn)
+{
+	struct droce_hsb_sender_conf c = {
+		.src_mac = sensor_mac, .dst_mac = our_mac[f->port],
+		.src_ip = ip(sensor_ip[f->port]), .dst_ip = ip(our_ip[f->port]),
+		.qp = droce_rx_stream_qp_number(f->st),
+		.rkey = droce_rx_stream_rkey(f->st),
+		.page_base = droce_rx_stream_external_frame_memory(f->st),
+		.frame_size = f->layout.frame_size, .page_size = f->layout.page_size,
+		.metadata_offset = f->layout.metadata_offset,
+		.pages = f->layout.pages, .payload_per_packet = PAYLOAD,
+		.imm = imm, .first_psn = first_psn,
+	};
+	char err[256];
+
+	if (droce_hsb_sender_init(&f->tx, &c, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
+static void
+start(struct fixture *f)
+{
+	char err[256];
+
+	if (droce_rx_stream_start(f->st, &f->params, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	sensor_init(f, f->params.imm, 0);
+}
+
+static void *
+monitor_main(void *arg)
+{
+	struct fixture *f = arg;
+
+	f->monitor_ret = droce_rx_stream_blocking_monitor(f->st);
+	return NULL;
+}
+
+static void
+monitor_start(struct fixture *f)
+{
+	assert_int_equal(pthread_create(&f->monitor, NULL, monitor_main, f), 0);
+	f->monitor_running = true;
+	/* Frames arrive only once it runs. */
+	for (int i = 0; i < 100000 && !atomic_load(&f->st->monitoring); i++)
+		usleep(10);
+	assert_true(atomic_load(&f->st->monitoring));
+}
+
+/* close(), and the monitor returns 0. */
+static void
+close_stream(struct fixture *f)
+{
+	droce_rx_stream_close(f->st);
+	if (f->monitor_running) {
+		assert_int_equal(pthread_join(f->monitor, NULL), 0);
+		f->monitor_running = false;
+		assert_int_equal(f->monitor_ret, 0);
+	}
+}
+
+static void
+fixture_fini(struct fixture *f)
+{
+	close_stream(f);
+	guarded_check(&f->g);
+	droce_rx_stream_free(f->st);
+	guarded_free(&f->g);
+	free(f->frame);
+}
+
+/* ---- the sensor ------------------------------------------------------ */
+
+/* What a test may do to packet @i of a frame before it is built. */
+typedef bool (*packet_fault_t)(struct droce_frame_spec *spec, unsigned int i,
+			       void *arg);
+
+static void
+poll_all(void)
+{
+	for (int i = 0; i < 64; i++)
+		if (droce_worker_poll(stack, 0) == 0 && rte_ring_empty(rx_ring[0]) &&
+		    rte_ring_empty(rx_ring[1]))
+			break;
+	droce_control_poll(stack);
+}
+
+static struct rte_mbuf *
+build(const struct droce_frame_spec *spec)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+
+	assert_non_null(m);
+	assert_int_equal(droce_frame_build(m, spec), 0);
+	return m;
+}
+
+static void
+inject(uint16_t port, struct rte_mbuf *m)
+{
+	assert_int_equal(rte_ring_enqueue(rx_ring[port], m), 0);
+}
+
+/* New content for the next frame, and the model updated as if it landed
+ * in the page the sensor writes next.
+ */
+static void
+next_content(struct fixture *f)
+{
+	for (size_t i = 0; i < f->layout.frame_size; i++) {
+		f->seed = f->seed * 6364136223846793005ull + 1442695040888963407ull;
+		f->frame[i] = (uint8_t)(f->seed >> 56);
+	}
+}
+
+static void
+model_data(struct fixture *f, uint32_t page, size_t off, const void *p, size_t len)
+{
+	memcpy(f->g.model + (size_t)page * f->layout.page_size + off, p, len);
+}
+
+/* Send one frame; @fault may change or drop (return false) packets.
+ * The model takes what should land: the caller says with @lands.
+ */
+static void
+send_frame_faulty(struct fixture *f, packet_fault_t fault, void *arg, bool lands)
+{
+	struct droce_hsb_metadata md = { .timestamp_s = 1700000000,
+					 .timestamp_ns = 123, .flags = 0 };
+	uint32_t page = f->tx.page;
+	struct droce_frame_spec spec;
+	unsigned int i = 0;
+
+	next_content(f);
+	md.bytes_written = f->layout.frame_size;
+	md.crc = droce_hsb_frame_crc(f->frame, f->layout.frame_size);
+	droce_hsb_frame_begin(&f->tx, f->frame, &md);
+	if (lands) {
+		model_data(f, page, 0, f->frame, f->layout.frame_size);
+		model_data(f, page, f->layout.metadata_offset, f->tx.metadata,
+			   DROCE_HSB_METADATA_SIZE);
+	}
+	while (droce_hsb_frame_next(&f->tx, &spec)) {
+		if (fault == NULL || fault(&spec, i, arg))
+			inject(f->port, build(&spec));
+		i++;
+	}
+	poll_all();
+}
+
+static void
+send_frame(struct fixture *f)
+{
+	send_frame_faulty(f, NULL, NULL, true);
+}
+
+static void
+take(struct fixture *f, struct droce_rx_frame_info *info)
+{
+	if (!droce_rx_stream_get_next_frame(f->st, 1000, info))
+		fail_msg("no frame within 1 s");
+}
+
+static void
+expect_no_frame(struct fixture *f)
+{
+	struct droce_rx_frame_info info;
+
+	assert_false(droce_rx_stream_get_next_frame(f->st, 0, &info));
+}
+
+static uint64_t
+refused(struct fixture *f, enum droce_rx_refusal why)
+{
+	struct droce_rx_stream_stats s;
+
+	droce_rx_stream_stats(f->st, &s);
+	return s.refused[why];
+}
+
+/* Only @why, @n times, since @before. */
+static void
+expect_refusals(struct fixture *f, const struct droce_rx_stream_stats *before,
+		enum droce_rx_refusal why, uint64_t n)
+{
+	struct droce_rx_stream_stats now;
+
+	droce_rx_stream_stats(f->st, &now);
+	for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++) {
+		uint64_t d = now.refused[r] - before->refused[r];
+
+		if (d != (r == (int)why ? n : 0))
+			fail_msg("refusal %s: %" PRIu64 " new, expected %" PRIu64,
+				 droce_rx_refusal_name(r), d, r == (int)why ? n : 0);
+	}
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static void
+make_ring_port(uint16_t port)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "rxr%u", port);
+	rx_ring[port] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_non_null(rx_ring[port]);
+	for (unsigned int r = 0; r < TX_RINGS; r++) {
+		snprintf(name, sizeof(name), "txr%u_%u", port, r);
+		tx_ring[port][r] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
+						   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(tx_ring[port][r]);
+	}
+	snprintf(name, sizeof(name), "r%u", port);
+	assert_true(rte_eth_from_rings(name, &rx_ring[port], 1, tx_ring[port],
+				       TX_RINGS, SOCKET_ID_ANY) >= 0);
+}
+
+static void
+drain_tx(void)
+{
+	struct rte_mbuf *out[64];
+	unsigned int n;
+
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		for (unsigned int r = 0; r < TX_RINGS; r++)
+			while ((n = rte_ring_dequeue_burst(tx_ring[p][r], (void **)out,
+							   RTE_DIM(out), NULL)) != 0)
+				rte_pktmbuf_free_bulk(out, n);
+}
+
+static int
+setup(void **state)
+{
+	char *const overrides[] = {
+		"port.0.device=net_ring_r0", "port.0.address=198.18.0.1/24",
+		"port.0.rxd=1024", "port.0.txd=256",
+		"port.1.device=net_ring_r1", "port.1.address=198.18.1.1/24",
+		"port.1.rxd=1024", "port.1.txd=256",
+		"stats.period=0", "worker.thread.groups=1",
+	};
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN];
+	int dev;
+
+	(void)state;
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		make_ring_port(p);
+	test_pool = rte_pktmbuf_pool_create("test_pool", 8192, 0, 0,
+					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	assert_non_null(test_pool);
+	dev = droce_gpu_host_create("droce_host0", NULL);
+	assert_true(dev >= 0);
+	host_dev = (int16_t)dev;
+	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err,
+			    sizeof(err)) != 0)
+		fail_msg("%s", err);
+	if (droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	stack = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (stack == NULL)
+		fail_msg("%s", err);
+	rx = droce_rx_create(stack, err, sizeof(err));
+	if (rx == NULL)
+		fail_msg("%s", err);
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		droce_port_mac(stack, p, &our_mac[p]);
+	assert_int_equal(droce_stack_start(stack, false), 0);
+	poll_all();
+	drain_tx();    /* gratuitous ARPs */
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	droce_stack_stop(stack);
+	droce_rx_destroy(rx);
+	droce_stack_destroy(stack);
+	rte_gpu_close(host_dev);
+	return 0;
+}
+
+/* ---- start() and the getters ----------------------------------------- */
+
+static void
+expect_start_error(struct fixture *f, const struct droce_rx_params *p, int ret,
+		   const char *msg)
+{
+	char err[256];
+
+	assert_int_equal(droce_rx_stream_start(f->st, p, err, sizeof(err)), ret);
+	if (strstr(err, msg) == NULL)
+		fail_msg("start error \"%s\" does not say \"%s\"", err, msg);
+	/* Refused: not started (or still running as before, for -EBUSY). */
+	assert_int_equal(atomic_load(&f->st->started), ret == -EBUSY);
+}
+
+static void
+test_start_errors(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_params p;
+	struct droce_gpu_buf small;
+	struct fixture f, g;
+	char err[256];
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	/* Before any start: no monitor, no frames, close does nothing. */
+	assert_int_equal(droce_rx_stream_blocking_monitor(f.st), -EINVAL);
+	rte_errno = 0;
+	assert_false(droce_rx_stream_get_next_frame(f.st, 10, &info));
+	assert_int_equal(rte_errno, EINVAL);
+	droce_rx_stream_close(f.st);
+	assert_false(droce_rx_stream_frames_ready(f.st));
+	rte_errno = 0;
+	assert_int_equal(droce_rx_stream_qp_number(f.st), 0);
+	assert_int_equal(rte_errno, EINVAL);
+	rte_errno = 0;
+	assert_int_equal(droce_rx_stream_rkey(f.st), 0);
+	assert_int_equal(rte_errno, EINVAL);
+	assert_false(droce_rx_stream_receive_path_failed(f.st));
+
+	p = f.params; p.pages = 0;
+	expect_start_error(&f, &p, -EINVAL, "0 pages; allowed: 1..4096");
+	p = f.params; p.pages = 4097;
+	expect_start_error(&f, &p, -EINVAL, "4097 pages; allowed: 1..4096");
+	p = f.params; p.imm = DROCE_HSB_IMM_LITE; p.pages = 257;
+	expect_start_error(&f, &p, -EINVAL, "hsb-lite immediate names at most 256");
+	p = f.params; p.frame_size = 0;
+	expect_start_error(&f, &p, -EINVAL, "frame size 0");
+	p = f.params; p.metadata_offset = 4992;
+	expect_start_error(&f, &p, -EINVAL, "metadata offset 4992: allowed: a multiple of 128, at least the frame size 5000");
+	p = f.params; p.metadata_offset = 5121;
+	expect_start_error(&f, &p, -EINVAL, "metadata offset 5121");
+	p = f.params; p.page_size = 5200;
+	expect_start_error(&f, &p, -EINVAL, "page size 5200: allowed: a multiple of 128, at least metadata offset + 128 = 5248");
+	p = f.params; p.queue_size = 0;
+	expect_start_error(&f, &p, -EINVAL, "queue size 0; allowed: 1..65536");
+	p = f.params; p.qp = 1;
+	expect_start_error(&f, &p, -EINVAL, "QP 0x1; allowed: 0 (droce picks), 2..0xffffff");
+	p = f.params; p.qp = 0x1000000;
+	expect_start_error(&f, &p, -EINVAL, "QP 0x1000000");
+	p = f.params; p.peer_ip = "198.18.0";
+	expect_start_error(&f, &p, -EINVAL, "peer_ip \"198.18.0\" is not a valid IPv4 address");
+	p = f.params; p.peer_ip = NULL;
+	expect_start_error(&f, &p, -EINVAL, "peer_ip \"(none)\"");
+	p = f.params; p.port = 2;
+	expect_start_error(&f, &p, -ENODEV, "port 2: no such port; allowed: 0..1");
+	p = f.params; p.device = "net_ring_nope";
+	expect_start_error(&f, &p, -ENODEV, "device \"net_ring_nope\": not a port of this stack");
+	p = f.params; p.icrc = (enum droce_rx_icrc)7;
+	expect_start_error(&f, &p, -EINVAL, "ICRC mode 7; allowed: on, fused, off");
+	p = f.params; p.imm = (enum droce_hsb_imm)9;
+	expect_start_error(&f, &p, -EINVAL, "immediate format 9");
+	p = f.params; p.buf = NULL;
+	expect_start_error(&f, &p, -EINVAL, "no frame buffer");
+	small = f.g.buf;
+	small.size = f.layout.page_size * PAGES - 1;
+	p = f.params; p.buf = &small;
+	expect_start_error(&f, &p, -EINVAL, "");
+	/* The message of the buffer check names both sizes. */
+	assert_int_equal(droce_rx_stream_start(f.st, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "20991"));
+
+	/* Started: a second start is refused, the QP cannot be shared. */
+	p = f.params; p.qp = 0x4242; p.rkey = 0x1234;
+	assert_int_equal(droce_rx_stream_start(f.st, &p, err, sizeof(err)), 0);
+	assert_int_equal(droce_rx_stream_qp_number(f.st), 0x4242);
+	assert_int_equal(droce_rx_stream_rkey(f.st), 0x1234);
+	assert_int_equal(droce_rx_stream_external_frame_memory(f.st), 0);
+	assert_int_equal(droce_rx_stream_frame_size(f.st), FRAME);
+	assert_int_equal(droce_rx_stream_page_size(f.st), f.layout.page_size);
+	assert_int_equal(droce_rx_stream_pages(f.st), PAGES);
+	expect_start_error(&f, &p, -EBUSY, "is running; close it first");
+	assert_true(atomic_load(&f.st->started));
+	fixture_init(&g, 0, FRAME, PAGES, 4);
+	p.buf = &g.g.buf;
+	expect_start_error(&g, &p, -EEXIST, "QP 0x4242 is another stream's");
+	/* Picked QP and rkey: distinct, valid, and the device name works. */
+	p.qp = 0;
+	p.rkey = 0;
+	p.device = "net_ring_r0";
+	assert_int_equal(droce_rx_stream_start(g.st, &p, err, sizeof(err)), 0);
+	assert_int_not_equal(droce_rx_stream_qp_number(g.st), 0x4242);
+	assert_true(droce_rx_stream_qp_number(g.st) >= 2 &&
+		    droce_rx_stream_qp_number(g.st) <= DROCE_QPN_MASK);
+	assert_int_not_equal(droce_rx_stream_rkey(g.st), 0);
+	fixture_fini(&g);
+	fixture_fini(&f);
+}
+
+/* ---- frames: content, order, info ------------------------------------ */
+
+static void
+test_frames_in_order_byte_exact(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct timespec now;
+	struct fixture f;
+	uint64_t now_ns;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 16);
+	f.params.pkey = 0;   /* 0xffff */
+	start(&f);
+	monitor_start(&f);
+	assert_false(droce_rx_stream_frames_ready(f.st));
+	for (int i = 0; i < 6; i++)
+		send_frame(&f);
+	assert_true(droce_rx_stream_frames_ready(f.st));
+	clock_gettime(CLOCK_REALTIME, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	for (uint32_t i = 0; i < 6; i++) {
+		uint32_t page = i % PAGES, psn = 5 * i + 4;
+
+		take(&f, &info);
+		assert_int_equal(info.sequence, i + 1);
+		assert_int_equal(info.page, page);
+		assert_int_equal(info.frame_memory,
+				 (uint64_t)(uintptr_t)f.g.buf.gpu + page * f.layout.page_size);
+		assert_int_equal(info.metadata_memory, info.frame_memory + 5120);
+		assert_int_equal(info.psn, psn);
+		assert_int_equal(info.immediate, psn << 12 | page);
+		assert_int_equal(info.packets, 5);
+		assert_int_equal(info.bytes, FRAME + 128);
+		assert_int_equal(info.lost_packets, 0);
+		assert_false(info.lossy);
+		assert_int_equal(info.dropped, 0);
+		/* Pages 0 and 1 were written again by frames 5 and 6. */
+		assert_int_equal(info.overwritten, i < 2);
+		assert_true(info.metadata.present);
+		assert_int_equal(info.metadata.psn, psn);
+		assert_int_equal(info.metadata.frame_number, i);
+		assert_int_equal(info.metadata.bytes_written, FRAME);
+		assert_int_equal(info.metadata.timestamp_s, 1700000000);
+		assert_int_equal(info.metadata.timestamp_ns, 123);
+		assert_true(info.received_tsc != 0);
+		/* CLOCK_REALTIME from the TSC: within a second of now. */
+		assert_true(info.received_ns + 1000000000ull > now_ns &&
+			    info.received_ns < now_ns + 1000000000ull);
+	}
+	/* The metadata's CRC is the frame's, as the device computes it. */
+	assert_int_equal(info.metadata.crc,
+			 droce_hsb_frame_crc((uint8_t *)f.g.buf.cpu + f.layout.page_size,
+					     FRAME));
+	assert_false(droce_rx_stream_frames_ready(f.st));
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.frames, 6);
+	assert_int_equal(s.packets, 30);
+	assert_int_equal(s.bytes, 6 * (FRAME + 128));
+	assert_int_equal(s.frames_dropped, 0);
+	guarded_check(&f.g);
+	fixture_fini(&f);
+}
+
+static void
+test_queue_discards_oldest(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 2);
+	start(&f);
+	monitor_start(&f);
+	for (int i = 0; i < 5; i++)
+		send_frame(&f);
+	/* Frames 1..3 were recycled for 4 and 5, oldest first. */
+	take(&f, &info);
+	assert_int_equal(info.sequence, 4);
+	assert_int_equal(info.dropped, 3);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 5);
+	assert_int_equal(info.dropped, 3);
+	expect_no_frame(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 6);
+	assert_int_equal(info.dropped, 3);   /* cumulative */
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.frames_dropped, 3);
+	fixture_fini(&f);
+}
+
+static void
+test_frames_only_while_monitoring(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	start(&f);
+	send_frame(&f);      /* placed, but no monitor: not delivered */
+	assert_false(droce_rx_stream_frames_ready(f.st));
+	expect_no_frame(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 2);
+	assert_int_equal(info.dropped, 1);
+	fixture_fini(&f);
+}
+
+struct callback_log {
+	pthread_t thread[64];
+	atomic_uint calls;
+};
+
+static void
+frame_ready(void *arg)
+{
+	struct callback_log *log = arg;
+	unsigned int n = atomic_load(&log->calls);
+
+	if (n < RTE_DIM(log->thread))
+		log->thread[n] = pthread_self();
+	atomic_store(&log->calls, n + 1);
+}
+
+static void
+wait_calls(struct callback_log *log, unsigned int n)
+{
+	for (int i = 0; i < 100000 && atomic_load(&log->calls) < n; i++)
+		usleep(10);
+	assert_int_equal(atomic_load(&log->calls), n);
+}
+
+static void
+test_callback_on_monitor_thread(void **state)
+{
+	struct callback_log log = { .calls = 0 };
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	/* Registered before start; stays across starts. */
+	droce_rx_stream_set_frame_ready(f.st, frame_ready, &log);
+	for (int run = 0; run < 2; run++) {
+		start(&f);
+		monitor_start(&f);
+		send_frame(&f);
+		send_frame(&f);
+		wait_calls(&log, 2 * (unsigned int)run + 2);
+		for (unsigned int i = 0; i < atomic_load(&log.calls); i++)
+			assert_true(run == 1 && i < 2 ? true
+				    : pthread_equal(log.thread[i], f.monitor));
+		take(&f, &info);
+		take(&f, &info);
+		close_stream(&f);
+	}
+	/* Stopped: no more calls. */
+	droce_rx_stream_set_frame_ready(f.st, NULL, NULL);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(atomic_load(&log.calls), 4);
+	fixture_fini(&f);
+}
+
+struct waiter {
+	struct droce_rx_stream *st;
+	bool got;
+	double seconds;
+};
+
+static double
+now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void *
+waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct droce_rx_frame_info info;
+	double t0 = now_s();
+
+	w->got = droce_rx_stream_get_next_frame(w->st, 5000, &info);
+	w->seconds = now_s() - t0;
+	return NULL;
+}
+
+static void
+test_close_while_monitoring(void **state)
+{
+	struct waiter w;
+	struct fixture f;
+	pthread_t t;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	start(&f);
+	monitor_start(&f);
+	/* A consumer waiting in get_next_frame() returns at close. */
+	w.st = f.st;
+	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+	usleep(50000);
+	close_stream(&f);     /* from this thread, the monitor returns 0 */
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_false(w.got);
+	assert_true(w.seconds < 2.0);
+	/* Closed: the QP is gone and its packets are counted, not placed. */
+	send_frame_faulty(&f, NULL, NULL, false);
+	{
+		uint64_t r[DROCE_RX_REFUSAL_MAX];
+
+		droce_rx_refusals(rx, r);
+		assert_true(r[DROCE_RX_UNKNOWN_QP] >= 5);
+	}
+	droce_rx_stream_close(&f.st[0]);   /* twice is harmless */
+	fixture_fini(&f);
+}
+
+static void
+test_get_next_frame_timeout(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	double t0, dt;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	start(&f);
+	monitor_start(&f);
+	t0 = now_s();
+	assert_false(droce_rx_stream_get_next_frame(f.st, 100, &info));
+	dt = now_s() - t0;
+	assert_true(dt >= 0.09 && dt < 2.0);
+	fixture_fini(&f);
+}
+
+/* ---- fatal events ----------------------------------------------------- */
+
+/* What a PMD calls to report an event (ethdev_driver.h, which Debian's
+ * DPDK does not install; the symbols are exported as INTERNAL).
+ */
+struct rte_eth_dev;
+struct rte_eth_dev *rte_eth_dev_allocated(const char *name);
+int rte_eth_dev_callback_process(struct rte_eth_dev *dev,
+				 enum rte_eth_event_type event, void *ret_param);
+
+static void
+pmd_event(const char *name, enum rte_eth_event_type event)
+{
+	struct rte_eth_dev *dev = rte_eth_dev_allocated(name);
+
+	assert_non_null(dev);
+	rte_eth_dev_callback_process(dev, event, NULL);
+}
+
+static void
+expect_failed(struct fixture *f)
+{
+	struct droce_rx_frame_info info;
+	double t0 = now_s();
+
+	assert_true(droce_rx_stream_receive_path_failed(f->st));
+	assert_true(droce_rx_stream_frames_ready(f->st));
+	assert_false(droce_rx_stream_get_next_frame(f->st, 3000, &info));
+	assert_true(now_s() - t0 < 0.5);     /* at once, not after 3 s */
+}
+
+static void
+test_port_removed(void **state)
+{
+	struct droce_rx_stream_stats before;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	/* The PMD's removal event, as DPDK delivers it. */
+	pmd_event("net_ring_r0", RTE_ETH_EVENT_INTR_RMV);
+	expect_failed(&f);
+	/* Nothing arrives until start again. */
+	droce_rx_stream_stats(f.st, &before);
+	send_frame_faulty(&f, NULL, NULL, false);
+	expect_refusals(&f, &before, DROCE_RX_NOT_STARTED, 5);
+	expect_failed(&f);
+	/* The monitor still runs until close; start again after it. */
+	close_stream(&f);
+	start(&f);
+	assert_false(droce_rx_stream_receive_path_failed(f.st));
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 1);
+	assert_false(info.lossy);
+	/* A reset is fatal too; start() after a failure needs no close(). */
+	pmd_event("net_ring_r0", RTE_ETH_EVENT_INTR_RESET);
+	expect_failed(&f);
+	start(&f);         /* closes the failed run: its monitor returns */
+	assert_int_equal(pthread_join(f.monitor, NULL), 0);
+	f.monitor_running = false;
+	assert_false(droce_rx_stream_receive_path_failed(f.st));
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	fixture_fini(&f);
+}
+
+static void
+test_port_failed_only_its_streams(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture a, b;
+
+	(void)state;
+	fixture_init(&a, 0, FRAME, PAGES, 4);
+	fixture_init(&b, 1, FRAME, PAGES, 4);
+	start(&a);
+	start(&b);
+	monitor_start(&b);
+	droce_rx_port_failed(rx, 0);
+	assert_true(droce_rx_stream_receive_path_failed(a.st));
+	assert_false(droce_rx_stream_receive_path_failed(b.st));
+	send_frame(&b);
+	take(&b, &info);
+	fixture_fini(&b);
+	fixture_fini(&a);
+}
+
+static void
+test_placement_device_fails(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	start(&f);
+	monitor_start(&f);
+	assert_int_equal(droce_gpu_host_set_failed(host_dev, true), 0);
+	/* The write barrier at the frame's end fails: fatal. The bytes did
+	 * land (host memory), so the model takes them.
+	 */
+	send_frame(&f);
+	poll_all();
+	assert_int_equal(droce_gpu_host_set_failed(host_dev, false), 0);
+	expect_failed(&f);
+	close_stream(&f);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	{
+		struct droce_rx_frame_info info;
+
+		take(&f, &info);
+		assert_false(info.lossy);
+	}
+	fixture_fini(&f);
+}
+
+/* ---- loss, duplicates, overwrite ---------------------------------------- */
+
+static bool
+drop_packet(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	(void)spec;
+	return i != *(unsigned int *)arg;
+}
+
+static void
+test_loss_flags_frame(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	unsigned int which = 1;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	/* Packet 1 lost: the model keeps the old bytes there. */
+	{
+		uint32_t page = f.tx.page;
+		uint8_t old[PAYLOAD];
+
+		memcpy(old, f.g.model + page * f.layout.page_size + PAYLOAD, PAYLOAD);
+		send_frame_faulty(&f, drop_packet, &which, true);
+		model_data(&f, page, PAYLOAD, old, PAYLOAD);
+	}
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	assert_int_equal(info.packets, 4);
+	assert_int_equal(info.bytes, FRAME + 128 - PAYLOAD);
+	take(&f, &info);
+	assert_false(info.lossy);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.lost_packets, 1);
+	assert_int_equal(s.frames_lossy, 1);
+	fixture_fini(&f);
+}
+
+static void
+test_lost_end_of_frame(void **state)
+{
+	struct droce_rx_frame_info info;
+	unsigned int which = 4;     /* the metadata packet */
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	{
+		uint32_t page = f.tx.page;
+		uint8_t old[128];
+
+		memcpy(old, f.g.model + page * f.layout.page_size + 5120, 128);
+		send_frame_faulty(&f, drop_packet, &which, true);
+		model_data(&f, page, 5120, old, 128);
+	}
+	/* The frame ends when the next one starts elsewhere: lossy. */
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.page, 0);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	assert_false(info.metadata.present);
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_false(info.lossy);
+	fixture_fini(&f);
+}
+
+struct dup {
+	struct fixture *f;
+	unsigned int which;
+};
+
+static bool
+duplicate_packet(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	struct dup *d = arg;
+
+	if (i == d->which)
+		inject(d->f->port, build(spec));
+	return true;
+}
+
+static bool
+swap_packets(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	static struct droce_frame_spec held;
+	struct fixture *f = arg;
+
+	if (i == 1) {
+		held = *spec;
+		return false;
+	}
+	inject(f->port, build(spec));
+	if (i == 2)
+		inject(f->port, build(&held));   /* late: behind the PSN */
+	return false;
+}
+
+static void
+test_duplicates_and_reorder(void **state)
+{
+	struct droce_rx_stream_stats before;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	struct dup d = { .f = &f, .which = 2 };
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	droce_rx_stream_stats(f.st, &before);
+	send_frame_faulty(&f, duplicate_packet, &d, true);
+	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 1);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.packets, 5);
+	/* 1 and 2 swapped: 2 counts 1 lost, 1 then is late. UC cannot
+	 * repair that; the frame is flagged. The late packet's bytes do not
+	 * land (refused), the model keeps the old ones.
+	 */
+	{
+		uint32_t page = f.tx.page;
+		uint8_t old[PAYLOAD];
+
+		memcpy(old, f.g.model + page * f.layout.page_size + PAYLOAD, PAYLOAD);
+		droce_rx_stream_stats(f.st, &before);
+		send_frame_faulty(&f, swap_packets, &f, true);
+		model_data(&f, page, PAYLOAD, old, PAYLOAD);
+	}
+	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 1);
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	fixture_fini(&f);
+}
+
+static void
+test_overwritten_before_taken(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, 2, 8);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);            /* page 0 */
+	take(&f, &info);
+	assert_false(info.overwritten);
+	send_frame(&f);            /* page 1 */
+	send_frame(&f);            /* page 0 again, frame 2 not taken yet */
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_false(info.overwritten);
+	take(&f, &info);
+	assert_int_equal(info.page, 0);
+	assert_false(info.overwritten);
+	send_frame(&f);            /* 1 */
+	send_frame(&f);            /* 0 */
+	send_frame(&f);            /* 1: overwrites the first waiting one */
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_true(info.overwritten);
+	take(&f, &info);
+	assert_false(info.overwritten);
+	take(&f, &info);
+	assert_false(info.overwritten);
+	fixture_fini(&f);
+}
+
+static void
+test_psn_wraps_at_20_bits(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	sensor_init(&f, DROCE_HSB_IMM_CURRENT, DROCE_HSB_PSN_MASK - 2);
+	send_frame(&f);            /* PSNs 0xffffd..0xfffff, 0, 1 */
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.psn, 1);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.psn, 6);
+	fixture_fini(&f);
+}
+
+static void
+test_hsb_lite_immediate_and_24_bit_psn(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.imm = DROCE_HSB_IMM_LITE;
+	start(&f);
+	monitor_start(&f);
+	sensor_init(&f, DROCE_HSB_IMM_LITE, 0xfffffe);
+	send_frame(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.page, 0);
+	assert_int_equal(info.psn, 2);
+	assert_int_equal(info.immediate, 2u << 8 | 0);
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_false(info.lossy);
+	fixture_fini(&f);
+}
+
+static void
+test_frame_number_extended(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	f.tx.frame_number = 0xfffe;
+	for (int i = 0; i < 4; i++)
+		send_frame(&f);
+	for (uint64_t i = 0; i < 4; i++) {
+		take(&f, &info);
+		assert_int_equal(info.metadata.frame_number, 0xfffe + i);
+	}
+	fixture_fini(&f);
+}
+
+/* ---- the hostile wire ------------------------------------------------- */
+
+enum attack {
+	WRONG_PEER, WRONG_QP, WRONG_RKEY, SEND_OPCODE, READ_OPCODE, WRONG_PKEY,
+	BAD_ICRC, VA_BELOW, VA_ABOVE, VA_CROSSES_PAGE, HUGE_DMA_LENGTH,
+	SHORT_DMA_LENGTH, IMM_PAGE_OUT_OF_RANGE, MIDDLE_WITHOUT_FIRST,
+	ATTACK_MAX
+};
+
+static const struct {
+	const char *name;
+	enum droce_rx_refusal why;
+} attacks[ATTACK_MAX] = {
+	[WRONG_PEER] = { "wrong peer", DROCE_RX_WRONG_PEER },
+	[WRONG_QP] = { "wrong QP", DROCE_RX_UNKNOWN_QP },
+	[WRONG_RKEY] = { "wrong rkey", DROCE_RX_BAD_RKEY },
+	[SEND_OPCODE] = { "SEND", DROCE_RX_BAD_OPCODE },
+	[READ_OPCODE] = { "READ request", DROCE_RX_BAD_OPCODE },
+	[WRONG_PKEY] = { "wrong P_Key", DROCE_RX_BAD_PKEY },
+	[BAD_ICRC] = { "bad ICRC", DROCE_RX_BAD_ICRC },
+	[VA_BELOW] = { "VA below the buffer", DROCE_RX_BAD_VA },
+	[VA_ABOVE] = { "VA above the buffer", DROCE_RX_BAD_VA },
+	[VA_CROSSES_PAGE] = { "VA..VA+len crosses a page", DROCE_RX_BAD_VA },
+	[HUGE_DMA_LENGTH] = { "huge DMA length", DROCE_RX_BAD_VA },
+	[SHORT_DMA_LENGTH] = { "DMA length shorter than the payload", DROCE_RX_BAD_LENGTH },
+	[IMM_PAGE_OUT_OF_RANGE] = { "page in the immediate out of range", DROCE_RX_BAD_IMM_PAGE },
+	[MIDDLE_WITHOUT_FIRST] = { "WRITE MIDDLE without FIRST", DROCE_RX_NO_MESSAGE },
+};
+
+struct attack_arg {
+	enum attack a;
+	struct fixture *f;
+};
+
+/* Turn every packet of a frame into the attack. */
+static bool
+make_attack(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	const struct attack_arg *aa = arg;
+	const struct fixture *f = aa->f;
+	uint64_t buf_end = (uint64_t)f->layout.page_size * f->layout.pages;
+	static uint8_t junk[4096];
+
+	memset(junk, 0xee, sizeof(junk));
+	switch (aa->a) {
+	case WRONG_PEER:
+		spec->src_ip4 = ip("198.18.0.99");
+		break;
+	case WRONG_QP:
+		spec->dest_qp ^= 0x800;
+		break;
+	case WRONG_RKEY:
+		spec->rkey ^= 1;
+		break;
+	case SEND_OPCODE:
+		spec->opcode = DROCE_OP_UC | DROCE_OP_SEND_ONLY;
+		break;
+	case READ_OPCODE:
+		spec->opcode = DROCE_OP_RC | DROCE_OP_READ_REQUEST;
+		spec->payload_len = 0;
+		spec->payload = NULL;
+		break;
+	case WRONG_PKEY:
+		spec->pkey = 0x8001;
+		break;
+	case BAD_ICRC:
+		break;               /* corrupted after building */
+	case VA_BELOW:
+		spec->va = (uint64_t)-(int64_t)spec->payload_len;
+		break;
+	case VA_ABOVE:
+		spec->va = buf_end + i * 128;
+		break;
+	case VA_CROSSES_PAGE:
+		spec->va = f->layout.page_size - spec->payload_len / 2;
+		break;
+	case HUGE_DMA_LENGTH:
+		spec->dma_len = 0xffffffffu;
+		spec->opcode = (spec->opcode & 0xe0) | DROCE_OP_WRITE_FIRST;
+		break;
+	case SHORT_DMA_LENGTH:
+		spec->dma_len = spec->payload_len - 1;
+		break;
+	case IMM_PAGE_OUT_OF_RANGE:
+		if ((spec->opcode & 0x1f) != DROCE_OP_WRITE_ONLY_IMM)
+			return false;
+		spec->imm = (spec->imm & ~0xfffu) | 0xfff;
+		break;
+	case MIDDLE_WITHOUT_FIRST:
+		spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_MIDDLE;
+		break;
+	default:
+		break;
+	}
+	if (aa->a != READ_OPCODE && aa->a != IMM_PAGE_OUT_OF_RANGE) {
+		spec->payload = junk;
+		spec->payload_len = RTE_MIN(spec->payload_len, sizeof(junk));
+		if (aa->a != HUGE_DMA_LENGTH && aa->a != SHORT_DMA_LENGTH)
+			spec->dma_len = spec->payload_len;
+	}
+	{
+		struct rte_mbuf *m = build(spec);
+
+		if (aa->a == BAD_ICRC)
+			rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_pkt_len(m) - 10)[0] ^= 0x40;
+		inject(f->port, m);
+	}
+	return false;
+}
+
+static void
+test_malicious_packets_write_nothing(void **state)
+{
+	for (int a = 0; a < ATTACK_MAX; a++) {
+		struct droce_rx_stream_stats before, after;
+		struct droce_rx_frame_info info;
+		struct attack_arg aa;
+		uint64_t r0[DROCE_RX_REFUSAL_MAX], r1[DROCE_RX_REFUSAL_MAX];
+		uint64_t n;
+		struct fixture f;
+
+		(void)state;
+		fixture_init(&f, 0, FRAME, PAGES, 8);
+		start(&f);
+		monitor_start(&f);
+		send_frame(&f);
+		take(&f, &info);
+		aa.a = (enum attack)a;
+		aa.f = &f;
+		droce_rx_stream_stats(f.st, &before);
+		droce_rx_refusals(rx, r0);
+		send_frame_faulty(&f, make_attack, &aa, false);
+		droce_rx_stream_stats(f.st, &after);
+		droce_rx_refusals(rx, r1);
+		n = a == IMM_PAGE_OUT_OF_RANGE ? 1 : 5;
+		if (attacks[a].why == DROCE_RX_UNKNOWN_QP) {
+			assert_int_equal(r1[DROCE_RX_UNKNOWN_QP] - r0[DROCE_RX_UNKNOWN_QP], n);
+		} else {
+			print_message("  %-40s refused as %s\n", attacks[a].name,
+				      droce_rx_refusal_name(attacks[a].why));
+			expect_refusals(&f, &before, attacks[a].why, n);
+		}
+		assert_int_equal(after.packets, before.packets);
+		assert_int_equal(after.bytes, before.bytes);
+		/* No frame, no byte anywhere (the model is unchanged). */
+		expect_no_frame(&f);
+		guarded_check(&f.g);
+		/* And the stream still works. */
+		sensor_init(&f, DROCE_HSB_IMM_CURRENT, f.tx.psn);
+		f.tx.page = 1;
+		send_frame(&f);
+		take(&f, &info);
+		assert_int_equal(info.page, 1);
+		fixture_fini(&f);
+	}
+}
+
+static void
+test_truncated_and_not_roce(void **state)
+{
+	struct droce_frame_spec spec;
+	struct droce_hsb_metadata md = { .psn = 0 };
+	uint64_t r0[DROCE_RX_REFUSAL_MAX], r1[DROCE_RX_REFUSAL_MAX];
+	struct fixture f;
+	struct rte_mbuf *m;
+	uint32_t cuts[] = { 60, 40, 30, 20 };
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	next_content(&f);
+	droce_hsb_frame_begin(&f.tx, f.frame, &md);
+	assert_true(droce_hsb_frame_next(&f.tx, &spec));
+	droce_rx_refusals(rx, r0);
+	/* The UDP and IP lengths say the same short length: the RoCE part
+	 * cannot hold its headers or the payload its RETH promises.
+	 */
+	for (unsigned int c = 0; c < RTE_DIM(cuts); c++) {
+		spec.payload_len = cuts[c];
+		spec.dma_len = 1408;
+		m = build(&spec);
+		inject(0, m);
+	}
+	/* A frame cut at the end: IP says more than there is (net drops it). */
+	spec.payload_len = 1408;
+	m = build(&spec);
+	rte_pktmbuf_trim(m, 700);
+	inject(0, m);
+	poll_all();
+	droce_rx_refusals(rx, r1);
+	/* Payload shorter than the DMA length of a WRITE ONLY. */
+	assert_int_equal(refused(&f, DROCE_RX_BAD_LENGTH), 4);
+	assert_int_equal(r1[DROCE_RX_NOT_ROCE], r0[DROCE_RX_NOT_ROCE]);
+	expect_no_frame(&f);
+	fixture_fini(&f);
+}
+
+/* ---- two streams, two ports --------------------------------------------- */
+
+static void
+test_two_streams_one_port(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture a, b;
+
+	(void)state;
+	fixture_init(&a, 0, FRAME, PAGES, 8);
+	fixture_init(&b, 0, 3000, 3, 8);
+	start(&a);
+	start(&b);
+	assert_int_not_equal(droce_rx_stream_qp_number(a.st),
+			     droce_rx_stream_qp_number(b.st));
+	monitor_start(&a);
+	monitor_start(&b);
+	b.seed = 99;
+	for (int i = 0; i < 3; i++) {
+		send_frame(&a);
+		send_frame(&b);
+	}
+	for (uint32_t i = 0; i < 3; i++) {
+		take(&a, &info);
+		assert_int_equal(info.sequence, i + 1);
+		assert_int_equal(info.page, i);
+		assert_false(info.lossy);
+		assert_int_equal(info.bytes, FRAME + 128);
+		take(&b, &info);
+		assert_int_equal(info.sequence, i + 1);
+		assert_int_equal(info.bytes, 3000 + 128);
+		assert_int_equal(info.frame_memory,
+				 (uint64_t)(uintptr_t)b.g.buf.gpu + i * b.layout.page_size);
+		assert_false(info.lossy);
+	}
+	fixture_fini(&b);
+	fixture_fini(&a);
+}
+
+static void
+test_stream_on_second_port(void **state)
+{
+	struct droce_rx_stream_stats before;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 1, FRAME, PAGES, 8);
+	f.params.device = "net_ring_r1";
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	/* Its packets on port 0 are refused. */
+	droce_rx_stream_stats(f.st, &before);
+	f.port = 0;
+	sensor_init(&f, DROCE_HSB_IMM_CURRENT, f.tx.psn);
+	send_frame_faulty(&f, NULL, NULL, false);
+	expect_refusals(&f, &before, DROCE_RX_WRONG_PORT, 5);
+	f.port = 1;
+	fixture_fini(&f);
+}
+
+/* ---- generic RDMA senders: UC and RC multi-packet messages -------------- */
+
+/* One message of @len bytes at @va as FIRST/MIDDLE/LAST (or ONLY), the
+ * last with an immediate when @imm_end.
+ */
+static uint32_t
+send_message(struct fixture *f, uint8_t transport, uint32_t psn, uint64_t va,
+	     const uint8_t *data, uint32_t len, bool imm_end, uint32_t imm,
+	     uint32_t src_qp, bool ackreq_last)
+{
+	uint32_t mtu = 1024, off = 0;
+
+	while (off < len || (len == 0 && off == 0)) {
+		uint32_t chunk = RTE_MIN(mtu, len - off);
+		bool first = off == 0, last = off + chunk == len;
+		struct droce_frame_spec spec = {
+			.src_mac = sensor_mac, .dst_mac = our_mac[f->port],
+			.src_ip4 = ip(sensor_ip[f->port]),
+			.dst_ip4 = ip(our_ip[f->port]), .src_qp = src_qp,
+			.dest_qp = droce_rx_stream_qp_number(f->st), .psn = psn,
+			.payload = data + off, .payload_len = chunk,
+		};
+		uint8_t op;
+
+		if (first && last)
+			op = imm_end ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY;
+		else if (first)
+			op = DROCE_OP_WRITE_FIRST;
+		else if (last)
+			op = imm_end ? DROCE_OP_WRITE_LAST_IMM : DROCE_OP_WRITE_LAST;
+		else
+			op = DROCE_OP_WRITE_MIDDLE;
+		spec.opcode = transport | op;
+		if (first) {
+			spec.va = va;
+			spec.rkey = droce_rx_stream_rkey(f->st);
+			spec.dma_len = len;
+		}
+		spec.imm = imm;
+		spec.ackreq = last && ackreq_last;
+		inject(f->port, build(&spec));
+		psn = (psn + 1) & DROCE_PSN_MASK;
+		off += chunk;
+		if (len == 0)
+			break;
+	}
+	return psn;
+}
+
+static void
+test_uc_multi_packet_messages(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	uint32_t psn = 100;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.imm = DROCE_HSB_IMM_OPAQUE;
+	start(&f);
+	monitor_start(&f);
+	next_content(&f);
+	/* Page 2: data as one 3-packet message, then one 2-packet message
+	 * with an immediate ending the frame.
+	 */
+	psn = send_message(&f, DROCE_OP_UC, psn, 2 * f.layout.page_size, f.frame,
+			   3000, false, 0, 0, false);
+	psn = send_message(&f, DROCE_OP_UC, psn, 2 * f.layout.page_size + 3000,
+			   f.frame + 3000, 2000, true, 0xabcdef01, 0, false);
+	model_data(&f, 2, 0, f.frame, 5000);
+	poll_all();
+	take(&f, &info);
+	assert_int_equal(info.page, 2);
+	assert_int_equal(info.immediate, 0xabcdef01);
+	assert_int_equal(info.psn, psn - 1);
+	assert_int_equal(info.packets, 5);
+	assert_int_equal(info.bytes, 5000);
+	assert_false(info.lossy);
+	assert_false(info.metadata.present);
+	/* A lost MIDDLE: the rest of its message has nowhere to go. */
+	next_content(&f);
+	{
+		uint32_t p0 = psn;
+
+		psn = send_message(&f, DROCE_OP_UC, psn, 0, f.frame, 3072, true, 7,
+				   0, false);
+		/* take the MIDDLE (second packet) back out of the ring */
+		struct rte_mbuf *pk[3];
+
+		assert_int_equal(rte_ring_dequeue_bulk(rx_ring[0], (void **)pk, 3, NULL), 3);
+		inject(0, pk[0]);
+		inject(0, pk[2]);
+		rte_pktmbuf_free(pk[1]);
+		model_data(&f, 0, 0, f.frame, 1024);
+		(void)p0;
+	}
+	poll_all();
+	assert_int_equal(refused(&f, DROCE_RX_NO_MESSAGE), 1);
+	/* The frame never got its end; the next one (page 1) closes it. */
+	next_content(&f);
+	psn = send_message(&f, DROCE_OP_UC, psn, f.layout.page_size, f.frame, 100,
+			   true, 9, 0, false);
+	model_data(&f, 1, 0, f.frame, 100);
+	poll_all();
+	take(&f, &info);
+	assert_int_equal(info.page, 0);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 2);   /* the MIDDLE and the LAST */
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_false(info.lossy);
+	fixture_fini(&f);
+}
+
+/* What the worker sent back: one ACK/NAK expected. */
+static void
+expect_ack(uint8_t syndrome, uint32_t psn, uint32_t msn, uint32_t dest_qp)
+{
+	struct rte_mbuf *out[8];
+	unsigned int n = rte_ring_dequeue_burst(tx_ring[0][1], (void **)out, 8, NULL);
+	const struct droce_aeth *aeth;
+	struct droce_pkt pkt;
+	uint32_t off = 14 + 20 + 8;
+
+	assert_int_equal(n, 1);
+	assert_int_equal(droce_roce_parse(rte_pktmbuf_mtod_offset(out[0], uint8_t *, off),
+					  rte_pktmbuf_pkt_len(out[0]) - off, &pkt),
+			 DROCE_PARSE_OK);
+	assert_int_equal(pkt.opcode, DROCE_OP_RC | DROCE_OP_ACKNOWLEDGE);
+	assert_true(droce_icrc_ok(rte_pktmbuf_mtod_offset(out[0], uint8_t *, 14),
+				  rte_pktmbuf_pkt_len(out[0]) - 14));
+	assert_int_equal(droce_bth_dqpn(pkt.bth), dest_qp);
+	assert_int_equal(droce_bth_psn(pkt.bth), psn);
+	aeth = droce_pkt_ext(&pkt, DROCE_EXT_AETH);
+	assert_int_equal(droce_aeth_syndrome(aeth), syndrome);
+	assert_int_equal(droce_aeth_msn(aeth), msn);
+	assert_memory_equal(rte_pktmbuf_mtod(out[0], struct rte_ether_hdr *)->dst_addr.addr_bytes,
+			    sensor_mac.addr_bytes, 6);
+	rte_pktmbuf_free_bulk(out, n);
+}
+
+static void
+expect_no_ack(void)
+{
+	assert_int_equal(rte_ring_count(tx_ring[0][1]), 0);
+}
+
+static void
+test_rc_acks(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct fixture f;
+	uint32_t psn = 0xfffffe, p0;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.imm = DROCE_HSB_IMM_OPAQUE;
+	f.params.remote_qp = 0x77;
+	start(&f);
+	monitor_start(&f);
+	drain_tx();
+	next_content(&f);
+	/* Two messages in one burst: one ACK, for the newest PSN (24-bit
+	 * wrap on the way), MSN 2.
+	 */
+	psn = send_message(&f, DROCE_OP_RC, psn, 0, f.frame, 3000, false, 0, 0x77, true);
+	psn = send_message(&f, DROCE_OP_RC, psn, 3000, f.frame + 3000, 2000, true, 5,
+			   0x77, true);
+	model_data(&f, 0, 0, f.frame, 5000);
+	poll_all();
+	assert_int_equal(psn, 3);
+	expect_ack(0x1f, 2, 2, 0x77);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.bytes, 5000);
+	/* A gap: one NAK (sequence error) naming the expected PSN, then
+	 * silence for the rest; nothing of it lands.
+	 */
+	next_content(&f);
+	p0 = psn;
+	send_message(&f, DROCE_OP_RC, (psn + 1) & DROCE_PSN_MASK, f.layout.page_size,
+		     f.frame, 3072, true, 6, 0x77, true);
+	poll_all();
+	expect_ack(0x60, p0, 2, 0x77);
+	assert_int_equal(refused(&f, DROCE_RX_STALE_PSN), 3);
+	/* The requester goes back: all lands, one ACK. */
+	psn = send_message(&f, DROCE_OP_RC, p0, f.layout.page_size, f.frame, 3072,
+			   true, 6, 0x77, true);
+	model_data(&f, 1, 0, f.frame, 3072);
+	poll_all();
+	expect_ack(0x1f, (psn - 1) & DROCE_PSN_MASK, 3, 0x77);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.lost_packets, 0);
+	/* A duplicate (the ACK was lost): ACKed again, not placed again. */
+	send_message(&f, DROCE_OP_RC, (psn - 1) & DROCE_PSN_MASK, 0, f.frame, 10,
+		     false, 0, 0x77, true);
+	poll_all();
+	expect_ack(0x1f, (psn - 1) & DROCE_PSN_MASK, 3, 0x77);
+	expect_no_ack();
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.acks, 4);
+	fixture_fini(&f);
+}
+
+/* ---- ICRC modes ----------------------------------------------------------- */
+
+static bool
+corrupt_payload(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	struct fixture *f = arg;
+	struct rte_mbuf *m;
+
+	m = build(spec);
+	if (i == 0)   /* first payload byte, after 14 + 20 + 8 + 12 + 16 */
+		rte_pktmbuf_mtod_offset(m, uint8_t *, 70)[0] ^= 0x01;
+	inject(f->port, m);
+	return false;
+}
+
+static void
+test_icrc_modes(void **state)
+{
+	for (int mode = DROCE_RX_ICRC_ON; mode <= DROCE_RX_ICRC_OFF; mode++) {
+		struct droce_rx_frame_info info;
+		struct fixture f;
+		uint32_t page;
+
+		(void)state;
+		fixture_init(&f, 0, FRAME, PAGES, 8);
+		f.params.icrc = (enum droce_rx_icrc)mode;
+		start(&f);
+		monitor_start(&f);
+		/* A good frame first: the stream knows which PSN comes next. */
+		send_frame(&f);
+		take(&f, &info);
+		page = f.tx.page;
+		{
+			uint8_t old[PAYLOAD];
+
+			memcpy(old, f.g.model + page * f.layout.page_size, PAYLOAD);
+			send_frame_faulty(&f, corrupt_payload, &f, true);
+			switch (mode) {
+			case DROCE_RX_ICRC_ON:   /* refused before a byte is written */
+				model_data(&f, page, 0, old, PAYLOAD);
+				break;
+			case DROCE_RX_ICRC_FUSED: /* refused, its bytes written */
+			case DROCE_RX_ICRC_OFF:   /* taken as it came */
+				f.g.model[page * f.layout.page_size] ^= 0x01;
+				break;
+			}
+		}
+		take(&f, &info);
+		assert_int_equal(info.lossy, mode != DROCE_RX_ICRC_OFF);
+		assert_int_equal(refused(&f, DROCE_RX_BAD_ICRC),
+				 mode != DROCE_RX_ICRC_OFF ? 1 : 0);
+		assert_int_equal(info.packets, mode != DROCE_RX_ICRC_OFF ? 4 : 5);
+		fixture_fini(&f);
+	}
+}
+
+static void
+test_refusal_names(void **state)
+{
+	(void)state;
+	for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++)
+		assert_non_null(droce_rx_refusal_name(r));
+	assert_string_equal(droce_rx_refusal_name(DROCE_RX_BAD_RKEY), "bad_rkey");
+	assert_null(droce_rx_refusal_name(DROCE_RX_REFUSAL_MAX));
+}
+
+/* Many streams: each finds its own QP in the table. */
+static void
+test_many_streams(void **state)
+{
+	enum { N = 64 };
+	struct droce_rx_stream *st[N];
+	struct guarded g;
+	char err[256];
+
+	(void)state;
+	guarded_alloc_size(&g, host_dev, 8192);
+	for (unsigned int i = 0; i < N; i++) {
+		struct droce_rx_params p = {
+			.port = 0, .queue = DROCE_RX_ANY_QUEUE, .buf = &g.buf,
+			.frame_size = 128, .page_size = 256, .pages = 1,
+			.metadata_offset = 128, .peer_ip = "198.18.0.2",
+			.queue_size = 1, .qp = 0x10000 + i * 8192,
+		};
+
+		st[i] = droce_rx_stream_new(rx);
+		assert_non_null(st[i]);
+		if (droce_rx_stream_start(st[i], &p, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+	}
+	for (unsigned int i = 0; i < N; i++)
+		assert_ptr_equal(rx_stream_of_qp(rx, 0x10000 + i * 8192), st[i]);
+	/* Remove every other one: probes still find the rest. */
+	for (unsigned int i = 0; i < N; i += 2)
+		droce_rx_stream_free(st[i]);
+	for (unsigned int i = 0; i < N; i++)
+		assert_ptr_equal(rx_stream_of_qp(rx, 0x10000 + i * 8192),
+				 i % 2 ? st[i] : NULL);
+	for (unsigned int i = 1; i < N; i += 2)
+		droce_rx_stream_free(st[i]);
+	guarded_free(&g);
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64], lcores[32];
+	cpu_set_t set;
+	int cpu = 0;
+	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "512",
+			"--file-prefix", prefix, "--lcores", lcores,
+			"--log-level", "lib.eal:error", "--log-level", "droce.rx:warning",
+			NULL };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_start_errors),
+		cmocka_unit_test(test_frames_in_order_byte_exact),
+		cmocka_unit_test(test_queue_discards_oldest),
+		cmocka_unit_test(test_frames_only_while_monitoring),
+		cmocka_unit_test(test_callback_on_monitor_thread),
+		cmocka_unit_test(test_close_while_monitoring),
+		cmocka_unit_test(test_get_next_frame_timeout),
+		cmocka_unit_test(test_port_removed),
+		cmocka_unit_test(test_port_failed_only_its_streams),
+		cmocka_unit_test(test_placement_device_fails),
+		cmocka_unit_test(test_loss_flags_frame),
+		cmocka_unit_test(test_lost_end_of_frame),
+		cmocka_unit_test(test_duplicates_and_reorder),
+		cmocka_unit_test(test_overwritten_before_taken),
+		cmocka_unit_test(test_psn_wraps_at_20_bits),
+		cmocka_unit_test(test_hsb_lite_immediate_and_24_bit_psn),
+		cmocka_unit_test(test_frame_number_extended),
+		cmocka_unit_test(test_malicious_packets_write_nothing),
+		cmocka_unit_test(test_truncated_and_not_roce),
+		cmocka_unit_test(test_two_streams_one_port),
+		cmocka_unit_test(test_stream_on_second_port),
+		cmocka_unit_test(test_uc_multi_packet_messages),
+		cmocka_unit_test(test_rc_acks),
+		cmocka_unit_test(test_icrc_modes),
+		cmocka_unit_test(test_refusal_names),
+		cmocka_unit_test(test_many_streams),
+	};
+	int ret;
+
+	(void)argc;
+	/* Both lcores on one cpu the process may use; only lcore 0 runs. */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
+			cpu++;
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	snprintf(prefix, sizeof(prefix), "droce-test-rx-%d", getpid());
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "rte_eal_init failed\n");
+		return 1;
+	}
+	rte_timer_subsystem_init();
+	ret = cmocka_run_group_tests(tests, setup, teardown);
+	rte_eal_cleanup();
+	return ret;
+}

@@ -109,6 +109,28 @@ struct droce_port_conf {
 	char capture[256];    /**< pcapng file for its RoCEv2 packets, or "". */
 };
 
+/** Most receiver sections (`rx.N.*`); each may make many streams. */
+#define DROCE_MAX_RX_CONF 64
+
+/** One configured receiver section (`rx.N.*`): @p count streams alike. */
+struct droce_rx_conf {
+	uint16_t port;          /**< droce port index. */
+	rte_be32_t peer;        /**< Sensor IPv4 address, network order. */
+	uint32_t qp;            /**< QP of the first stream; 0: picked. */
+	uint32_t rkey;          /**< rkey; 0: picked. */
+	uint32_t frame_size;    /**< Bytes of frame data. */
+	uint32_t metadata_offset; /**< 0: round_up(frame_size, 128). */
+	uint32_t page_size;     /**< 0: metadata_offset + 128. */
+	uint16_t pages;         /**< Pages per stream, 1..4096. */
+	uint32_t queue_size;    /**< Frames held for the application. */
+	uint8_t placement;      /**< Index in "auto", "copy", "gather". */
+	uint8_t icrc;           /**< Index in "on", "fused", "off". */
+	uint8_t immediate;      /**< Index in "hsb", "hsb-lite", "opaque". */
+	uint16_t count;         /**< Streams, QPs qp .. qp + count - 1. */
+	uint32_t remote_qp;     /**< RC requester QP, for ACKs. */
+	char gpu[32];           /**< Device for this section; "": the global gpu. */
+};
+
 /** Longest key. */
 #define DROCE_CONF_KEY_LEN 128
 /** Longest value (rte_cfgfile's own limit). */
@@ -116,7 +138,7 @@ struct droce_port_conf {
 /** Longest origin text ("file:line" or "command line"). */
 #define DROCE_CONF_ORIGIN_LEN 300
 /** Most distinct keys a configuration can hold. */
-#define DROCE_CONF_MAX_ENTRIES 160
+#define DROCE_CONF_MAX_ENTRIES 512
 
 /** One key as given, with where it came from (for messages, telemetry). */
 struct droce_conf_entry {
@@ -136,6 +158,8 @@ struct droce_conf {
 	char gpu[32];                 /**< gpu: host, cuda:N or auto. */
 	uint16_t nb_ports;            /**< Ports configured. */
 	struct droce_port_conf port[DROCE_MAX_PORTS]; /**< port.N.*. */
+	uint16_t nb_rx;               /**< Receiver sections configured. */
+	struct droce_rx_conf rx[DROCE_MAX_RX_CONF]; /**< rx.N.*. */
 	uint16_t nb_entries;          /**< Keys given. */
 	struct droce_conf_entry entry[DROCE_CONF_MAX_ENTRIES]; /**< As given. */
 };

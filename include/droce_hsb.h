@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
@@ -91,6 +92,22 @@ uint32_t droce_hsb_payload_per_packet(uint32_t mtu);
 
 /** CRC-32/JAMCRC of a frame, as the device puts it in the metadata. */
 uint32_t droce_hsb_frame_crc(const void *frame, size_t len);
+
+/**
+ * The counter pattern the sensor emulator sends, so that a receiver can
+ * check every byte without the source: little-endian 32-bit words, word
+ * j of frame n = n * 0x9e3779b1 + j (mod 2^32), cut at @p len.
+ */
+void droce_hsb_pattern_fill(void *frame, size_t len, uint64_t frame_number);
+
+/**
+ * Check a frame against the pattern.
+ *
+ * @return
+ *   -1 when every byte matches, else the offset of the first that does not.
+ */
+ssize_t droce_hsb_pattern_check(const void *frame, size_t len,
+				uint64_t frame_number);
 
 /** Page layout of a receiver: page_size, metadata offset and buffer size
  *  for @p frame_size and @p pages, by the HSB rules.

@@ -289,6 +289,28 @@ void droce_stack_print_stats_line(struct droce_stack *s, FILE *out);
 /** Write all counters, per port, queue and lcore, as JSON to @p out. */
 int droce_stack_write_stats_json(const struct droce_stack *s, FILE *out);
 
+/** A library's own counters in the stats line and the JSON stats. */
+struct droce_stats_ext {
+	/** Appends to the stats line (" | rx ..."); @p seconds since the
+	 *  previous line, for rates. NULL: nothing.
+	 */
+	void (*line)(FILE *out, double seconds, void *arg);
+	/** Writes one JSON member, `"name": value`, without separators;
+	 *  NULL: nothing.
+	 */
+	void (*json)(FILE *out, void *arg);
+	void *arg;
+};
+
+/**
+ * Register a stats extension (the struct is copied).
+ *
+ * @return
+ *   0, or -ENOSPC when there are too many.
+ */
+int droce_stats_ext_register(struct droce_stack *s,
+			     const struct droce_stats_ext *ext);
+
 /**
  * Register /droce/stats, /droce/config and /droce/lcores with
  * rte_telemetry (dpdk-telemetry.py can query them).

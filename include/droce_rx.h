@@ -196,6 +196,14 @@ bool droce_rx_stream_get_next_frame(struct droce_rx_stream *st,
 				    unsigned int timeout_ms,
 				    struct droce_rx_frame_info *info);
 
+/**
+ * Whether a frame taken earlier is still what its page holds: false once
+ * a later frame has written to the page (the device has no flow control).
+ * Ask after reading the frame, to know the read saw that frame only.
+ */
+bool droce_rx_stream_frame_intact(const struct droce_rx_stream *st,
+				  const struct droce_rx_frame_info *info);
+
 /** False when get_next_frame() would wait; true after a fatal event. */
 bool droce_rx_stream_frames_ready(struct droce_rx_stream *st);
 

@@ -29,10 +29,14 @@
 #include "droce_gpu_drivers.h"
 #include "droce_net.h"
 
+#include "app_rx.h"
+
 struct app_opts {
 	const char *config;
 	const char *stats_json;
 	unsigned long duration_s;   /* 0: until a signal */
+	unsigned long idle_ms;      /* --exit-on-idle; 0: off */
+	struct app_rx_opts rx;
 	int nb_overrides;
 	char **overrides;
 };
@@ -58,11 +62,20 @@ usage(FILE *out, const char *prog)
 		"  -c, --config FILE      INI configuration (rte_cfgfile syntax, '#' comments)\n"
 		"      --stats-json FILE  write the final counters as JSON to FILE\n"
 		"      --duration S       stop by itself after S seconds\n"
+		"      --frames N         stop once N frames were taken (all streams)\n"
+		"      --exit-on-idle MS  stop when no packet arrived for MS ms (after the\n"
+		"                         first one): a net_pcap file is done\n"
+		"      --dump DIR         write the first frames' bytes (.bin) and info (.json)\n"
+		"      --dump-frames N    how many frames --dump writes (default 4)\n"
+		"      --verify-pattern   check every byte against droce-sensor's pattern\n"
 		"  -h, --help             this text\n"
 		"  key=value              override a configuration key (after the file)\n"
 		"\n"
-		"Configuration keys (port.N.*: N = 0..%u):\n",
-		prog, prog, DROCE_MAX_PORTS - 1);
+		"Every clean frame is checked against the CRC in its metadata; the exit\n"
+		"status is 3 when one did not match.\n"
+		"\n"
+		"Configuration keys (port.N.*: N = 0..%u; rx.N.*: N = 0..%u):\n",
+		prog, prog, DROCE_MAX_PORTS - 1, DROCE_MAX_RX_CONF - 1);
 	droce_conf_print_keys(out);
 	fprintf(out,
 		"\n"
@@ -73,6 +86,24 @@ usage(FILE *out, const char *prog)
 		prog);
 }
 
+/* A whole number 1..max for option @name. */
+static int
+parse_count(const char *name, const char *arg, unsigned long max,
+	    const char *unit, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' ||
+	    *out == 0 || *out > max) {
+		fprintf(stderr, "droce: %s \"%s\": allowed: whole %s 1..%lu\n", name,
+			arg, unit, max);
+		return -1;
+	}
+	return 0;
+}
+
 /* Parse droce's own arguments (after "--"); returns 0, 1 for --help, or -1. */
 static int
 parse_app_args(int argc, char **argv, struct app_opts *o)
@@ -81,13 +112,19 @@ parse_app_args(int argc, char **argv, struct app_opts *o)
 		{ "config", required_argument, NULL, 'c' },
 		{ "stats-json", required_argument, NULL, 'j' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "frames", required_argument, NULL, 'f' },
+		{ "exit-on-idle", required_argument, NULL, 'i' },
+		{ "dump", required_argument, NULL, 'D' },
+		{ "dump-frames", required_argument, NULL, 'n' },
+		{ "verify-pattern", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	unsigned long v;
 	int opt;
 
 	optind = 1;
+	o->rx.dump_frames = 4;
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -97,14 +134,30 @@ parse_app_args(int argc, char **argv, struct app_opts *o)
 			o->stats_json = optarg;
 			break;
 		case 'd':
-			errno = 0;
-			o->duration_s = strtoul(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    o->duration_s == 0 || o->duration_s > 86400 * 365) {
-				fprintf(stderr, "droce: --duration \"%s\": allowed: whole seconds 1..31536000\n",
-					optarg);
+			if (parse_count("--duration", optarg, 86400 * 365, "seconds",
+					&o->duration_s) != 0)
 				return -1;
-			}
+			break;
+		case 'f':
+			if (parse_count("--frames", optarg, UINT32_MAX, "frames", &v) != 0)
+				return -1;
+			o->rx.frames = v;
+			break;
+		case 'i':
+			if (parse_count("--exit-on-idle", optarg, 3600000, "milliseconds",
+					&o->idle_ms) != 0)
+				return -1;
+			break;
+		case 'D':
+			o->rx.dump_dir = optarg;
+			break;
+		case 'n':
+			if (parse_count("--dump-frames", optarg, 1000000, "frames", &v) != 0)
+				return -1;
+			o->rx.dump_frames = (unsigned int)v;
+			break;
+		case 'v':
+			o->rx.verify_pattern = true;
 			break;
 		case 'h':
 			return 1;
@@ -147,6 +200,47 @@ on_duration(struct rte_timer *t, void *arg)
 {
 	(void)t;
 	droce_stack_request_stop(arg);
+}
+
+/* Control lcore, every WATCH_MS: --frames reached, or the wire idle. */
+#define WATCH_MS 10
+
+struct watch {
+	struct droce_stack *s;
+	const struct app_rx *rx;
+	unsigned long idle_ms;
+	uint64_t last_packets;
+	uint64_t last_change_tsc;
+};
+
+static void
+on_watch(struct rte_timer *t, void *arg)
+{
+	struct watch *w = arg;
+	uint64_t packets = 0, now = rte_get_timer_cycles();
+
+	(void)t;
+	if (app_rx_done(w->rx)) {
+		printf("droce: %" PRIu64 " frames taken; stopping\n", app_rx_taken(w->rx));
+		droce_stack_request_stop(w->s);
+		return;
+	}
+	if (w->idle_ms == 0)
+		return;
+	for (uint16_t p = 0; p < droce_stack_nb_ports(w->s); p++) {
+		struct droce_counters c;
+
+		droce_port_counters(w->s, p, &c);
+		packets += c.rx_packets;
+	}
+	if (packets != w->last_packets) {
+		w->last_packets = packets;
+		w->last_change_tsc = now;
+	} else if (packets != 0 &&
+		   now - w->last_change_tsc > w->idle_ms * rte_get_timer_hz() / 1000) {
+		printf("droce: no packet for %lu ms; stopping\n", w->idle_ms);
+		droce_stack_request_stop(w->s);
+	}
 }
 
 static void
@@ -267,9 +361,12 @@ run(const struct droce_conf *conf, const struct app_opts *o,
     const char *lcore_option)
 {
 	struct droce_lcore_layout layout;
-	struct rte_timer duration;
+	struct rte_timer duration, watch_timer;
+	struct watch watch = { .idle_ms = o->idle_ms };
 	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
+	struct app_rx *rx;
+	uint64_t t0;
 	int16_t gpu_dev;
 	int ret;
 
@@ -289,6 +386,12 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	}
 	if (droce_telemetry_register(s) != 0)
 		fprintf(stderr, "droce: warning: telemetry commands not registered\n");
+	rx = app_rx_create(conf, s, gpu_dev, &o->rx, err, sizeof(err));
+	if (rx == NULL) {
+		fprintf(stderr, "droce: %s\n", err);
+		droce_stack_destroy(s);
+		return 2;
+	}
 	print_layout(s, &layout);
 
 	running = s;
@@ -297,22 +400,47 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	ret = droce_stack_start(s, true);
 	if (ret != 0) {
 		fprintf(stderr, "droce: start failed: %s\n", rte_strerror(-ret));
+		app_rx_destroy(rx);
 		droce_stack_destroy(s);
 		return 1;
+	}
+	ret = app_rx_start(rx, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "droce: %s\n", err);
+		droce_stack_request_stop(s);
 	}
 	rte_timer_init(&duration);
 	if (o->duration_s != 0)
 		rte_timer_reset_sync(&duration, o->duration_s * rte_get_timer_hz(),
 				     SINGLE, rte_lcore_id(), on_duration, s);
+	watch.s = s;
+	watch.rx = rx;
+	watch.last_change_tsc = rte_get_timer_cycles();
+	rte_timer_init(&watch_timer);
+	rte_timer_reset_sync(&watch_timer, WATCH_MS * rte_get_timer_hz() / 1000,
+			     PERIODICAL, rte_lcore_id(), on_watch, &watch);
 	printf("droce: running; Ctrl-C stops\n");
 	fflush(stdout);
+	t0 = rte_get_timer_cycles();
 	droce_stack_run(s);
+	rte_timer_stop_sync(&watch_timer);
 	rte_timer_stop_sync(&duration);
 	droce_stack_stop(s);
 	running = NULL;
+	app_rx_stop(rx);
 
 	print_final(s);
-	ret = o->stats_json != NULL && write_json(s, o->stats_json) != 0;
+	if (ret == 0 &&
+	    app_rx_print_summary(rx, (double)(rte_get_timer_cycles() - t0) /
+				 (double)rte_get_timer_hz(), stdout) != 0) {
+		fprintf(stderr, "droce: some frames did not hold what the sensor sent\n");
+		ret = 3;
+	} else if (ret != 0) {
+		ret = 2;
+	}
+	if (o->stats_json != NULL && write_json(s, o->stats_json) != 0 && ret == 0)
+		ret = 1;
+	app_rx_destroy(rx);
 	droce_stack_destroy(s);
 	return ret;
 }

@@ -29,27 +29,52 @@ enum key_kind {
 	KIND_IPV4,
 	KIND_IPV4_PREFIX, /* writes addr and, at offset + 4, prefix_len */
 	KIND_WORKERS,     /* read as a pair by droce_workers_parse() */
+	KIND_CHOICE,      /* one of a list of words, stored as its index */
+};
+
+/* Keys are global, or belong to an indexed section: port.N.*, rx.N.*. */
+enum key_family { FAMILY_GLOBAL, FAMILY_PORT, FAMILY_RX, FAMILY_MAX };
+
+static const struct {
+	const char *prefix;   /* "port." */
+	unsigned int max;     /* indices 0..max-1 */
+} families[FAMILY_MAX] = {
+	[FAMILY_GLOBAL] = { "", 1 },
+	[FAMILY_PORT] = { "port.", DROCE_MAX_PORTS },
+	[FAMILY_RX] = { "rx.", DROCE_MAX_RX_CONF },
 };
 
 struct key_desc {
-	const char *name;  /* per-port keys: "N" stands for the index */
+	const char *name;  /* section keys: "N" stands for the index */
 	enum key_kind kind;
-	bool per_port;
-	size_t offset;     /* in struct droce_conf or struct droce_port_conf */
+	enum key_family family;
+	size_t offset;     /* in struct droce_conf or the section's struct */
 	size_t size;
 	uint32_t min, max; /* KIND_UINT */
 	const char *def;   /* parsed by droce_conf_defaults(); NULL: none */
 	const char *help;
+	const char *const *choices; /* KIND_CHOICE, NULL-terminated */
 };
 
 #define GLOBAL_KEY(name, kind, field, min, max, def, help) \
-	{ name, kind, false, offsetof(struct droce_conf, field), \
-	  sizeof(((struct droce_conf *)0)->field), min, max, def, help }
+	{ name, kind, FAMILY_GLOBAL, offsetof(struct droce_conf, field), \
+	  sizeof(((struct droce_conf *)0)->field), min, max, def, help, NULL }
 #define PORT_KEY(name, kind, field, min, max, def, help) \
-	{ "port.N." name, kind, true, offsetof(struct droce_port_conf, field), \
-	  sizeof(((struct droce_port_conf *)0)->field), min, max, def, help }
+	{ "port.N." name, kind, FAMILY_PORT, offsetof(struct droce_port_conf, field), \
+	  sizeof(((struct droce_port_conf *)0)->field), min, max, def, help, NULL }
+#define RX_KEY(name, kind, field, min, max, def, help) \
+	{ "rx.N." name, kind, FAMILY_RX, offsetof(struct droce_rx_conf, field), \
+	  sizeof(((struct droce_rx_conf *)0)->field), min, max, def, help, NULL }
+#define RX_CHOICE_KEY(name, field, choices, def, help) \
+	{ "rx.N." name, KIND_CHOICE, FAMILY_RX, offsetof(struct droce_rx_conf, field), \
+	  sizeof(((struct droce_rx_conf *)0)->field), 0, 0, def, help, choices }
 #define WORKERS_KEY(name, def, help) \
-	{ name, KIND_WORKERS, false, 0, 0, 0, 0, def, help }
+	{ name, KIND_WORKERS, FAMILY_GLOBAL, 0, 0, 0, 0, def, help, NULL }
+
+/* The orders match enum droce_place_mode, droce_rx_icrc, droce_hsb_imm. */
+static const char *const placement_choices[] = { "auto", "copy", "gather", NULL };
+static const char *const icrc_choices[] = { "on", "fused", "off", NULL };
+static const char *const immediate_choices[] = { "hsb", "hsb-lite", "opaque", NULL };
 
 static const struct key_desc conf_keys[] = {
 	WORKERS_KEY("worker.thread.groups", "",
@@ -83,12 +108,42 @@ static const struct key_desc conf_keys[] = {
 		"TX descriptors per queue"),
 	PORT_KEY("capture", KIND_STRING, capture, 0, 0, NULL,
 		"pcapng file that gets every RoCEv2 packet the port sends or receives"),
+	RX_KEY("port", KIND_UINT, port, 0, DROCE_MAX_PORTS - 1, "0",
+		"port the sensor's frames arrive on"),
+	RX_KEY("peer", KIND_IPV4, peer, 0, 0, NULL,
+		"IPv4 address of the sensor; data from any other address is refused"),
+	RX_KEY("qp", KIND_UINT, qp, 0, 0xffffff, "0",
+		"QP number of the first stream (0x.. or decimal); 0: droce picks"),
+	RX_KEY("rkey", KIND_UINT, rkey, 0, UINT32_MAX, "0",
+		"rkey the sensor must present; 0: droce picks one at random"),
+	RX_KEY("frame.size", KIND_UINT, frame_size, 1, 1u << 30, NULL,
+		"bytes of frame data per frame"),
+	RX_KEY("pages", KIND_UINT, pages, 1, 4096, "4",
+		"pages (frame slots) the sensor cycles through"),
+	RX_KEY("metadata.offset", KIND_UINT, metadata_offset, 0, UINT32_MAX, "0",
+		"offset of the 128-byte metadata block in a page; 0: frame size rounded up to 128"),
+	RX_KEY("page.size", KIND_UINT, page_size, 0, UINT32_MAX, "0",
+		"bytes from one page to the next; 0: metadata offset + 128"),
+	RX_KEY("queue.size", KIND_UINT, queue_size, 1, 65536, "4",
+		"completed frames held for the application; the oldest is discarded beyond"),
+	RX_CHOICE_KEY("placement", placement, placement_choices, "auto",
+		"copy (CPU writes through a mapping), gather (GPU engine), auto"),
+	RX_CHOICE_KEY("icrc", icrc, icrc_choices, "on",
+		"on: checked before a byte is written; fused: in the copy's pass; off: trust the link"),
+	RX_CHOICE_KEY("immediate", immediate, immediate_choices, "hsb",
+		"immediate format: hsb (12-bit page, 20-bit PSN), hsb-lite (8/24), opaque"),
+	RX_KEY("count", KIND_UINT, count, 1, 4096, "1",
+		"streams made alike from this section, QPs qp .. qp + count - 1"),
+	RX_KEY("remote.qp", KIND_UINT, remote_qp, 0, 0xffffff, "0",
+		"RC senders: the requester's QP, which droce's ACKs go to"),
+	RX_KEY("gpu", KIND_STRING, gpu, 0, 0, NULL,
+		"GPU memory for this section's frames; default: the global gpu key"),
 };
 
 /* Where a parsed value goes and how it is named in messages. */
 struct key_ref {
 	const struct key_desc *desc;
-	int port;          /* -1 for global keys */
+	int index;         /* of its section; -1 for global keys */
 	const char *key;   /* the key as given */
 	const char *value;
 	const char *origin;
@@ -106,9 +161,12 @@ value_error(const struct key_ref *ref, char *err, size_t errlen,
 static void *
 key_field(struct droce_conf *conf, const struct key_ref *ref)
 {
-	char *base = ref->port >= 0 ? (char *)&conf->port[ref->port]
-				    : (char *)conf;
+	char *base = (char *)conf;
 
+	if (ref->desc->family == FAMILY_PORT)
+		base = (char *)&conf->port[ref->index];
+	else if (ref->desc->family == FAMILY_RX)
+		base = (char *)&conf->rx[ref->index];
 	return base + ref->desc->offset;
 }
 
@@ -141,17 +199,31 @@ parse_bool(const char *s, bool *out)
 	return false;
 }
 
+/* Decimal, or hexadecimal after 0x (QP numbers and keys are written so). */
 static bool
 parse_u32(const char *s, uint32_t *out)
 {
+	unsigned int base = 10;
 	uint64_t v = 0;
 
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
 	if (*s == '\0')
 		return false;
 	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned int)(*s - 'A' + 10);
+		else
 			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
+		v = v * base + d;
 		if (v > UINT32_MAX)
 			return false;
 	}
@@ -207,6 +279,23 @@ parse_prefix(const struct key_ref *ref, struct droce_port_conf *port,
 }
 
 static int
+parse_choice(const struct key_ref *ref, uint8_t *field, char *err, size_t errlen)
+{
+	char allowed[DROCE_CONF_VALUE_LEN] = "";
+	size_t used = 0;
+
+	for (uint8_t i = 0; ref->desc->choices[i] != NULL; i++) {
+		if (strcmp(ref->value, ref->desc->choices[i]) == 0) {
+			*field = i;
+			return 0;
+		}
+		used += (size_t)snprintf(allowed + used, sizeof(allowed) - used,
+					 "%s%s", i ? ", " : "", ref->desc->choices[i]);
+	}
+	return value_error(ref, err, errlen, "not a known value", allowed);
+}
+
+static int
 parse_value(struct droce_conf *conf, const struct key_ref *ref,
 	    char *err, size_t errlen)
 {
@@ -250,47 +339,51 @@ parse_value(struct droce_conf *conf, const struct key_ref *ref,
 					   "a.b.c.d, e.g. 198.18.0.254");
 		return 0;
 	case KIND_IPV4_PREFIX:
-		return parse_prefix(ref, &conf->port[ref->port], err, errlen);
+		return parse_prefix(ref, &conf->port[ref->index], err, errlen);
+	case KIND_CHOICE:
+		return parse_choice(ref, field, err, errlen);
 	case KIND_WORKERS:
 		return 0;
 	}
 	return 0;
 }
 
-/* The key's row, and its port index for per-port keys; NULL if unknown. */
+/* The key's row, and its section index; NULL if unknown. */
 static const struct key_desc *
-key_lookup(const char *key, int *port, bool *bad_index)
+key_lookup(const char *key, int *index, bool *bad_index)
 {
-	*port = -1;
+	*index = -1;
 	*bad_index = false;
-	if (strncmp(key, "port.", 5) == 0) {
-		const char *p = key + 5;
+	for (int f = FAMILY_PORT; f < FAMILY_MAX; f++) {
+		size_t plen = strlen(families[f].prefix);
+		const char *p = key + plen;
 		unsigned long idx = 0;
-		const char *suffix;
 
+		if (strncmp(key, families[f].prefix, plen) != 0)
+			continue;
 		if (*p < '0' || *p > '9')
 			return NULL;
 		for (; *p >= '0' && *p <= '9'; p++)
-			if (idx <= DROCE_MAX_PORTS) /* saturate, never overflow */
+			if (idx <= families[f].max) /* saturate, never overflow */
 				idx = idx * 10 + (unsigned long)(*p - '0');
 		if (*p != '.')
 			return NULL;
-		suffix = p + 1;
 		for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
-			if (conf_keys[i].per_port &&
-			    strcmp(conf_keys[i].name + 7, suffix) == 0) {
-				if (idx >= DROCE_MAX_PORTS) {
+			if (conf_keys[i].family == (enum key_family)f &&
+			    strcmp(conf_keys[i].name + plen + 2, p + 1) == 0) {
+				if (idx >= families[f].max) {
 					*bad_index = true;
 					return NULL;
 				}
-				*port = (int)idx;
+				*index = (int)idx;
 				return &conf_keys[i];
 			}
 		}
 		return NULL;
 	}
 	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++)
-		if (!conf_keys[i].per_port && strcmp(conf_keys[i].name, key) == 0)
+		if (conf_keys[i].family == FAMILY_GLOBAL &&
+		    strcmp(conf_keys[i].name, key) == 0)
 			return &conf_keys[i];
 	return NULL;
 }
@@ -322,13 +415,13 @@ edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-/* The index a mistyped per-port key most likely meant. */
+/* The index a mistyped section key most likely meant. */
 static unsigned long
-guess_port_index(const char *key)
+guess_index(const char *key, unsigned int max)
 {
 	const char *p = strpbrk(key, "0123456789");
 
-	return p != NULL ? strtoul(p, NULL, 10) % DROCE_MAX_PORTS : 0;
+	return p != NULL ? strtoul(p, NULL, 10) % max : 0;
 }
 
 static int
@@ -339,21 +432,27 @@ unknown_key(const struct droce_conf_entry *e, bool bad_index,
 	unsigned int best_dist = UINT32_MAX;
 
 	if (bad_index) {
+		bool rx = strncmp(e->key, "rx.", 3) == 0;
+
 		snprintf(err, errlen,
-			 "%s: %s: port index out of range; allowed: port.0 .. port.%u",
-			 e->origin, e->key, DROCE_MAX_PORTS - 1);
+			 "%s: %s: %s index out of range; allowed: %s.0 .. %s.%u",
+			 e->origin, e->key, rx ? "rx" : "port", rx ? "rx" : "port",
+			 rx ? "rx" : "port",
+			 (rx ? DROCE_MAX_RX_CONF : DROCE_MAX_PORTS) - 1);
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
+		const struct key_desc *d0 = &conf_keys[i];
+		const char *prefix = families[d0->family].prefix;
 		char cand[DROCE_CONF_KEY_LEN];
 		unsigned int d;
 
-		if (conf_keys[i].per_port)
-			snprintf(cand, sizeof(cand), "port.%lu.%s",
-				 guess_port_index(e->key),
-				 conf_keys[i].name + 7);
+		if (d0->family != FAMILY_GLOBAL)
+			snprintf(cand, sizeof(cand), "%s%lu.%s", prefix,
+				 guess_index(e->key, families[d0->family].max),
+				 d0->name + strlen(prefix) + 2);
 		else
-			snprintf(cand, sizeof(cand), "%s", conf_keys[i].name);
+			snprintf(cand, sizeof(cand), "%s", d0->name);
 		d = edit_distance(e->key, cand);
 		if (d < best_dist) {
 			best_dist = d;
@@ -463,6 +562,50 @@ check_ports(struct droce_conf *conf, const bool *given, char *err,
 	return 0;
 }
 
+/* What each rx.N section needs; the stream's layout rules are checked
+ * where it starts, with the receiver's own messages.
+ */
+static int
+check_rx(struct droce_conf *conf, const bool *given, char *err, size_t errlen)
+{
+	for (unsigned int n = 0; n < DROCE_MAX_RX_CONF; n++) {
+		const struct droce_rx_conf *rc = &conf->rx[n];
+		char key[64];
+
+		if (!given[n])
+			continue;
+		if (n > 0 && !given[n - 1]) {
+			snprintf(err, errlen,
+				 "rx.%u is configured but rx.%u is not; allowed: receivers numbered from 0 without gaps",
+				 n, n - 1);
+			return -EINVAL;
+		}
+		if (rc->peer == 0 || rc->frame_size == 0) {
+			snprintf(err, errlen,
+				 "rx.%u has no rx.%u.%s; allowed: every receiver needs rx.N.peer and rx.N.frame.size",
+				 n, n, rc->peer == 0 ? "peer" : "frame.size");
+			return -EINVAL;
+		}
+		if (rc->port >= conf->nb_ports) {
+			snprintf(key, sizeof(key), "rx.%u.port", n);
+			snprintf(err, errlen,
+				 "%s: %s = %u: no such port; allowed: 0..%d (the port.N sections)",
+				 droce_conf_origin(conf, key), key, rc->port,
+				 (int)conf->nb_ports - 1);
+			return -EINVAL;
+		}
+		if (rc->qp != 0 && (rc->qp < 2 || rc->qp + rc->count - 1 > 0xffffff)) {
+			snprintf(key, sizeof(key), "rx.%u.qp", n);
+			snprintf(err, errlen,
+				 "%s: %s = %#x with rx.%u.count = %u: allowed: QPs 2..0xffffff for every stream",
+				 droce_conf_origin(conf, key), key, rc->qp, n, rc->count);
+			return -EINVAL;
+		}
+		conf->nb_rx = (uint16_t)(n + 1);
+	}
+	return 0;
+}
+
 static int
 apply_defaults(struct droce_conf *conf)
 {
@@ -470,13 +613,13 @@ apply_defaults(struct droce_conf *conf)
 
 	for (unsigned int i = 0; i < RTE_DIM(conf_keys); i++) {
 		const struct key_desc *d = &conf_keys[i];
-		int nb = d->per_port ? DROCE_MAX_PORTS : 1;
+		int nb = (int)families[d->family].max;
 
 		if (d->def == NULL)
 			continue;
 		for (int p = 0; p < nb; p++) {
 			struct key_ref ref = {
-				.desc = d, .port = d->per_port ? p : -1,
+				.desc = d, .index = d->family != FAMILY_GLOBAL ? p : -1,
 				.key = d->name, .value = d->def,
 				.origin = "default",
 			};
@@ -507,6 +650,7 @@ droce_conf_load(struct droce_conf *conf, const char *file,
 		char *err, size_t errlen)
 {
 	bool port_given[DROCE_MAX_PORTS] = { false };
+	bool rx_given[DROCE_MAX_RX_CONF] = { false };
 	int ret;
 
 	droce_conf_defaults(conf);
@@ -528,19 +672,23 @@ droce_conf_load(struct droce_conf *conf, const char *file,
 		};
 		bool bad_index;
 
-		ref.desc = key_lookup(e->key, &ref.port, &bad_index);
+		ref.desc = key_lookup(e->key, &ref.index, &bad_index);
 		if (ref.desc == NULL)
 			return unknown_key(e, bad_index, err, errlen);
 		ret = parse_value(conf, &ref, err, errlen);
 		if (ret != 0)
 			return ret;
-		if (ref.port >= 0)
-			port_given[ref.port] = true;
+		if (ref.desc->family == FAMILY_PORT)
+			port_given[ref.index] = true;
+		else if (ref.desc->family == FAMILY_RX)
+			rx_given[ref.index] = true;
 	}
 	ret = apply_workers(conf, err, errlen);
-	if (ret != 0)
-		return ret;
-	return check_ports(conf, port_given, err, errlen);
+	if (ret == 0)
+		ret = check_ports(conf, port_given, err, errlen);
+	if (ret == 0)
+		ret = check_rx(conf, rx_given, err, errlen);
+	return ret;
 }
 
 void
@@ -552,6 +700,12 @@ droce_conf_print_keys(FILE *out)
 		fprintf(out, "  %-22s %s", d->name, d->help);
 		if (d->kind == KIND_UINT)
 			fprintf(out, " (%u..%u)", d->min, d->max);
+		if (d->kind == KIND_CHOICE) {
+			fputs(" (", out);
+			for (unsigned int c = 0; d->choices[c] != NULL; c++)
+				fprintf(out, "%s%s", c ? "|" : "", d->choices[c]);
+			fputc(')', out);
+		}
 		if (d->def != NULL && d->def[0] != '\0')
 			fprintf(out, " [%s]", d->def);
 		fputc('\n', out);

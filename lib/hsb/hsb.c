@@ -131,6 +131,48 @@ droce_hsb_frame_crc(const void *frame, size_t len)
 	return ~droce_crc32(0, frame, len);
 }
 
+static inline uint32_t
+pattern_word(uint64_t frame_number, size_t j)
+{
+	return (uint32_t)frame_number * 0x9e3779b1u + (uint32_t)j;
+}
+
+void
+droce_hsb_pattern_fill(void *frame, size_t len, uint64_t frame_number)
+{
+	uint8_t *p = frame;
+	size_t words = len / 4;
+
+	for (size_t j = 0; j < words; j++) {
+		uint32_t w = rte_cpu_to_le_32(pattern_word(frame_number, j));
+
+		memcpy(p + 4 * j, &w, 4);
+	}
+	if (len % 4 != 0) {
+		uint32_t w = rte_cpu_to_le_32(pattern_word(frame_number, words));
+
+		memcpy(p + 4 * words, &w, len % 4);
+	}
+}
+
+ssize_t
+droce_hsb_pattern_check(const void *frame, size_t len, uint64_t frame_number)
+{
+	const uint8_t *p = frame;
+
+	for (size_t j = 0; j * 4 < len; j++) {
+		uint32_t w = rte_cpu_to_le_32(pattern_word(frame_number, j));
+		size_t n = RTE_MIN((size_t)4, len - 4 * j);
+
+		if (memcmp(p + 4 * j, &w, n) != 0) {
+			for (size_t b = 0; b < n; b++)
+				if (p[4 * j + b] != ((const uint8_t *)&w)[b])
+					return (ssize_t)(4 * j + b);
+		}
+	}
+	return -1;
+}
+
 void
 droce_hsb_layout(size_t frame_size, unsigned int pages, size_t align,
 		 struct droce_hsb_layout *l)

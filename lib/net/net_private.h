@@ -36,6 +36,7 @@
 #define NET_IPV4_TTL 64
 #define NET_MAX_UDP_HANDLERS 16
 #define NET_MAX_WORKER_HOOKS 8
+#define NET_MAX_STATS_EXT 4
 #define NET_ARP_ENTRIES 256       /* per port */
 #define NET_ARP_PENDING 8         /* packets held per unresolved entry */
 #define NET_ARP_RETRIES 3
@@ -165,6 +166,8 @@ struct droce_stack {
 		droce_worker_hook_t fn;
 		void *arg;
 	} hook[NET_MAX_WORKER_HOOKS];
+	unsigned int nb_stats_ext;
+	struct droce_stats_ext stats_ext[NET_MAX_STATS_EXT];
 	/* Read by every worker on every loop: a cache line of its own. */
 	atomic_bool stop __rte_cache_aligned;
 	/* Event mode: workers ring the doorbell (an eventfd) when they hand

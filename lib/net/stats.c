@@ -8,6 +8,7 @@
  * this file only reads them, relaxed, from whichever thread asks.
  */
 
+#include <errno.h>
 #include <inttypes.h>
 
 #include <rte_cycles.h>
@@ -141,6 +142,9 @@ droce_stack_print_stats_line(struct droce_stack *s, FILE *out)
 		print_drops(out, &c);
 		s->stats_prev[i] = c;
 	}
+	for (unsigned int e = 0; e < s->nb_stats_ext; e++)
+		if (s->stats_ext[e].line != NULL)
+			s->stats_ext[e].line(out, secs, s->stats_ext[e].arg);
 	fputc('\n', out);
 	fflush(out);
 	s->stats_prev_tsc = now;
@@ -228,7 +232,23 @@ droce_stack_write_stats_json(const struct droce_stack *s, FILE *out)
 		fputs(",\n", out);
 		json_lcore(out, s, s->worker[w], (int)w);
 	}
-	fprintf(out, "\n  ],\n  \"capture_write_errors\": %" PRIu64 "\n}\n",
+	fprintf(out, "\n  ],\n  \"capture_write_errors\": %" PRIu64,
 		net_counter_read(&s->capture_write_errors));
+	for (unsigned int e = 0; e < s->nb_stats_ext; e++) {
+		if (s->stats_ext[e].json == NULL)
+			continue;
+		fputs(",\n  ", out);
+		s->stats_ext[e].json(out, s->stats_ext[e].arg);
+	}
+	fputs("\n}\n", out);
 	return ferror(out) ? -EIO : 0;
+}
+
+int
+droce_stats_ext_register(struct droce_stack *s, const struct droce_stats_ext *ext)
+{
+	if (s->nb_stats_ext == NET_MAX_STATS_EXT)
+		return -ENOSPC;
+	s->stats_ext[s->nb_stats_ext++] = *ext;
+	return 0;
 }

@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -151,6 +152,112 @@ port_event(uint16_t port_id, enum rte_eth_event_type event, void *arg,
 	return 0;
 }
 
+/* Every started stream's counters, added up. */
+static unsigned int
+totals(const struct droce_rx *rx, struct droce_rx_stream_stats *t)
+{
+	unsigned int n = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (unsigned int i = 0; i < DROCE_RX_MAX_STREAMS; i++) {
+		const struct droce_rx_stream *st = rx->streams[i];
+		struct droce_rx_stream_stats s;
+		const uint64_t *src = (const uint64_t *)&s;
+		uint64_t *dst = (uint64_t *)t;
+
+		if (st == NULL || !st->ever_started)
+			continue;
+		droce_rx_stream_stats(st, &s);
+		for (size_t w = 0; w < sizeof(s) / sizeof(uint64_t); w++)
+			dst[w] += src[w];
+		n++;
+	}
+	return n;
+}
+
+static void
+print_refusals(FILE *out, const uint64_t *refused)
+{
+	bool any = false;
+
+	for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++)
+		if (refused[r] != 0) {
+			fprintf(out, "%s%s %" PRIu64, any ? ", " : " (", refusal_names[r],
+				refused[r]);
+			any = true;
+		}
+	if (any)
+		fputc(')', out);
+}
+
+static void
+stats_line(FILE *out, double secs, void *arg)
+{
+	struct droce_rx *rx = arg;
+	struct droce_rx_stream_stats t;
+	uint64_t unknown[DROCE_RX_REFUSAL_MAX], bad = 0;
+	unsigned int n = totals(rx, &t);
+
+	droce_rx_refusals(rx, unknown);
+	for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++) {
+		t.refused[r] += unknown[r];
+		bad += t.refused[r];
+	}
+	fprintf(out, " | rx %u stream%s: %" PRIu64 " frames (%.1f fps %.3f Gbps) lost %" PRIu64
+		" lossy %" PRIu64 " dropped %" PRIu64 " bad %" PRIu64,
+		n, n == 1 ? "" : "s", t.frames,
+		(double)(t.frames - rx->prev_frames) / secs,
+		(double)(t.bytes - rx->prev_bytes) * 8 / secs / 1e9,
+		t.lost_packets, t.frames_lossy, t.frames_dropped, bad);
+	print_refusals(out, t.refused);
+	rx->prev_frames = t.frames;
+	rx->prev_bytes = t.bytes;
+}
+
+static void
+json_refusals(FILE *out, const uint64_t *refused)
+{
+	fputc('{', out);
+	for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++)
+		fprintf(out, "%s\"%s\": %" PRIu64, r ? ", " : "", refusal_names[r],
+			refused[r]);
+	fputc('}', out);
+}
+
+static void
+stats_json(FILE *out, void *arg)
+{
+	struct droce_rx *rx = arg;
+	uint64_t unknown[DROCE_RX_REFUSAL_MAX];
+	bool first = true;
+
+	fputs("\"rx\": {\n    \"streams\": [", out);
+	for (unsigned int i = 0; i < DROCE_RX_MAX_STREAMS; i++) {
+		const struct droce_rx_stream *st = rx->streams[i];
+		struct droce_rx_stream_stats s;
+
+		if (st == NULL || !st->ever_started)
+			continue;
+		droce_rx_stream_stats(st, &s);
+		fprintf(out, "%s\n      {\"qp\": %u, \"rkey\": %u, \"port\": %u, \"failed\": %s, "
+			"\"frames\": %" PRIu64 ", \"frames_lossy\": %" PRIu64
+			", \"frames_dropped\": %" PRIu64 ", \"packets\": %" PRIu64
+			", \"bytes\": %" PRIu64 ", \"lost_packets\": %" PRIu64
+			", \"acks\": %" PRIu64 ", \"refused\": ",
+			first ? "" : ",", st->qpn, st->rkey, st->port,
+			atomic_load(&st->failed) ? "true" : "false", s.frames,
+			s.frames_lossy, s.frames_dropped, s.packets, s.bytes,
+			s.lost_packets, s.acks);
+		json_refusals(out, s.refused);
+		fputc('}', out);
+		first = false;
+	}
+	droce_rx_refusals(rx, unknown);
+	fputs("\n    ],\n    \"refused_without_stream\": ", out);
+	json_refusals(out, unknown);
+	fputs("\n  }", out);
+}
+
 struct droce_rx *
 droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 {
@@ -178,6 +285,12 @@ droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 				   rx_udp_handler, rx);
 	if (ret == 0)
 		ret = droce_worker_hook_register(stack, rx_worker_hook, rx);
+	if (ret == 0) {
+		struct droce_stats_ext ext = { .line = stats_line,
+					       .json = stats_json, .arg = rx };
+
+		ret = droce_stats_ext_register(stack, &ext);
+	}
 	if (ret != 0) {
 		snprintf(err, errlen, "rx: cannot take UDP port %u on the workers: %s",
 			 DROCE_ROCE_UDP_PORT, strerror(-ret));

@@ -135,6 +135,7 @@ struct droce_rx {
 	uint64_t base_ns, base_tsc;
 	double ns_per_tsc;
 	bool callbacks_registered;
+	uint64_t prev_frames, prev_bytes; /* at the last stats line */
 };
 
 #define QP_TOMBSTONE 0xffffffffu

@@ -443,6 +443,18 @@ droce_rx_stream_get_next_frame(struct droce_rx_stream *st, unsigned int timeout_
 }
 
 bool
+droce_rx_stream_frame_intact(const struct droce_rx_stream *st,
+			     const struct droce_rx_frame_info *info)
+{
+	struct droce_rx_frame_info now = *info;
+
+	if (info->page >= st->pages || st->page_frame == NULL)
+		return false;
+	mark_overwritten(st, &now);
+	return !now.overwritten;
+}
+
+bool
 droce_rx_stream_frames_ready(struct droce_rx_stream *st)
 {
 	bool ready;

@@ -328,6 +328,73 @@ test_port_errors(void **state)
 		     ":4: port.0.gateway = \"198.18.1.1\": outside the prefix");
 }
 
+#define PORT0 "[port.0]\ndevice = a\naddress = 198.18.0.1/24\n"
+
+static void
+test_rx_sections(void **state)
+{
+	const struct droce_rx_conf *r;
+
+	(void)state;
+	assert_int_equal(load(PORT0 "[port.1]\ndevice = b\naddress = 198.18.1.1/24\n"
+			      "[rx.0]\npeer = 198.18.0.2\nframe.size = 5000\n"
+			      "[rx.1]\nport = 1\npeer = 198.18.1.2\nframe.size = 0x1000\n"
+			      "qp = 0x4200\nrkey = 0xDEADbeef\npages = 16\nqueue.size = 8\n"
+			      "placement = gather\nicrc = fused\nimmediate = hsb-lite\n"
+			      "count = 3\nremote.qp = 17\ngpu = host\n"
+			      "metadata.offset = 4096\npage.size = 8192\n", NULL, 0), 0);
+	assert_int_equal(conf.nb_rx, 2);
+	r = &conf.rx[0];
+	assert_int_equal(r->port, 0);
+	assert_int_equal(r->peer, ip("198.18.0.2"));
+	assert_int_equal(r->frame_size, 5000);
+	assert_int_equal(r->pages, 4);
+	assert_int_equal(r->queue_size, 4);
+	assert_int_equal(r->qp, 0);
+	assert_int_equal(r->count, 1);
+	assert_int_equal(r->placement, 0);
+	assert_int_equal(r->icrc, 0);
+	assert_int_equal(r->immediate, 0);
+	assert_string_equal(r->gpu, "");
+	r = &conf.rx[1];
+	assert_int_equal(r->port, 1);
+	assert_int_equal(r->frame_size, 4096);
+	assert_int_equal(r->qp, 0x4200);
+	assert_int_equal(r->rkey, 0xdeadbeef);
+	assert_int_equal(r->pages, 16);
+	assert_int_equal(r->queue_size, 8);
+	assert_int_equal(r->placement, 2);
+	assert_int_equal(r->icrc, 1);
+	assert_int_equal(r->immediate, 1);
+	assert_int_equal(r->count, 3);
+	assert_int_equal(r->remote_qp, 17);
+	assert_int_equal(r->metadata_offset, 4096);
+	assert_int_equal(r->page_size, 8192);
+	assert_string_equal(r->gpu, "host");
+
+	EXPECT_ERROR(PORT0 "[rx.0]\nframe.size = 100\n",
+		     "rx.0 has no rx.0.peer; allowed: every receiver needs rx.N.peer and rx.N.frame.size");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\n", "rx.0 has no rx.0.frame.size");
+	EXPECT_ERROR(PORT0 "[rx.1]\npeer = 198.18.0.2\nframe.size = 1\n",
+		     "rx.1 is configured but rx.0 is not");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nport = 1\n",
+		     ":7: rx.0.port = 1: no such port; allowed: 0..0");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nicrc = maybe\n",
+		     "rx.0.icrc = \"maybe\": not a known value; allowed: on, fused, off");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nqp = 0xfffffe\ncount = 3\n",
+		     "rx.0.qp = 0xfffffe with rx.0.count = 3: allowed: QPs 2..0xffffff");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nqp = 1\n",
+		     "allowed: QPs 2..0xffffff");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 0x\n",
+		     "rx.0.frame.size = \"0x\": not a number");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 0x40000001\n",
+		     "out of range; allowed: a whole number 1..1073741824");
+	EXPECT_OVERRIDE_ERROR("rx.64.peer=198.18.0.2",
+			      "rx.64.peer: rx index out of range; allowed: rx.0 .. rx.63");
+	EXPECT_OVERRIDE_ERROR("rx.0.frame_size=100",
+			      "unknown key 'rx.0.frame_size' (did you mean 'rx.0.frame.size'?)");
+}
+
 static void
 test_worker_errors_name_their_key(void **state)
 {
@@ -420,6 +487,7 @@ main(void)
 		cmocka_unit_test(test_override_errors),
 		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_print_keys),
+		cmocka_unit_test(test_rx_sections),
 		cmocka_unit_test(test_str_append),
 	};
 

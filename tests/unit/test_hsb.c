@@ -169,6 +169,25 @@ test_sender_packets(void **state)
 	assert_non_null(strstr(err, "frame 3000, metadata offset 2944"));
 }
 
+static void
+test_pattern(void **state)
+{
+	uint8_t f[11];
+	static const uint8_t frame1[11] = {
+		0xb1, 0x79, 0x37, 0x9e,  0xb2, 0x79, 0x37, 0x9e,  0xb3, 0x79, 0x37,
+	};
+
+	(void)state;
+	droce_hsb_pattern_fill(f, sizeof(f), 1);
+	assert_memory_equal(f, frame1, sizeof(f));
+	assert_int_equal(droce_hsb_pattern_check(f, sizeof(f), 1), -1);
+	assert_int_equal(droce_hsb_pattern_check(f, sizeof(f), 2), 0);
+	f[10] ^= 1;
+	assert_int_equal(droce_hsb_pattern_check(f, sizeof(f), 1), 10);
+	droce_hsb_pattern_fill(f, 8, 0);
+	assert_int_equal(f[4], 1);
+}
+
 int
 main(void)
 {
@@ -177,6 +196,7 @@ main(void)
 		cmocka_unit_test(test_immediates),
 		cmocka_unit_test(test_payload_rule_and_layout),
 		cmocka_unit_test(test_sender_packets),
+		cmocka_unit_test(test_pattern),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

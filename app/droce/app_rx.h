@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_APP_RX_H
+#define DROCE_APP_RX_H
+
+/*
+ * droce's receivers: the streams of the rx.N sections, a monitor thread
+ * per stream (blocking_monitor), and one consumer thread that takes every
+ * frame, checks it and counts it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+
+/* What the command line asks of the consumer. */
+struct app_rx_opts {
+	uint64_t frames;          /* stop after this many frames; 0: never */
+	const char *dump_dir;     /* first dump_frames frames go here */
+	unsigned int dump_frames;
+	bool verify_pattern;      /* the sensor sends droce-sensor's pattern */
+};
+
+struct app_rx;
+
+/* Create the receivers of @conf on @s (before droce_stack_start). */
+struct app_rx *app_rx_create(const struct droce_conf *conf, struct droce_stack *s,
+			     int16_t default_gpu, const struct app_rx_opts *o,
+			     char *err, size_t errlen);
+
+/* Start the streams, their monitors and the consumer (after the stack). */
+int app_rx_start(struct app_rx *a, char *err, size_t errlen);
+
+/* True once --frames frames were taken. */
+bool app_rx_done(const struct app_rx *a);
+
+/* Frames taken so far (for --exit-on-idle). */
+uint64_t app_rx_taken(const struct app_rx *a);
+
+/* After the workers stopped: take what is left, stop every thread. */
+void app_rx_stop(struct app_rx *a);
+
+/* The summary table; 0 when every frame checked was byte-exact. */
+int app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out);
+
+/* Free everything (after app_rx_stop and droce_stack_stop). */
+void app_rx_destroy(struct app_rx *a);
+
+#endif /* DROCE_APP_RX_H */

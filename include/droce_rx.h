@@ -185,6 +185,9 @@ void droce_rx_stream_close(struct droce_rx_stream *st);
  */
 int droce_rx_stream_blocking_monitor(struct droce_rx_stream *st);
 
+/** True while blocking_monitor() runs (frames are being delivered). */
+bool droce_rx_stream_monitoring(const struct droce_rx_stream *st);
+
 /**
  * Take the next completed frame, waiting up to @p timeout_ms.
  *

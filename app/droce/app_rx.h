@@ -33,7 +33,9 @@ struct app_rx *app_rx_create(const struct droce_conf *conf, struct droce_stack *
 			     int16_t default_gpu, const struct app_rx_opts *o,
 			     char *err, size_t errlen);
 
-/* Start the streams, their monitors and the consumer (after the stack). */
+/* Start the streams, their monitors and the consumer, before the
+ * stack's workers run (a pcap file plays from their first poll).
+ */
 int app_rx_start(struct app_rx *a, char *err, size_t errlen);
 
 /* True once --frames frames were taken. */

@@ -394,20 +394,24 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	}
 	print_layout(s, &layout);
 
+	ret = app_rx_start(rx, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "droce: %s\n", err);
+		app_rx_stop(rx);
+		app_rx_destroy(rx);
+		droce_stack_destroy(s);
+		return 2;
+	}
 	running = s;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	ret = droce_stack_start(s, true);
 	if (ret != 0) {
 		fprintf(stderr, "droce: start failed: %s\n", rte_strerror(-ret));
+		app_rx_stop(rx);
 		app_rx_destroy(rx);
 		droce_stack_destroy(s);
 		return 1;
-	}
-	ret = app_rx_start(rx, err, sizeof(err));
-	if (ret != 0) {
-		fprintf(stderr, "droce: %s\n", err);
-		droce_stack_request_stop(s);
 	}
 	rte_timer_init(&duration);
 	if (o->duration_s != 0)
@@ -430,13 +434,10 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	app_rx_stop(rx);
 
 	print_final(s);
-	if (ret == 0 &&
-	    app_rx_print_summary(rx, (double)(rte_get_timer_cycles() - t0) /
+	if (app_rx_print_summary(rx, (double)(rte_get_timer_cycles() - t0) /
 				 (double)rte_get_timer_hz(), stdout) != 0) {
 		fprintf(stderr, "droce: some frames did not hold what the sensor sent\n");
 		ret = 3;
-	} else if (ret != 0) {
-		ret = 2;
 	}
 	if (o->stats_json != NULL && write_json(s, o->stats_json) != 0 && ret == 0)
 		ret = 1;

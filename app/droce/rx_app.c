@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -212,6 +213,11 @@ app_rx_create(const struct droce_conf *conf, struct droce_stack *s,
 
 		droce_stats_ext_register(s, &ext);
 	}
+	if (o->dump_dir != NULL && mkdir(o->dump_dir, 0755) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "--dump %s: %s", o->dump_dir, strerror(errno));
+		app_rx_destroy(a);
+		return NULL;
+	}
 	if (a->scratch_size != 0) {
 		a->scratch = malloc(a->scratch_size);
 		if (a->scratch == NULL) {
@@ -310,8 +316,8 @@ dump_frame(struct app_rx *a, const struct app_stream *as,
 static void
 consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_info *f)
 {
+	bool bad = false, checkable, dump;
 	const uint8_t *data;
-	bool bad = false;
 
 	if (as->taken == 0)
 		as->first_tsc = f->received_tsc;
@@ -323,23 +329,27 @@ consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_inf
 		as->lossy++;
 	if (f->overwritten)
 		as->overwritten++;
-	if (f->lossy || f->overwritten || !f->metadata.present)
+	checkable = !f->lossy && !f->overwritten && f->metadata.present;
+	dump = a->o.dump_dir != NULL && a->dumped < a->o.dump_frames;
+	if (!checkable && !dump)
 		return;   /* nothing to check it against */
 	data = frame_bytes(a, as, f);
 	if (data == NULL) {
 		as->mismatched++;
 		return;
 	}
+	if (dump) {
+		dump_frame(a, as, f, data);
+		a->dumped++;
+	}
+	if (!checkable)
+		return;
 	if (droce_hsb_frame_crc(data, as->params.frame_size) != f->metadata.crc)
 		bad = true;
 	if (a->o.verify_pattern &&
 	    droce_hsb_pattern_check(data, as->params.frame_size,
 				    f->metadata.frame_number) >= 0)
 		bad = true;
-	if (a->o.dump_dir != NULL && a->dumped < a->o.dump_frames) {
-		dump_frame(a, as, f, data);
-		a->dumped++;
-	}
 	/* A later frame may have written the page while we read it. */
 	if (!droce_rx_stream_frame_intact(as->st, f)) {
 		as->intact_bad++;
@@ -433,6 +443,15 @@ app_rx_start(struct app_rx *a, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "droce-mon%u", i);
 		name[15] = '\0';     /* the kernel's limit */
 		pthread_setname_np(as->monitor, name);
+	}
+	/* Frames arrive only while the monitors run: wait for them (10 s). */
+	for (unsigned int i = 0; i < a->nb; i++) {
+		for (int t = 0; t < 10000 && !droce_rx_stream_monitoring(a->streams[i].st); t++)
+			rte_delay_us_sleep(1000);
+		if (!droce_rx_stream_monitoring(a->streams[i].st)) {
+			snprintf(err, errlen, "rx: the monitor of stream %u did not start", i);
+			return -ETIMEDOUT;
+		}
 	}
 	if (a->nb != 0) {
 		if (pthread_create(&a->consumer, NULL, consumer_main, a) != 0) {

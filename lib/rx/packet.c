@@ -335,6 +335,7 @@ stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 		st->cur.open = true;
 		st->cur.page = page;
 		rx_store64(&st->page_frame[page], st->sequence + 1);
+		__atomic_store_n(&st->page_psn[page], UINT32_MAX, __ATOMIC_RELEASE);
 	}
 	if (rc && (droce_bth_ackreq(pkt->bth) || (flags & DROCE_HDR_LAST)))
 		ack_due(st, m, psn, AETH_ACK, ack);

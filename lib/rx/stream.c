@@ -389,6 +389,12 @@ droce_rx_stream_blocking_monitor(struct droce_rx_stream *st)
 	return 0;
 }
 
+bool
+droce_rx_stream_monitoring(const struct droce_rx_stream *st)
+{
+	return atomic_load(&st->monitoring);
+}
+
 static void
 deadline_after(struct timespec *ts, unsigned int ms)
 {
@@ -408,8 +414,9 @@ mark_overwritten(const struct droce_rx_stream *st, struct droce_rx_frame_info *f
 	uint64_t last_frame = rx_load64(&st->page_frame[f->page]);
 	uint32_t meta_psn = __atomic_load_n(&st->page_psn[f->page], __ATOMIC_ACQUIRE);
 
+	/* A later frame opened there, or (HSB) wrote a block of its own. */
 	f->overwritten = last_frame != f->sequence ||
-			 (meta_psn != UINT32_MAX && meta_psn != f->psn);
+			 (f->metadata.present && meta_psn != f->metadata.psn);
 }
 
 bool

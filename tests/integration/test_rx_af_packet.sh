@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# Sensor frames end to end over a veth pair between two namespaces:
+# droce on net_af_packet in one, droce-sensor on net_af_packet in the
+# other (it finds droce with ARP). Clean frames byte-exact, every fault
+# accounted for, then two sensors (two peers, two streams) against two
+# worker lcores.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+SENSOR=${SENSOR:?set SENSOR to the droce-sensor binary}
+. "$here/lib.sh"
+make_link
+
+# sensor NAME SRC_IP QP [options...]: one sensor run in the peer namespace.
+sensor() {
+	local name=$1 src=$2 qp=$3
+	shift 3
+	peer timeout 120 "$SENSOR" --no-pci --no-huge -m 256 \
+		--file-prefix "droce-it-s$TAG-$name" -l 0 \
+		"--vdev=net_af_packet0,iface=$IF_P" -- --src "$src" --dst "$DROCE_IP" \
+		--qp "$qp" --rkey 0x5eed --stats-json "$WORK/$name-sensor.json" "$@" \
+		>"$WORK/$name-sensor.log" 2>&1 ||
+		{ cat "$WORK/$name-sensor.log"; fail "$name: droce-sensor failed"; }
+	rm -rf "/var/run/dpdk/droce-it-s$TAG-$name"
+	grep "should see" "$WORK/$name-sensor.log"
+}
+
+# check NAME SENSOR_NAMES...: droce stopped; its JSON against the sensors'.
+check() {
+	local name=$1
+	shift
+	local files=()
+	for s in "$@"; do files+=("$WORK/$s-sensor.json"); done
+	sed -n '/rx summary/,$p' "$WORK/droce.log"
+	/usr/bin/python3 "$here/rx_check.py" "$WORK/$name-droce.json" "${files[@]}" \
+		--dump "$WORK/$name-dump" --streams "$#" ||
+		fail "$name: droce's counters disagree with the sensors"
+}
+
+# one NAME SENSOR-OPTIONS...: droce with one stream, one sensor run.
+one() {
+	local name=$1
+	shift
+	start_droce rx.0.peer=$PEER_IP rx.0.qp=0x100 rx.0.rkey=0x5eed \
+		rx.0.frame.size=200000 rx.0.pages=32 rx.0.queue.size=16 \
+		--verify-pattern --stats-json "$WORK/$name-droce.json" --dump "$WORK/$name-dump"
+	sensor "$name" "$PEER_IP" 0x100 --frame-size 200000 --pages 32 --frames 100 \
+		--fps 100 "$@"
+	stop_droce
+	check "$name" "$name"
+}
+
+echo "== clean frames, one worker"
+one clean
+echo "== every fault, one worker"
+one faults --faults drop=211,duplicate=307,reorder=401,corrupt-icrc=503,wrong-rkey=601,wrong-qp=701,wrong-peer=809,bad-va=907
+
+echo "== two sensors, two streams, two worker lcores"
+start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=4" \
+	port.0.device=net_af_packet0 worker.thread.groups=1,1 \
+	rx.0.peer=$PEER_IP rx.0.qp=0x200 rx.0.rkey=0x5eed rx.0.frame.size=100000 \
+	rx.0.pages=32 rx.0.queue.size=16 \
+	rx.1.peer=198.18.0.3 rx.1.qp=0x300 rx.1.rkey=0x5eed rx.1.frame.size=100000 \
+	rx.1.pages=32 rx.1.queue.size=16 \
+	--verify-pattern --stats-json "$WORK/two-droce.json" --dump "$WORK/two-dump"
+grep -q "2 worker lcores" "$WORK/droce.log" || fail "not two workers"
+sensor a "$PEER_IP" 0x200 --frame-size 100000 --pages 32 --frames 100 --fps 200 &
+pid_a=$!
+sensor b 198.18.0.3 0x300 --frame-size 100000 --pages 32 --frames 100 --fps 200 \
+	--faults drop=97
+wait "$pid_a" || fail "sensor a failed"
+stop_droce
+check two a b
+python3 - "$WORK/two-droce.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+w = {l["lcore"]: l["rx_packets"] for l in j["lcores"] if l["role"] == "worker"}
+print("rx packets per worker lcore:", w)
+PY
+echo PASS

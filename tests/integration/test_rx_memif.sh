@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# Sensor frames end to end over net_memif (two processes, a unix socket,
+# no network): droce-sensor sends HSB frames, droce places them in host
+# GPU-driver memory. Clean runs must be byte-exact (CRC, pattern, dumped
+# bytes); with every fault injected the counters and frame flags must say
+# exactly what happened; two streams on one port each get their frames.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+SENSOR=${SENSOR:?set SENSOR to the droce-sensor binary}
+. "$here/lib.sh"
+
+SOCK=$WORK/memif.sock
+S_PREFIX=droce-it-s$TAG
+trap 'rm -rf "/var/run/dpdk/$S_PREFIX"; cleanup' EXIT
+
+# run_pair NAME "droce keys..." "sensor options..." [rx_check options...]
+# The consumer shares two cpus with three pollers here: pages and queue
+# are generous, so that no frame waits long enough to be overwritten.
+run_pair() {
+	local name=$1 dkeys=$2 sopts=$3 rc=0
+	shift 3
+	rm -f "$SOCK"
+	# shellcheck disable=SC2086
+	"$DROCE" --no-pci --no-huge -m 512 --file-prefix "$PREFIX" -l 0,1 \
+		"--vdev=net_memif0,role=server,socket=$SOCK" -- \
+		port.0.device=net_memif0 port.0.address=198.18.0.1/24 stats.period=0 \
+		rx.0.peer=198.18.0.2 rx.0.qp=0x100 rx.0.rkey=0x5eed \
+		$dkeys --exit-on-idle 1500 --verify-pattern \
+		--stats-json "$WORK/$name-droce.json" --dump "$WORK/$name-dump" --dump-frames 6 \
+		>"$WORK/droce.log" 2>&1 &
+	DROCE_PID=$!
+	for _ in $(seq 300); do
+		grep -q "droce: running" "$WORK/droce.log" && break
+		kill -0 "$DROCE_PID" 2>/dev/null || fail "droce exited during start"
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	timeout 120 "$SENSOR" --no-pci --no-huge -m 256 --file-prefix "$S_PREFIX" -l 0 \
+		"--vdev=net_memif0,role=client,socket=$SOCK" -- \
+		--src 198.18.0.2 --dst 198.18.0.1 --qp 0x100 --rkey 0x5eed \
+		$sopts --stats-json "$WORK/$name-sensor.json" >"$WORK/sensor.log" 2>&1 ||
+		{ cat "$WORK/sensor.log"; fail "$name: droce-sensor failed"; }
+	for _ in $(seq 300); do kill -0 "$DROCE_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$DROCE_PID" || rc=$?
+	DROCE_PID=
+	[ "$rc" = 0 ] || fail "$name: droce exited with $rc"
+	grep "should see" "$WORK/sensor.log"
+	sed -n '/rx summary/,$p' "$WORK/droce.log"
+	/usr/bin/python3 "$here/rx_check.py" "$WORK/$name-droce.json" \
+		"$WORK/$name-sensor.json" --dump "$WORK/$name-dump" "$@" ||
+		fail "$name: droce's counters disagree with the sensor"
+}
+
+echo "== clean: 200 frames of 1 MB at 100 fps"
+run_pair clean "rx.0.frame.size=1000000 rx.0.pages=32 rx.0.queue.size=8" \
+	"--frame-size 1000000 --pages 32 --frames 200 --fps 100"
+
+echo "== every fault, each on its own schedule"
+run_pair faults "rx.0.frame.size=100000 rx.0.pages=32 rx.0.queue.size=16" \
+	"--frame-size 100000 --pages 32 --frames 400 --fps 400 \
+	 --faults drop=101,duplicate=203,reorder=307,corrupt-icrc=401,wrong-rkey=503,wrong-qp=601,wrong-peer=701,bad-va=809"
+
+echo "== HSB-Lite immediates (8-bit page), the 24-bit PSN wraps"
+run_pair lite "rx.0.frame.size=30000 rx.0.immediate=hsb-lite rx.0.pages=32 rx.0.queue.size=16" \
+	"--frame-size 30000 --pages 32 --frames 100 --fps 500 --immediate hsb-lite --first-psn 0xfffff0" \
+	--immediate hsb-lite
+
+echo "== the 20-bit PSN of the current IP wraps"
+run_pair wrap "rx.0.frame.size=30000 rx.0.pages=32 rx.0.queue.size=16" \
+	"--frame-size 30000 --pages 32 --frames 100 --fps 500 --first-psn 0xffff0"
+
+echo "== two streams on one port, each to its own buffer"
+run_pair two "rx.0.frame.size=50000 rx.0.pages=32 rx.0.queue.size=16 rx.0.count=2" \
+	"--frame-size 50000 --pages 32 --frames 200 --fps 200 --streams 2 --faults drop=300" \
+	--streams 2
+python3 - "$WORK/two-droce.json" <<'PY' || fail "two streams: not both served"
+import json, sys
+s = json.load(open(sys.argv[1]))["rx"]["streams"]
+assert [x["qp"] for x in s] == [0x100, 0x101], s
+assert all(x["frames"] == 100 for x in s), [x["frames"] for x in s]
+print("two streams: QPs 0x100 and 0x101, 100 frames each")
+PY
+echo "PASS"

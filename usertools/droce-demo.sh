@@ -2,23 +2,83 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 droce developers
 #
-# The main job: set up (packages, build), then show the stack on a veth
-# pair between two network namespaces that this script creates and
-# removes: droce on net_af_packet at 198.18.0.1, the Linux kernel at
-# 198.18.0.2 as its peer. The kernel resolves droce with ARP, pings it,
-# and gets UDP datagrams echoed; droce's counters come from its JSON
-# dump and from rte_telemetry. Run as root.
+# The main job: set up (packages, build), then run droce end to end.
+#
+# Part 1, sensor frames into GPU memory: droce-sensor sends Holoscan
+# Sensor Bridge frames (RoCEv2 RDMA WRITEs, 1 MiB each, with their
+# metadata blocks) to droce over net_memif, two processes joined by a unix
+# socket. droce places them in GPU memory (a CUDA GPU when one is there,
+# else the host gpudev driver), checks every byte of every frame and prints
+# a summary table; the same again with faults on the wire, which droce's
+# counters must account for exactly.
+#
+# Part 2, the network stack: a veth pair between two network namespaces
+# that this script creates and removes, droce on net_af_packet at
+# 198.18.0.1, the Linux kernel at 198.18.0.2 resolving it with ARP,
+# pinging it and getting UDP datagrams echoed. Run as root.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 "$top/usertools/droce-deps.sh"
 "$top/usertools/droce-build.sh" build >/dev/null
-echo "droce-demo: built $top/build/app/droce/droce"
+echo "droce-demo: built $top/build/app/droce/droce and droce-sensor"
 
 DROCE=$top/build/app/droce/droce
 # The namespaces, veth pair and droce start/stop are the integration tests' own.
 . "$top/tests/integration/lib.sh"
+SENSOR=$top/build/app/droce-sensor/droce-sensor
+S_PREFIX=droce-demo-s$$
+# The frames droce dumps stay here for a person to look at.
+OUT=${DROCE_DEMO_OUT:-$top/build/demo}
+rm -rf "$OUT/clean-frames" "$OUT/faults-frames"
+mkdir -p "$OUT"
+trap 'rm -rf "/var/run/dpdk/$S_PREFIX"; cleanup' EXIT
 
+# sensor_run NAME FRAMES FPS [sensor options]: droce and droce-sensor over memif.
+sensor_run() {
+	local name=$1 frames=$2 fps=$3 rc=0
+	shift 3
+	rm -f "$WORK/memif.sock"
+	"$DROCE" --no-pci --no-huge -m 1024 --file-prefix "$PREFIX" -l 0,1 \
+		"--vdev=net_memif0,role=server,socket=$WORK/memif.sock" -- \
+		port.0.device=net_memif0 port.0.address=198.18.0.1/24 stats.period=1 \
+		rx.0.peer=198.18.0.2 rx.0.qp=0x100 rx.0.rkey=0x5eed \
+		rx.0.frame.size=1048576 rx.0.pages=32 rx.0.queue.size=8 \
+		--exit-on-idle 1500 --verify-pattern --stats-json "$WORK/$name-droce.json" \
+		--dump "$OUT/$name-frames" --dump-frames 4 >"$WORK/droce.log" 2>&1 &
+	DROCE_PID=$!
+	for _ in $(seq 300); do
+		grep -q "droce: running" "$WORK/droce.log" && break
+		kill -0 "$DROCE_PID" 2>/dev/null || fail "droce exited during start"
+		sleep 0.1
+	done
+	grep -E "GPU memory from|rx.0 stream" "$WORK/droce.log" | sed 's/^/  /'
+	"$SENSOR" --no-pci --no-huge -m 256 --file-prefix "$S_PREFIX" -l 0 \
+		"--vdev=net_memif0,role=client,socket=$WORK/memif.sock" -- \
+		--src 198.18.0.2 --dst 198.18.0.1 --qp 0x100 --rkey 0x5eed \
+		--frame-size 1048576 --pages 32 --frames "$frames" --fps "$fps" "$@" \
+		--stats-json "$WORK/$name-sensor.json" 2>&1 | grep '^droce-sensor' | sed 's/^/  /'
+	wait "$DROCE_PID" || rc=$?
+	DROCE_PID=
+	[ "$rc" = 0 ] || fail "droce exited with $rc"
+	sed -n '/rx summary/,$p' "$WORK/droce.log" | sed 's/^/  /'
+	/usr/bin/python3 "$top/tests/integration/rx_check.py" "$WORK/$name-droce.json" \
+		"$WORK/$name-sensor.json" --dump "$OUT/$name-frames" >"$WORK/$name-check.txt" ||
+		{ cat "$WORK/$name-check.txt"; fail "droce's counters disagree with the sensor"; }
+	tail -1 "$WORK/$name-check.txt" | sed 's/^/  /'
+}
+
+echo
+echo "droce-demo part 1: sensor frames into GPU memory over net_memif"
+echo "- 300 clean frames of 1 MiB at 100 fps"
+sensor_run clean 300 100
+echo "- 300 frames with faults: drop, duplicate, reorder, bad ICRC, wrong rkey/QP/peer, VA out of range"
+sensor_run faults 300 100 \
+	--faults drop=1009,duplicate=1201,reorder=1409,corrupt-icrc=1601,wrong-rkey=1801,wrong-qp=2003,wrong-peer=2203,bad-va=2411
+echo "  the first frames' bytes (.bin) and info (.json), as droce dumped them: $OUT/clean-frames/"
+
+echo
+echo "droce-demo part 2: the stack against the Linux kernel on a veth pair"
 make_link
 start_droce udp.echo.port=7 stats.period=2 --stats-json "$WORK/stats.json"
 echo "droce-demo: droce runs in namespace $NS_D on $IF_D, MAC $(droce_mac)"
@@ -50,7 +110,7 @@ received=$(echo "$ping_out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
 rtt=$(echo "$ping_out" | sed -n 's/^rtt [^=]*= [0-9.]*\/\([0-9.]*\)\/.*/\1/p')
 tel_rx=$(echo "$tel" | python3 -c 'import json,sys; print(json.load(sys.stdin)["/droce/stats"]["rx_packets"])' 2>/dev/null || echo "?")
 echo
-echo "droce-demo summary"
+echo "droce-demo part 2 summary"
 printf '  %-34s %s\n' \
 	"kernel ping, replies / sent" "${received:-0} / 100 (avg rtt ${rtt:-?} ms)" \
 	"kernel neighbour entry for droce" "$neigh" \

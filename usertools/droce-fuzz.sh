@@ -10,12 +10,20 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "droce-fuzz: seconds '$seconds': allowed: a whole number >= 1" >&2; exit 2; }
 
-"$top/usertools/droce-build.sh" build >/dev/null
-CC=clang "$top/usertools/droce-build.sh" build-fuzz -Dfuzz=true \
-	-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
-
 work=$(mktemp -d /tmp/droce-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Quiet builds that show their log when they fail: clang warns about
+# things gcc does not, and -Werror turns those into the failure to read.
+build() {
+	"$@" >"$work/build.log" 2>&1 || {
+		grep -E "error|FAILED" "$work/build.log" | head -40
+		echo "droce-fuzz: build failed: $*" >&2
+		exit 1
+	}
+}
+build "$top/usertools/droce-build.sh" build
+build env CC=clang "$top/usertools/droce-build.sh" build-fuzz -Dfuzz=true \
+	-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 mkdir "$work/corpus"
 tool=$top/build/tests/tools/roce_frames
 "$tool" opcodes "$work/op.pcap" "$work/op.csv" >/dev/null 2>&1

@@ -518,7 +518,7 @@ rates(uint64_t frames, uint64_t bytes, uint64_t first_tsc, uint64_t last_tsc,
 int
 app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 {
-	uint64_t frames = 0, bytes = 0, lossy = 0, lost = 0, dropped = 0;
+	uint64_t frames = 0, lossy = 0, lost = 0, dropped = 0;
 	uint64_t refused = 0, mismatched = 0, checked = 0;
 	uint64_t first = UINT64_MAX, last = 0, taken = 0, taken_bytes = 0;
 	double fps, gbps;
@@ -555,7 +555,6 @@ app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 		if (droce_rx_stream_receive_path_failed(as->st))
 			fprintf(out, "  %-10s   the receive path FAILED\n", "");
 		frames += s.frames;
-		bytes += s.bytes;
 		lost += s.lost_packets;
 		dropped += s.frames_dropped;
 		refused += r;

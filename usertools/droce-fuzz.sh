@@ -29,12 +29,22 @@ tool=$top/build/tests/tools/roce_frames
 "$tool" opcodes "$work/op.pcap" "$work/op.csv" >/dev/null 2>&1
 "$tool" random4 64 1 "$work/r4.pcap" >/dev/null 2>&1
 "$tool" random6 64 2 "$work/r6.pcap" >/dev/null 2>&1
+# HSB frames as droce-sensor sends them, to fuzz_rx's stream 0 (QP 0x100,
+# rkey 0x5eed, 5000-byte frames in 4 pages), a packet of each fault too.
+"$top/build/app/droce-sensor/droce-sensor" --no-pci --no-huge -m 128 -l 0 \
+	--file-prefix "droce-fuzz-seed-$$" --log-level "*:error" \
+	"--vdev=net_pcap0,tx_pcap=$work/hsb.pcap" -- \
+	--src 198.18.0.2 --dst 198.18.0.1 --dst-mac 02:70:63:61:70:00 \
+	--qp 0x100 --rkey 0x5eed --frame-size 5000 --pages 4 --frames 6 \
+	--faults drop=23,duplicate=7,reorder=11,corrupt-icrc=13,bad-va=17 \
+	>"$work/sensor.log" 2>&1 || { cat "$work/sensor.log"; exit 1; }
+rm -rf "/var/run/dpdk/droce-fuzz-seed-$$"
 # Seeds: each frame from its IP header on, as the target takes them.
 python3 - "$work" <<'PY'
 import os, struct, sys
 work = sys.argv[1]
 n = 0
-for name in ("op.pcap", "r4.pcap", "r6.pcap"):
+for name in ("op.pcap", "r4.pcap", "r6.pcap", "hsb.pcap"):
     data = open(os.path.join(work, name), "rb").read()
     off = 24
     while off < len(data):

@@ -485,10 +485,10 @@ run(const struct opts *o)
 		if ((sent_frames & 63) == 0)
 			sensor_port_poll(&port);
 	}
-	/* Every stream's frames count, but a last end that was lost. */
+	/* Every stream's frames count, but those nothing after them ends. */
 	frames_complete = expect.frames;
 	for (unsigned int i = 0; i < o->streams; i++)
-		frames_complete -= streams[i].faults.end_lost;
+		frames_complete -= sensor_faults_finish(&streams[i].faults, &expect);
 	{
 		double secs = (double)(rte_get_timer_cycles() - t0) / (double)hz;
 

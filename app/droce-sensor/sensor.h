@@ -75,8 +75,17 @@ struct sensor_faults {
 	uint64_t seen;            /* data-path packets so far */
 	struct rte_mbuf *held;    /* a reordered packet waiting for its successor */
 	bool frame_lost;          /* the current frame has lost something */
-	bool end_lost;            /* the last frame's last packet was */
+	/* Since the last packet the receiver takes: what it cannot see at
+	 * all if nothing else arrives (a gap shows only with a successor).
+	 */
+	uint64_t unseen_lost;     /* packets lost */
+	uint64_t unseen_frames;   /* frames whose end was lost */
 };
+
+/* At the end: take back from @e what the receiver cannot see after the
+ * last packet it takes; returns the frames it will not finish.
+ */
+uint64_t sensor_faults_finish(struct sensor_faults *f, struct sensor_expect *e);
 
 /* "drop=100,duplicate=7"; -EINVAL with a message naming what is allowed. */
 int sensor_faults_parse(struct sensor_faults *f, const char *spec, char *err,

@@ -314,7 +314,7 @@ sensor_faults_apply(struct sensor_faults *f, struct droce_frame_spec *spec,
 {
 	int k = fault_of(f, ++f->seen, last_of_frame);
 	unsigned int n = 0;
-	bool lost = true;
+	bool lost = true, flushed = false;
 
 	switch (k) {
 	case FAULT_DROP:
@@ -362,6 +362,7 @@ sensor_faults_apply(struct sensor_faults *f, struct droce_frame_spec *spec,
 	if (f->held != NULL && n > 0) {
 		out[n++] = f->held;
 		f->held = NULL;
+		flushed = true;
 		if (!lost) {
 			e->lost_packets++;
 			e->stale_packets++;
@@ -374,14 +375,33 @@ sensor_faults_apply(struct sensor_faults *f, struct droce_frame_spec *spec,
 	if (lost) {
 		e->lost_packets++;
 		f->frame_lost = true;
+		f->unseen_lost++;
 	}
+	/* Taken in order: this packet, or the held one after a successor
+	 * that is refused. The receiver has seen everything before it.
+	 */
+	if (n > 0 && (!lost || flushed))
+		f->unseen_lost = f->unseen_frames = 0;
 	e->packets += n;
 	if (last_of_frame) {
 		/* A frame whose end is lost ends when the next one begins. */
 		e->frames++;
 		e->frames_lossy += f->frame_lost;
 		f->frame_lost = false;
-		f->end_lost = lost;
+		if (lost)
+			f->unseen_frames++;
 	}
 	return n;
+}
+
+uint64_t
+sensor_faults_finish(struct sensor_faults *f, struct sensor_expect *e)
+{
+	uint64_t unseen = f->unseen_frames;
+
+	/* Frames whose end was lost were lossy; nothing finishes them. */
+	e->frames_lossy -= unseen;
+	e->lost_packets -= f->unseen_lost;
+	f->unseen_frames = f->unseen_lost = 0;
+	return unseen;
 }

@@ -10,4 +10,4 @@ bench=$top/build/app/droce-bench/droce-bench
 [ -x "$bench" ] || "$top/usertools/droce-build.sh" build >/dev/null
 cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(",".join(map(str, c[:2])) if len(c) > 1 else c[0])')
 exec "$bench" --no-pci --no-huge -m 1024 --file-prefix "droce-bench-$$" \
-	-l "$cpus" --vdev net_null0 --log-level lib.eal:error -- "$@"
+	-l "$cpus" --vdev net_null0 --log-level lib.eal:error --log-level "droce.rx:warning" -- "$@"

@@ -33,5 +33,8 @@ int bench_rx_drop(const struct bench_opts *o);
 int bench_icrc(const struct bench_opts *o);
 int bench_icrc_copy(const struct bench_opts *o);
 int bench_place(const struct bench_opts *o);
+int bench_stream_place(const struct bench_opts *o);
+int bench_stream_pps(const struct bench_opts *o);
+int bench_stream_scale(const struct bench_opts *o);
 
 #endif /* DROCE_BENCH_H */

@@ -61,6 +61,12 @@ static const struct bench_case cases[] = {
 	  bench_icrc_copy },
 	{ "place", "placement on the host gpudev driver, copy and gather, vs memcpy",
 	  bench_place },
+	{ "stream-place", "HSB frames placed by one worker, ICRC off/on/fused, vs memcpy of the payloads (GB/s)",
+	  bench_stream_place },
+	{ "stream-pps", "64-byte-payload packet rate through the stream path vs testpmd io forwarding",
+	  bench_stream_pps },
+	{ "stream-scale", "placed GB/s with 1, 16 and 256 streams on one worker",
+	  bench_stream_scale },
 };
 
 static void
@@ -82,7 +88,7 @@ usage(const char *prog)
 	       "  -h, --help      this text\n"
 	       "\nCases:\n", prog, BENCH_MAX_ROUNDS);
 	for (unsigned int i = 0; i < RTE_DIM(cases); i++)
-		printf("  %-10s %s\n", cases[i].name, cases[i].what);
+		printf("  %-13s %s\n", cases[i].name, cases[i].what);
 }
 
 static int

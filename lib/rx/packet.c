@@ -93,8 +93,8 @@ deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
 
 /* Close the frame being assembled; it completes with its placement. */
 static void
-finish_frame(struct droce_rx_stream *st, uint32_t imm, uint32_t psn,
-	     const struct droce_hsb_metadata *md)
+finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm,
+	     uint32_t psn, const struct droce_hsb_metadata *md)
 {
 	struct rx_frame *c = &st->cur;
 	uint64_t tsc = rte_get_tsc_cycles();
@@ -111,6 +111,11 @@ finish_frame(struct droce_rx_stream *st, uint32_t imm, uint32_t psn,
 		memset(c, 0, sizeof(*c));
 		return;
 	}
+	if (st->pending_count == 0 && w->nb_waiting < RTE_DIM(w->waiting))
+		w->waiting[w->nb_waiting++] = (struct rx_waiting){
+			.st = st,
+			.run = atomic_load_explicit(&st->run, memory_order_relaxed),
+		};
 	p = &st->pending[(st->pending_head + st->pending_count++) % RX_PENDING];
 	p->info = (struct droce_rx_frame_info){
 		.frame_memory = (uint64_t)(uintptr_t)st->buf.gpu + (uint64_t)c->page * st->page_size,
@@ -255,8 +260,8 @@ count_lost(struct droce_rx_stream *st, uint64_t n)
  * counter: not the PSN, not the message, not a byte of the buffer.
  */
 static void
-stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
-	      uint32_t bth_off, const struct droce_pkt *pkt, bool *ack)
+stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *m,
+	      uint32_t l3_off, uint32_t bth_off, const struct droce_pkt *pkt, bool *ack)
 {
 	uint32_t flags = pkt->info->flags, psn = droce_bth_psn(pkt->bth);
 	uint32_t payload_off = bth_off + pkt->hdr_len, page, gap;
@@ -329,7 +334,7 @@ stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 	/* A new page without the previous frame's end: that one is over. */
 	if (st->cur.open && page != st->cur.page) {
 		st->cur.lossy = true;
-		finish_frame(st, 0, 0, NULL);
+		finish_frame(w, st, 0, 0, NULL);
 	}
 	if (!st->cur.open) {
 		st->cur.open = true;
@@ -361,7 +366,7 @@ stream_packet(struct droce_rx_stream *st, struct rte_mbuf *m, uint32_t l3_off,
 		st->cur.lossy = true;  /* the immediate disagrees with the VA */
 	if (md.present)
 		__atomic_store_n(&st->page_psn[page], md.psn, __ATOMIC_RELEASE);
-	finish_frame(st, imm, imm_psn, md.present ? &md : NULL);
+	finish_frame(w, st, imm, imm_psn, md.present ? &md : NULL);
 }
 
 /* RC: one ACK (or NAK) per stream and burst, to the packet's sender. */
@@ -422,15 +427,6 @@ claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
 		refuse(st, m, DROCE_RX_WRONG_WORKER);
 		return NULL;
 	}
-	if (owner == 0) {
-		/* A stream started again may still be listed from before. */
-		unsigned int k = 0;
-
-		while (k < w->nb && w->owned[k] != st)
-			k++;
-		if (k == w->nb)
-			w->owned[w->nb++] = st;
-	}
 	if (ip->src_addr != st->peer) {
 		refuse(st, m, DROCE_RX_WRONG_PEER);
 		return NULL;
@@ -470,7 +466,7 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		if (st == NULL)
 			continue;
 		listed = st->ack_due;
-		stream_packet(st, m, l3, bth, &pkt, &ack);
+		stream_packet(w, st, m, l3, bth, &pkt, &ack);
 		/* ACKs wait for the end of the burst: one per stream. */
 		if (ack && !listed) {
 			if (nb_ack < RX_BURST_STREAMS)
@@ -519,19 +515,24 @@ rx_worker_hook(struct droce_lcore_ctx *ctx, void *arg)
 	if (wi < 0)
 		return 0;
 	w = &rx->workers[wi];
-	for (unsigned int i = 0; i < w->nb;) {
-		struct droce_rx_stream *st = w->owned[i];
+	for (unsigned int i = 0; i < w->nb_waiting;) {
+		struct droce_rx_stream *st = w->waiting[i].st;
+		unsigned int left = 0;
 
-		/* A closed (or since re-owned) stream leaves the list; its
-		 * memory outlives this.
+		/* The frames of a run that is over (or of a stream another
+		 * worker owns now) are not this worker's any more; the
+		 * stream's memory outlives this.
 		 */
-		if (!atomic_load_explicit(&st->attached, memory_order_acquire) ||
-		    atomic_load_explicit(&st->owner, memory_order_relaxed) !=
-		    (unsigned int)wi + 1) {
-			w->owned[i] = w->owned[--w->nb];
+		if (atomic_load_explicit(&st->attached, memory_order_acquire) &&
+		    atomic_load_explicit(&st->run, memory_order_relaxed) == w->waiting[i].run &&
+		    atomic_load_explicit(&st->owner, memory_order_relaxed) ==
+		    (unsigned int)wi + 1)
+			left = complete_frames(st);
+		if (left == 0) {
+			w->waiting[i] = w->waiting[--w->nb_waiting];
 			continue;
 		}
-		pending += complete_frames(st);
+		pending += left;
 		i++;
 	}
 	return pending;

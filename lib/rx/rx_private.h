@@ -116,10 +116,25 @@ struct droce_rx_stream {
 	struct droce_rx_stream_stats stats;
 };
 
-/* Streams a worker owns: appended and removed by that worker only. */
+/* A stream with frames waiting, for the run it was listed in. */
+struct rx_waiting {
+	struct droce_rx_stream *st;
+	unsigned int run;
+};
+
+/*
+ * Streams of a worker with frames waiting for their placement to finish:
+ * the worker's poll hook looks at these only, however many streams it
+ * owns. A stream goes in when its first frame starts to wait and leaves
+ * when none does, or when its run is over (closed, perhaps started again)
+ * or another worker owns it now. Every round of the hook visits every
+ * entry, so a stream is listed at most twice: for a run that ended since
+ * the last round and for the present one. Appended and removed by that
+ * worker only.
+ */
 struct rx_worker {
-	unsigned int nb;
-	struct droce_rx_stream *owned[DROCE_RX_MAX_STREAMS];
+	unsigned int nb_waiting;
+	struct rx_waiting waiting[2 * DROCE_RX_MAX_STREAMS];
 	uint64_t refused[DROCE_RX_REFUSAL_MAX];   /* before a stream is known */
 } __rte_cache_aligned;
 

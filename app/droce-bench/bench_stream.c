@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The sensor stream path with no NIC in the way: pre-built HSB packets
+ * go through a ring-backed port into the stack's worker poll (Ethernet,
+ * IPv4 and UDP checks), lib/rx (every stream check, ICRC) and placement
+ * on the host gpudev driver, on one core that feeds and polls in turns.
+ *
+ *   stream-place  placed GB/s, 1408- and 4096-byte payloads, ICRC off,
+ *                 on and fused, vs memcpy of the same payload bytes to
+ *                 the same places in the same buffer
+ *   stream-pps    64-byte payloads: packets/s through the stream path vs
+ *                 testpmd's io forwarding loop (rx burst of 32 from the
+ *                 same port, tx burst to net_null) with the same feed
+ *   stream-scale  GB/s with 1, 16 and 256 streams sharing one worker, the
+ *                 same bytes in the same number of pages
+ *
+ * The packets are used again and again (a reference is taken before each
+ * goes in, so freeing it after placement keeps it). Their PSNs repeat, so
+ * between passes over them the streams are closed and started again, with
+ * the clock stopped. Every timed pass is checked afterwards: each packet
+ * placed, none refused, none lost; a pass that is not clean fails the case.
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_dev.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "droce_core.h"
+#include "droce_gpu.h"
+#include "droce_gpu_drivers.h"
+#include "droce_hsb.h"
+#include "droce_net.h"
+#include "droce_roce.h"
+#include "droce_rx.h"
+#include "bench.h"
+
+#define OUR_IP "198.18.0.1"
+#define PEER_IP "198.18.0.2"
+#define FIRST_QP 0x100
+#define FEED_BURST 32
+#define RX_RING_SIZE 1024
+#define TX_RINGS 2
+#define PAGE_ALIGN 4096
+
+/* A stack on a ring port whose one worker this thread polls by hand. */
+struct rig {
+	struct droce_stack *stack;
+	struct droce_rx *rx;
+	struct rte_ring *rx_ring, *tx_ring[TX_RINGS];
+	uint16_t port_id;
+	struct rte_ether_addr mac;
+	int16_t gpu;
+};
+
+/* Where one packet's payload goes: what memcpy does instead of droce. */
+struct copy_ref {
+	uint8_t *dst;
+	const uint8_t *src;
+	uint32_t len;
+};
+
+struct bench_stream {
+	struct droce_rx_stream *st;
+	struct droce_rx_params params;
+	struct droce_gpu_buf buf;
+	struct droce_hsb_sender tx;
+	/* while the packets are built */
+	unsigned int frames_left;
+	bool in_frame;
+	uint32_t psn, page;           /* of the hand-built 64-byte packets */
+};
+
+/* Streams and the packets that fill each of their pages once. */
+struct workload {
+	struct bench_stream *streams;
+	unsigned int nb_streams;
+	struct rte_mempool *pool;
+	struct rte_mbuf **pkts;
+	struct copy_ref *copies;
+	uint32_t nb_pkts, max_pkts;
+	uint64_t bytes;               /* payload per pass */
+	uint64_t frames;              /* per pass */
+};
+
+enum side { SIDE_BASELINE, SIDE_ICRC_OFF, SIDE_ICRC_ON, SIDE_ICRC_FUSED, SIDE_MAX };
+
+static const enum droce_rx_icrc side_icrc[SIDE_MAX] = {
+	[SIDE_ICRC_OFF] = DROCE_RX_ICRC_OFF,
+	[SIDE_ICRC_ON] = DROCE_RX_ICRC_ON,
+	[SIDE_ICRC_FUSED] = DROCE_RX_ICRC_FUSED,
+};
+
+static int
+rig_up(struct rig *r, char *err, size_t errlen)
+{
+	static unsigned int instance;
+	static struct droce_conf conf;
+	char name[32], dev[64];
+	char *kv[] = { dev, "port.0.address=" OUR_IP "/24", "port.0.mtu=9000",
+		       "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
+		       "worker.thread.groups=1" };
+	struct droce_lcore_layout layout;
+	int id;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(name, sizeof(name), "bench_s%u", instance++);
+	snprintf(dev, sizeof(dev), "port.0.device=net_ring_%s", name);
+	r->rx_ring = rte_ring_create(name, RX_RING_SIZE, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	for (int t = 0; t < TX_RINGS; t++) {
+		char tname[40];
+
+		snprintf(tname, sizeof(tname), "%s_tx%d", name, t);
+		r->tx_ring[t] = rte_ring_create(tname, 1024, SOCKET_ID_ANY,
+						RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (r->tx_ring[t] == NULL) {
+			snprintf(err, errlen, "no tx ring: %s", rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	if (r->rx_ring == NULL ||
+	    (id = rte_eth_from_rings(name, &r->rx_ring, 1, r->tx_ring, TX_RINGS,
+				     SOCKET_ID_ANY)) < 0) {
+		snprintf(err, errlen, "no ring port: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	r->port_id = (uint16_t)id;
+	if (droce_gpu_find("host", &r->gpu, err, errlen) != 0) {
+		id = droce_gpu_host_create("droce_host0", NULL);
+		if (id < 0) {
+			snprintf(err, errlen, "no host gpudev");
+			return -1;
+		}
+		r->gpu = (int16_t)id;
+	}
+	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, errlen) != 0 ||
+	    droce_lcores_layout(&conf, "droce-bench", &layout, err, errlen) != 0)
+		return -1;
+	r->stack = droce_stack_create(&conf, &layout, err, errlen);
+	if (r->stack == NULL)
+		return -1;
+	r->rx = droce_rx_create(r->stack, err, errlen);
+	if (r->rx == NULL)
+		return -1;
+	droce_port_mac(r->stack, 0, &r->mac);
+	if (droce_stack_start(r->stack, false) != 0) {
+		snprintf(err, errlen, "the stack does not start");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+rig_down(struct rig *r)
+{
+	if (r->stack != NULL)
+		droce_stack_stop(r->stack);
+	droce_rx_destroy(r->rx);
+	droce_stack_destroy(r->stack);
+	/* The stack leaves a port it did not probe to whoever made it. */
+	if (r->rx_ring != NULL && r->tx_ring[TX_RINGS - 1] != NULL)
+		rte_eth_dev_close(r->port_id);
+	rte_ring_free(r->rx_ring);
+	for (int t = 0; t < TX_RINGS; t++)
+		rte_ring_free(r->tx_ring[t]);
+}
+
+static void
+workload_free(struct workload *w)
+{
+	for (unsigned int s = 0; s < w->nb_streams && w->streams != NULL; s++) {
+		droce_rx_stream_free(w->streams[s].st);
+		droce_gpu_buf_free(&w->streams[s].buf);
+	}
+	for (uint32_t i = 0; i < w->nb_pkts; i++)
+		rte_pktmbuf_free(w->pkts[i]);
+	free(w->streams);
+	free(w->pkts);
+	free(w->copies);
+	rte_mempool_free(w->pool);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Keep a built packet and note where its payload goes. */
+static int
+add_packet(struct workload *w, const struct bench_stream *bs,
+	   const struct droce_frame_spec *spec, char *err, size_t errlen)
+{
+	struct rte_mbuf *m;
+	struct droce_pkt pkt;
+	const uint32_t bth = RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) +
+			     sizeof(struct rte_udp_hdr);
+
+	if (w->nb_pkts == w->max_pkts) {
+		snprintf(err, errlen, "more packets than the %u planned", w->max_pkts);
+		return -1;
+	}
+	m = rte_pktmbuf_alloc(w->pool);
+	if (m == NULL || droce_frame_build(m, spec) != 0 ||
+	    droce_roce_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, bth),
+			     rte_pktmbuf_data_len(m) - bth, &pkt) != DROCE_PARSE_OK) {
+		rte_pktmbuf_free(m);
+		snprintf(err, errlen, "cannot build packet %u", w->nb_pkts);
+		return -1;
+	}
+	w->pkts[w->nb_pkts] = m;
+	w->copies[w->nb_pkts] = (struct copy_ref){
+		.dst = (uint8_t *)bs->buf.cpu + spec->va, .src = pkt.payload,
+		.len = pkt.payload_len,
+	};
+	w->nb_pkts++;
+	w->bytes += pkt.payload_len;
+	return 0;
+}
+
+/*
+ * @p nb_streams HSB streams of @p pages pages each, and the packets that
+ * write one frame into each page, the streams' packets interleaved one by
+ * one (as from several sensors at once). @p payload 0: 64-byte packets,
+ * built by hand (the HSB rule allows only multiples of 128), 64 to a frame.
+ */
+static int
+workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
+	       unsigned int nb_streams, size_t frame_size, unsigned int pages,
+	       uint32_t payload, char *err, size_t errlen)
+{
+	static uint8_t *frame_data;
+	static size_t frame_data_len;
+	static unsigned int instance;
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	uint32_t per_frame, data_room;
+	struct droce_hsb_layout l;
+
+	memset(w, 0, sizeof(*w));
+	droce_hsb_layout(frame_size, pages, PAGE_ALIGN, &l);
+	if (frame_data_len < frame_size) {
+		free(frame_data);
+		frame_data = malloc(frame_size);
+		if (frame_data == NULL) {
+			frame_data_len = 0;
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		frame_data_len = frame_size;
+		droce_hsb_pattern_fill(frame_data, frame_size, 0);
+	}
+	per_frame = payload != 0 ? (uint32_t)((frame_size + payload - 1) / payload) + 1
+				 : (uint32_t)(frame_size / 64);
+	w->max_pkts = per_frame * pages * nb_streams;
+	data_room = RTE_PKTMBUF_HEADROOM + (payload != 0 ? payload : 128) + 128;
+	w->streams = calloc(nb_streams, sizeof(*w->streams));
+	w->pkts = calloc(w->max_pkts, sizeof(*w->pkts));
+	w->copies = calloc(w->max_pkts, sizeof(*w->copies));
+	snprintf(pool_name, sizeof(pool_name), "bench_stream%u", instance++);
+	w->pool = rte_pktmbuf_pool_create(pool_name, w->max_pkts, 0, 0,
+					  (uint16_t)data_room, SOCKET_ID_ANY);
+	if (w->streams == NULL || w->pkts == NULL || w->copies == NULL || w->pool == NULL) {
+		snprintf(err, errlen, "no room for %u packets (give the EAL more memory with -m)",
+			 w->max_pkts);
+		return -1;
+	}
+	w->nb_streams = nb_streams;
+	for (unsigned int s = 0; s < nb_streams; s++) {
+		struct bench_stream *bs = &w->streams[s];
+		struct droce_hsb_sender_conf c = {
+			.src_mac = { .addr_bytes = { 0x02, 0, 0, 0, 0, 0x02 } },
+			.dst_mac = r->mac,
+			.src_ip = inet_addr(PEER_IP), .dst_ip = inet_addr(OUR_IP),
+			.qp = first_qp + s, .rkey = 0x5eed0000 + first_qp + s,
+			.frame_size = l.frame_size, .page_size = l.page_size,
+			.metadata_offset = l.metadata_offset, .pages = pages,
+			.payload_per_packet = payload != 0 ? payload : 128,
+			.imm = DROCE_HSB_IMM_CURRENT,
+		};
+
+		if (droce_gpu_buf_alloc(r->gpu, l.buffer_size, PAGE_ALIGN, &bs->buf, err,
+					errlen) != 0 ||
+		    droce_hsb_sender_init(&bs->tx, &c, err, errlen) != 0)
+			return -1;
+		memset(bs->buf.cpu, 0, l.buffer_size);
+		bs->params = (struct droce_rx_params){
+			.port = 0, .queue = DROCE_RX_ANY_QUEUE, .buf = &bs->buf,
+			.frame_size = l.frame_size, .page_size = l.page_size,
+			.pages = pages, .metadata_offset = l.metadata_offset,
+			.peer_ip = PEER_IP, .queue_size = 4, .qp = c.qp, .rkey = c.rkey,
+			.imm = DROCE_HSB_IMM_CURRENT, .placement = DROCE_PLACE_COPY,
+		};
+		bs->st = droce_rx_stream_new(r->rx);
+		if (bs->st == NULL) {
+			snprintf(err, errlen, "no stream %u", s);
+			return -1;
+		}
+		bs->frames_left = pages;
+	}
+	w->frames = (uint64_t)pages * nb_streams;
+	for (bool more = true; more;) {
+		more = false;
+		for (unsigned int s = 0; s < nb_streams; s++) {
+			struct bench_stream *bs = &w->streams[s];
+			struct droce_frame_spec spec;
+			uint32_t k;
+
+			if (bs->frames_left == 0)
+				continue;
+			more = true;
+			if (payload == 0) {
+				/* 64-byte writes; the last ends the frame. */
+				k = bs->psn % per_frame;
+				spec = (struct droce_frame_spec){
+					.src_mac = bs->tx.conf.src_mac, .dst_mac = bs->tx.conf.dst_mac,
+					.src_ip4 = bs->tx.conf.src_ip, .dst_ip4 = bs->tx.conf.dst_ip,
+					.udp_src_port = DROCE_HSB_UDP_SPORT,
+					.opcode = DROCE_OP_UC | (k + 1 == per_frame
+						  ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY),
+					.dest_qp = bs->tx.conf.qp, .psn = bs->psn,
+					.va = (uint64_t)bs->page * l.page_size + 64ull * k,
+					.rkey = bs->tx.conf.rkey, .dma_len = 64,
+					.imm = droce_hsb_imm_encode(DROCE_HSB_IMM_CURRENT,
+								    bs->page, bs->psn),
+					.payload = frame_data + 64ull * k, .payload_len = 64,
+				};
+				bs->psn++;
+				if (k + 1 == per_frame) {
+					bs->page++;
+					bs->frames_left--;
+				}
+			} else {
+				if (!bs->in_frame) {
+					struct droce_hsb_metadata md = { .present = true };
+
+					droce_hsb_frame_begin(&bs->tx, frame_data, &md);
+					bs->in_frame = true;
+				}
+				if (!droce_hsb_frame_next(&bs->tx, &spec)) {
+					bs->in_frame = false;
+					bs->frames_left--;
+					continue;
+				}
+			}
+			if (add_packet(w, bs, &spec, err, errlen) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Start (or start again) every stream with @p icrc: fresh PSN state. */
+static int
+streams_start(struct workload *w, enum droce_rx_icrc icrc, char *err, size_t errlen)
+{
+	for (unsigned int s = 0; s < w->nb_streams; s++) {
+		struct bench_stream *bs = &w->streams[s];
+
+		droce_rx_stream_close(bs->st);
+		bs->params.icrc = icrc;
+		if (droce_rx_stream_start(bs->st, &bs->params, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* After a pass: everything placed, nothing refused or lost. */
+static int
+pass_check(const struct workload *w, char *err, size_t errlen)
+{
+	uint64_t packets = 0, frames = 0, refused = 0, lost = 0;
+
+	for (unsigned int s = 0; s < w->nb_streams; s++) {
+		struct droce_rx_stream_stats st;
+
+		droce_rx_stream_stats(w->streams[s].st, &st);
+		packets += st.packets;
+		frames += st.frames;
+		lost += st.lost_packets + st.frames_lossy;
+		for (int k = 0; k < DROCE_RX_REFUSAL_MAX; k++)
+			refused += st.refused[k];
+	}
+	if (packets == w->nb_pkts && frames == w->frames && refused == 0 && lost == 0)
+		return 0;
+	snprintf(err, errlen,
+		 "a pass placed %" PRIu64 " of %u packets, %" PRIu64 " of %" PRIu64
+		 " frames, %" PRIu64 " refused, %" PRIu64 " lost",
+		 packets, w->nb_pkts, frames, w->frames, refused, lost);
+	return -1;
+}
+
+/* Hand out packets [i, i + n) again: a reference for the one who frees. */
+static inline void
+feed(struct rig *r, struct workload *w, uint32_t i, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		rte_mbuf_refcnt_update(w->pkts[i + k], 1);
+	rte_ring_sp_enqueue_burst(r->rx_ring, (void **)&w->pkts[i], n, NULL);
+}
+
+static void
+streams_close(struct workload *w)
+{
+	for (unsigned int s = 0; s < w->nb_streams; s++)
+		droce_rx_stream_close(w->streams[s].st);
+}
+
+/* Seconds for one pass through the stream path; -1 if it was not clean.
+ * The streams run only for their pass: idle ones would still cost the
+ * worker a look each poll.
+ */
+static double
+droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err,
+	   size_t errlen)
+{
+	double t;
+	int ret;
+
+	if (streams_start(w, icrc, err, errlen) != 0)
+		return -1;
+	t = bench_now();
+	for (uint32_t i = 0; i < w->nb_pkts; i += FEED_BURST) {
+		feed(r, w, i, RTE_MIN((uint32_t)FEED_BURST, w->nb_pkts - i));
+		droce_worker_poll(r->stack, 0);
+	}
+	while (droce_worker_poll(r->stack, 0) != 0)
+		;
+	t = bench_now() - t;
+	ret = pass_check(w, err, errlen);
+	streams_close(w);
+	return ret == 0 ? t : -1;
+}
+
+static double
+memcpy_pass(const struct workload *w)
+{
+	double t = bench_now();
+
+	for (uint32_t i = 0; i < w->nb_pkts; i++)
+		memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].len);
+	return bench_now() - t;
+}
+
+static const char *const side_name[SIDE_MAX] = {
+	[SIDE_BASELINE] = "memcpy", [SIDE_ICRC_OFF] = "ICRC off",
+	[SIDE_ICRC_ON] = "ICRC on", [SIDE_ICRC_FUSED] = "ICRC fused",
+};
+
+/* Samples per round; a sample is one pass of each side, in an order that
+ * turns from sample to sample, so that a drift of the machine's speed
+ * reaches every side alike. Ratios are taken within a sample.
+ */
+#define SAMPLES_PER_ROUND 16
+
+/* Median over @p n samples of a[i] / b[i]. */
+static double
+median_ratio(const double *a, const double *b, unsigned int n)
+{
+	double q[BENCH_MAX_SAMPLES];
+
+	for (unsigned int i = 0; i < n; i++)
+		q[i] = a[i] / b[i];
+	return bench_median(q, n);
+}
+
+int
+bench_stream_place(const struct bench_opts *o)
+{
+	static const uint32_t payloads[] = { 1408, 4096 };
+	static double gbps[SIDE_MAX][BENCH_MAX_SAMPLES];
+	const size_t frame_size = 1u << 20;
+	const unsigned int pages = 32;
+	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
+	char err[DROCE_ERR_LEN];
+	struct rig r;
+	int ret = 1;
+
+	RTE_BUILD_BUG_ON(BENCH_MAX_ROUNDS * SAMPLES_PER_ROUND > BENCH_MAX_SAMPLES);
+	if (rig_up(&r, err, sizeof(err)) != 0)
+		goto out;
+	printf("  one stream, %u pages of %zu KiB frames (host gpudev); %u samples of a pass (%u MiB) per side; ICRC on: checked before the copy, fused: in its pass\n",
+	       pages, frame_size >> 10, samples, (unsigned int)((frame_size * pages) >> 20));
+	for (unsigned int pi = 0; pi < RTE_DIM(payloads); pi++) {
+		struct workload w;
+		double ratio[SIDE_MAX];
+
+		if (workload_build(&r, &w, FIRST_QP, 1, frame_size, pages, payloads[pi], err,
+				   sizeof(err)) != 0) {
+			workload_free(&w);
+			goto out;
+		}
+		for (unsigned int n = 0; n < samples; n++)
+			for (int k = 0; k < SIDE_MAX; k++) {
+				int side = (int)((n + (unsigned int)k) % SIDE_MAX);
+				double t = side == SIDE_BASELINE
+					   ? memcpy_pass(&w)
+					   : droce_pass(&r, &w, side_icrc[side], err, sizeof(err));
+
+				if (t < 0) {
+					workload_free(&w);
+					goto out;
+				}
+				gbps[side][n] = (double)w.bytes / t / 1e9;
+			}
+		for (int side = 0; side < SIDE_MAX; side++)
+			ratio[side] = median_ratio(gbps[side], gbps[SIDE_BASELINE], samples);
+		printf("  %4u-byte payloads (%u packets a pass): memcpy %.2f GB/s; droce",
+		       payloads[pi], w.nb_pkts, bench_median(gbps[SIDE_BASELINE], samples));
+		for (int side = SIDE_ICRC_OFF; side < SIDE_MAX; side++)
+			printf("%s %s %.2f GB/s (%.2fx)", side == SIDE_ICRC_OFF ? "" : ",",
+			       side_name[side], bench_median(gbps[side], samples), ratio[side]);
+		printf("\n");
+		fflush(stdout);
+		workload_free(&w);
+	}
+	printf("  (ratios: medians of the ratio within each sample)\n");
+	ret = 0;
+out:
+	if (ret != 0)
+		fprintf(stderr, "droce-bench: stream-place: %s\n", err);
+	rig_down(&r);
+	return ret;
+}
+
+/* A net_null port to transmit to, as testpmd's io forwarding would. */
+static int
+null_port_up(const char *name, uint16_t *port_id, char *err, size_t errlen)
+{
+	struct rte_eth_conf ec = { 0 };
+	struct rte_mempool *mp;
+	int ret;
+
+	ret = rte_dev_probe(name);
+	if (ret == 0)
+		ret = rte_eth_dev_get_port_by_name(name, port_id);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
+		return -1;
+	}
+	/* Its RX queue is never polled, but it needs a pool. */
+	mp = rte_pktmbuf_pool_create("bench_null", 1024, 0, 0,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	ret = mp == NULL ? -ENOMEM : rte_eth_dev_configure(*port_id, 1, 1, &ec);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL, mp);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(*port_id);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+null_port_down(uint16_t port_id)
+{
+	struct rte_mempool *mp = rte_mempool_lookup("bench_null");
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port_id, &info);
+
+	rte_eth_dev_stop(port_id);
+	rte_eth_dev_close(port_id);
+	if (ret == 0 && info.device != NULL)
+		rte_dev_remove(info.device);
+	rte_mempool_free(mp);
+}
+
+/* testpmd's io forwarding (pkt_burst_io_forward) on the same feed: one
+ * pass, in seconds.
+ */
+static double
+io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port)
+{
+	struct rte_mbuf *burst[FEED_BURST];
+	double t = bench_now();
+
+	for (uint32_t i = 0; i < w->nb_pkts; i += FEED_BURST) {
+		uint16_t n, sent;
+
+		feed(r, w, i, RTE_MIN((uint32_t)FEED_BURST, w->nb_pkts - i));
+		n = rte_eth_rx_burst(r->port_id, 0, burst, FEED_BURST);
+		sent = rte_eth_tx_burst(tx_port, 0, burst, n);
+		if (sent < n)
+			rte_pktmbuf_free_bulk(burst + sent, n - sent);
+	}
+	return bench_now() - t;
+}
+
+/* 64 pages of 64 frames: 4096 packets cycle through, as many as the
+ * buffers of a 4096-descriptor RX ring.
+ */
+int
+bench_stream_pps(const struct bench_opts *o)
+{
+	static const char null_name[] = "net_null_bench_pps";
+	static const char *const name[3] = { "io forwarding", "droce ICRC on", "droce ICRC off" };
+	static const enum droce_rx_icrc icrc[3] = { 0, DROCE_RX_ICRC_ON, DROCE_RX_ICRC_OFF };
+	static double mpps[3][BENCH_MAX_SAMPLES];
+	const unsigned int pages = 64, passes_per_sample = 128;
+	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
+	char err[DROCE_ERR_LEN];
+	uint16_t null_port = RTE_MAX_ETHPORTS;
+	struct workload w = { 0 };
+	struct rig r;
+	int ret = 1;
+
+	if (rig_up(&r, err, sizeof(err)) != 0 ||
+	    null_port_up(null_name, &null_port, err, sizeof(err)) != 0 ||
+	    workload_build(&r, &w, FIRST_QP, 1, 4096, pages, 0, err, sizeof(err)) != 0)
+		goto out;
+	printf("  64-byte payloads, 64 to a frame, %u pages (%u packets); %u samples of %u packets per side\n",
+	       pages, w.nb_pkts, samples, passes_per_sample * w.nb_pkts);
+	for (unsigned int n = 0; n < samples; n++)
+		for (unsigned int k = 0; k < 3; k++) {
+			unsigned int side = (n + k) % 3;
+			double t = 0;
+
+			for (unsigned int p = 0; p < passes_per_sample; p++) {
+				double dt = side == 0 ? io_forward_pass(&r, &w, null_port)
+					    : droce_pass(&r, &w, icrc[side], err, sizeof(err));
+
+				if (dt < 0)
+					goto out;
+				t += dt;
+			}
+			mpps[side][n] = (double)passes_per_sample * w.nb_pkts / t / 1e6;
+		}
+	printf("  median: %s %.2f Mpps", name[0], bench_median(mpps[0], samples));
+	for (unsigned int side = 1; side < 3; side++)
+		printf(", %s %.2f Mpps (%.2fx)", name[side], bench_median(mpps[side], samples),
+		       median_ratio(mpps[side], mpps[0], samples));
+	printf("\n");
+	ret = 0;
+out:
+	if (ret != 0)
+		fprintf(stderr, "droce-bench: stream-pps: %s\n", err);
+	workload_free(&w);
+	if (null_port != RTE_MAX_ETHPORTS)
+		null_port_down(null_port);
+	rig_down(&r);
+	return ret;
+}
+
+/* The same bytes in the same number of pages, split among 1, 16 or 256
+ * streams whose packets come interleaved one by one. memcpy of the same
+ * payloads in the same order shows what the memory system alone makes of
+ * so many places written at once.
+ */
+int
+bench_stream_scale(const struct bench_opts *o)
+{
+	static const unsigned int counts[] = { 1, 16, 256 };
+	static const uint32_t first_qp[] = { 0x100, 0x200, 0x400 };
+	static double gbps[RTE_DIM(counts)][BENCH_MAX_SAMPLES];
+	static double copy_gbps[RTE_DIM(counts)][BENCH_MAX_SAMPLES];
+	const unsigned int total_pages = 512;
+	const size_t frame_size = 64u << 10;
+	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
+	struct workload w[RTE_DIM(counts)];
+	char err[DROCE_ERR_LEN];
+	struct rig r;
+	int ret = 1;
+
+	memset(w, 0, sizeof(w));
+	if (rig_up(&r, err, sizeof(err)) != 0)
+		goto out;
+	for (unsigned int c = 0; c < RTE_DIM(counts); c++)
+		if (workload_build(&r, &w[c], first_qp[c], counts[c], frame_size,
+				   total_pages / counts[c], 1408, err, sizeof(err)) != 0)
+			goto out;
+	printf("  %u pages of %zu KiB frames in all, split among the streams; 1408-byte payloads, the streams' packets interleaved, ICRC on; %u samples of a pass per count\n",
+	       total_pages, frame_size >> 10, samples);
+	for (unsigned int n = 0; n < samples; n++)
+		for (unsigned int k = 0; k < 2 * RTE_DIM(counts); k++) {
+			unsigned int c = (n + k) % RTE_DIM(counts);
+			double t = k < RTE_DIM(counts)
+				   ? droce_pass(&r, &w[c], DROCE_RX_ICRC_ON, err, sizeof(err))
+				   : memcpy_pass(&w[c]);
+
+			if (t < 0)
+				goto out;
+			if (k < RTE_DIM(counts))
+				gbps[c][n] = (double)w[c].bytes / t / 1e9;
+			else
+				copy_gbps[c][n] = (double)w[c].bytes / t / 1e9;
+		}
+	for (unsigned int c = 0; c < RTE_DIM(counts); c++)
+		printf("  %3u stream%s: droce %.2f GB/s (%.2fx of 1 stream); memcpy in the same order %.2f GB/s (%.2fx)\n",
+		       counts[c], counts[c] == 1 ? " " : "s", bench_median(gbps[c], samples),
+		       median_ratio(gbps[c], gbps[0], samples),
+		       bench_median(copy_gbps[c], samples),
+		       median_ratio(copy_gbps[c], copy_gbps[0], samples));
+	ret = 0;
+out:
+	if (ret != 0)
+		fprintf(stderr, "droce-bench: stream-scale: %s\n", err);
+	for (unsigned int c = 0; c < RTE_DIM(counts); c++)
+		workload_free(&w[c]);
+	rig_down(&r);
+	return ret;
+}

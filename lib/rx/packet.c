@@ -407,7 +407,7 @@ claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
       const struct rte_ipv4_hdr *ip)
 {
 	struct droce_rx_stream *st = rx_stream_of_qp(rx, droce_bth_dqpn(pkt->bth));
-	unsigned int owner = 0;
+	unsigned int owner;
 
 	if (st == NULL) {
 		refuse_unknown(w, m, DROCE_RX_UNKNOWN_QP);
@@ -422,10 +422,16 @@ claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
 		refuse(st, m, DROCE_RX_WRONG_PORT);
 		return NULL;
 	}
-	/* The first worker to see the stream owns it from then on. */
-	if (!atomic_compare_exchange_strong(&st->owner, &owner, me) && owner != me) {
-		refuse(st, m, DROCE_RX_WRONG_WORKER);
-		return NULL;
+	/* The first worker to see the stream owns it from then on; the
+	 * compare-and-swap (a locked instruction) only while it has none.
+	 */
+	owner = atomic_load_explicit(&st->owner, memory_order_relaxed);
+	if (unlikely(owner != me)) {
+		if (owner != 0 ||
+		    (!atomic_compare_exchange_strong(&st->owner, &owner, me) && owner != me)) {
+			refuse(st, m, DROCE_RX_WRONG_WORKER);
+			return NULL;
+		}
 	}
 	if (ip->src_addr != st->peer) {
 		refuse(st, m, DROCE_RX_WRONG_PEER);

@@ -1695,6 +1695,55 @@ test_gather_placement(void **state)
 	fixture_fini(&f);
 }
 
+/* Nothing waits on the worker once a frame is complete, and the frames of
+ * a run that ended (gather placement may still finish them) never reach
+ * the next run.
+ */
+static void
+wait_until_none_waiting(void)
+{
+	for (int t = 0; t < 20000 && rx->workers[0].nb_waiting != 0; t++) {
+		droce_worker_poll(stack, 0);
+		usleep(50);
+	}
+	assert_int_equal(rx->workers[0].nb_waiting, 0);
+}
+
+static void
+test_frames_waiting_across_runs(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.placement = DROCE_PLACE_GATHER;
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	close_stream(&f);
+	start(&f);
+	monitor_start(&f);
+	for (int i = 0; i < 2; i++)
+		send_frame(&f);
+	for (uint32_t i = 0; i < 2; i++) {
+		bool got = false;
+
+		for (int t = 0; t < 20000 && !got; t++) {
+			droce_worker_poll(stack, 0);
+			got = droce_rx_stream_get_next_frame(f.st, 0, &info);
+			if (!got)
+				usleep(50);
+		}
+		assert_true(got);
+		assert_int_equal(info.sequence, i + 1);
+		assert_false(info.lossy);
+	}
+	wait_until_none_waiting();
+	expect_no_frame(&f);
+	fixture_fini(&f);
+}
+
 static void
 test_refusal_names(void **state)
 {
@@ -1731,6 +1780,9 @@ test_many_streams(void **state)
 	}
 	for (unsigned int i = 0; i < N; i++)
 		assert_ptr_equal(rx_stream_of_qp(rx, 0x10000 + i * 8192), st[i]);
+	/* Started but idle: the worker has nothing of theirs to look at. */
+	droce_worker_poll(stack, 0);
+	assert_int_equal(rx->workers[0].nb_waiting, 0);
 	/* Remove every other one: probes still find the rest. */
 	for (unsigned int i = 0; i < N; i += 2)
 		droce_rx_stream_free(st[i]);
@@ -1778,6 +1830,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_acks),
 		cmocka_unit_test(test_icrc_modes),
 		cmocka_unit_test(test_gather_placement),
+		cmocka_unit_test(test_frames_waiting_across_runs),
 		cmocka_unit_test(test_refusal_names),
 		cmocka_unit_test(test_many_streams),
 	};

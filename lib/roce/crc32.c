@@ -96,6 +96,10 @@ RTE_INIT(crc_init)
 	crc_k.k2080 = fold_k(2080);
 	crc_k.k2016 = fold_k(2016);
 	crc_k.k64 = fold_k(64);
+	for (unsigned int m = 1; m < RTE_DIM(crc_k.lane); m++) {
+		crc_k.lane[m][0] = fold_k(128 * m + 32);
+		crc_k.lane[m][1] = fold_k(128 * m - 32);
+	}
 	crc_k.mu = reflect(barrett_mu(), 33);
 	crc_k.poly = reflect(0x104c11db7ull, 33);
 }

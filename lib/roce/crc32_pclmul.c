@@ -91,6 +91,45 @@ crc_pclmul_finish(__m128i x, const uint8_t *p, size_t n)
 	return reduce128(x);
 }
 
+/*
+ * 16..CRC_SHORT_MAX bytes (headers, small packets): every lane moves onto
+ * the last one in a single step, with the constant for its own distance,
+ * so that no multiplication waits for another; the chained folding of
+ * longer messages would make each wait for the one before. The message
+ * is taken as if zero bytes came before it, up to a multiple of 16: with
+ * the register folded into its first bytes, leading zeros change nothing.
+ */
+uint32_t
+crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+{
+	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
+	__m128i regv = _mm_cvtsi32_si128((int)reg);
+	/* The first lane: zeros, then the first 16 - zeros bytes. */
+	__m128i up = _mm_loadu_si128((const __m128i *)(shift_table + 16 - zeros));
+	__m128i first = _mm_shuffle_epi8(_mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
+						       regv), up);
+	__m128i x;
+
+	if (lanes == 1)
+		return reduce128(first);
+	x = _mm_xor_si128(fold128(first, _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 1])),
+			  _mm_loadu_si128((const __m128i *)(p + n - 16)));
+	for (size_t j = 1; j < lanes - 1; j++)
+		x = _mm_xor_si128(x, fold128(_mm_loadu_si128((const __m128i *)(p + 16 * j - zeros)),
+					     _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 1 - j])));
+	if (zeros > 12) {
+		/* The first lane holds less than the register: the rest of
+		 * it goes with the second lane's bytes, down by 16 - zeros.
+		 */
+		__m128i spill = _mm_shuffle_epi8(regv, _mm_loadu_si128((const __m128i *)
+						 (shift_table + 32 - zeros)));
+
+		x = _mm_xor_si128(x, lanes == 2 ? spill
+			: fold128(spill, _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 2])));
+	}
+	return reduce128(x);
+}
+
 /* The four lanes of 64 bytes folded into one. */
 static inline __m128i
 merge4(__m128i x0, __m128i x1, __m128i x2, __m128i x3)
@@ -111,9 +150,9 @@ crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 
 	if (n < 16)
 		return crc_reg_table(reg, p, n);
+	if (n <= CRC_SHORT_MAX)
+		return crc_reg_short_pclmul(reg, p, n);
 	x0 = _mm_xor_si128(_mm_loadu_si128(v), _mm_cvtsi32_si128((int)reg));
-	if (n < 64)
-		return crc_pclmul_finish(x0, p + 16, n - 16);
 	x1 = _mm_loadu_si128(v + 1);
 	x2 = _mm_loadu_si128(v + 2);
 	x3 = _mm_loadu_si128(v + 3);
@@ -144,8 +183,12 @@ crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n)
 	const __m128i k128 = fold_pair(crc_k.k160, crc_k.k96);
 	__m128i x0, x1, x2, x3;
 
-	if (n < 64)
+	if (n < 16)
 		return crc_reg_copy_table(reg, src, dst, n);
+	if (n < 64) {
+		memcpy(dst, src, n);
+		return crc_reg_short_pclmul(reg, src, n);
+	}
 	x0 = _mm_xor_si128(copy16(src, dst), _mm_cvtsi32_si128((int)reg));
 	x1 = copy16(src + 16, dst + 16);
 	x2 = copy16(src + 32, dst + 32);

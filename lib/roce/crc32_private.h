@@ -19,6 +19,8 @@
 #include "droce_roce.h"
 
 #define CRC_POLY_REFLECTED 0xedb88320u
+/* Longest message (bytes) the one-step folding of short messages takes. */
+#define CRC_SHORT_MAX 256
 
 /* Folding constants, computed at start from the polynomial (crc32.c):
  * k(n) is x^n mod P, bit-reflected and shifted left by one, so that a
@@ -34,6 +36,10 @@ struct crc_fold_consts {
 	uint64_t k1056, k992;   /* D = 1024: 4 lanes of 256 */
 	uint64_t k2080, k2016;  /* D = 2048: 4 lanes of 512 */
 	uint64_t k64;           /* 64 bits to 32 */
+	/* lane[m] = { k(128m + 32), k(128m - 32) }: lane m blocks ahead of
+	 * the last, moved onto it in one step (short messages).
+	 */
+	uint64_t lane[CRC_SHORT_MAX / 16][2];
 	uint64_t mu, poly;      /* Barrett reduction: x^64 / P and P, reflected */
 };
 
@@ -47,6 +53,7 @@ uint32_t crc_reg_copy_table(uint32_t reg, const uint8_t *src, uint8_t *dst,
 #ifdef RTE_ARCH_X86_64
 #define CRC_HAVE_X86 1
 uint32_t crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n);
+uint32_t crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n);
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);

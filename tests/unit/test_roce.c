@@ -99,6 +99,16 @@ test_crc32_matches_zlib(void **state)
 				fail_msg("%s copy: len %zu off %zu", droce_crc_impl_name(),
 					 len, off);
 		}
+		/* Every length of the short-message path and past it, each
+		 * with a register of its own.
+		 */
+		for (size_t len = 0; len <= CRC_SHORT_MAX + 16; len++) {
+			uint32_t start = (uint32_t)rand_r(&seed);
+
+			if (droce_crc32(start, buf + len % 64, len) !=
+			    (uint32_t)crc32(start, buf + len % 64, (uInt)len))
+				fail_msg("%s: len %zu", droce_crc_impl_name(), len);
+		}
 		/* Chaining equals one pass. */
 		assert_int_equal(droce_crc32(droce_crc32(0, buf, 1000), buf + 1000, 3000),
 				 (uint32_t)crc32(0, buf, 4000));

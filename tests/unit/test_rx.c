@@ -1662,13 +1662,35 @@ test_icrc_modes(void **state)
 	}
 }
 
+/* Take @p n clean frames, sequences 1..n, polling the worker while the
+ * gather engine (on its own thread) finishes them.
+ */
+static void
+take_gathered(struct fixture *f, uint32_t n)
+{
+	struct droce_rx_frame_info info;
+
+	for (uint32_t i = 0; i < n; i++) {
+		bool got = false;
+
+		for (int t = 0; t < 20000 && !got; t++) {
+			droce_worker_poll(stack, 0);
+			got = droce_rx_stream_get_next_frame(f->st, 0, &info);
+			if (!got)
+				usleep(50);
+		}
+		assert_true(got);
+		assert_int_equal(info.sequence, i + 1);
+		assert_false(info.lossy);
+	}
+}
+
 /* Gather: the engine (the host driver's CPU reference on its own thread)
  * moves the bytes later; frames complete when it is done, in order.
  */
 static void
 test_gather_placement(void **state)
 {
-	struct droce_rx_frame_info info;
 	struct fixture f;
 
 	(void)state;
@@ -1679,19 +1701,7 @@ test_gather_placement(void **state)
 	monitor_start(&f);
 	for (int i = 0; i < 3; i++)
 		send_frame(&f);
-	for (uint32_t i = 0; i < 3; i++) {
-		bool got = false;
-
-		for (int t = 0; t < 20000 && !got; t++) {
-			droce_worker_poll(stack, 0);
-			got = droce_rx_stream_get_next_frame(f.st, 0, &info);
-			if (!got)
-				usleep(50);
-		}
-		assert_true(got);
-		assert_int_equal(info.sequence, i + 1);
-		assert_false(info.lossy);
-	}
+	take_gathered(&f, 3);
 	fixture_fini(&f);
 }
 
@@ -1712,7 +1722,6 @@ wait_until_none_waiting(void)
 static void
 test_frames_waiting_across_runs(void **state)
 {
-	struct droce_rx_frame_info info;
 	struct fixture f;
 
 	(void)state;
@@ -1726,19 +1735,7 @@ test_frames_waiting_across_runs(void **state)
 	monitor_start(&f);
 	for (int i = 0; i < 2; i++)
 		send_frame(&f);
-	for (uint32_t i = 0; i < 2; i++) {
-		bool got = false;
-
-		for (int t = 0; t < 20000 && !got; t++) {
-			droce_worker_poll(stack, 0);
-			got = droce_rx_stream_get_next_frame(f.st, 0, &info);
-			if (!got)
-				usleep(50);
-		}
-		assert_true(got);
-		assert_int_equal(info.sequence, i + 1);
-		assert_false(info.lossy);
-	}
+	take_gathered(&f, 2);
 	wait_until_none_waiting();
 	expect_no_frame(&f);
 	fixture_fini(&f);

@@ -596,8 +596,8 @@ io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port)
 	return bench_now() - t;
 }
 
-/* 64 pages of 64 frames: 4096 packets cycle through, as many as the
- * buffers of a 4096-descriptor RX ring.
+/* 64 frames of 64 packets, one frame per page: 4096 packets cycle
+ * through, as many as the buffers of a 4096-descriptor RX ring.
  */
 int
 bench_stream_pps(const struct bench_opts *o)

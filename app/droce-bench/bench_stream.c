@@ -225,6 +225,51 @@ add_packet(struct workload *w, const struct bench_stream *bs,
 	return 0;
 }
 
+/* The next packet of @p bs into @p spec; false when it had none (its
+ * frame was over). @p small: 64-byte writes built by hand (the HSB rule
+ * allows only multiples of 128), the last of @p per_frame ending the frame.
+ */
+static bool
+next_packet(struct bench_stream *bs, const struct droce_hsb_layout *l,
+	    const uint8_t *frame_data, uint32_t per_frame, bool small,
+	    struct droce_frame_spec *spec)
+{
+	const struct droce_hsb_sender_conf *c = &bs->tx.conf;
+	uint32_t k = bs->psn % per_frame;
+	bool last = k + 1 == per_frame;
+
+	if (!small) {
+		if (!bs->in_frame) {
+			struct droce_hsb_metadata md = { .present = true };
+
+			droce_hsb_frame_begin(&bs->tx, frame_data, &md);
+			bs->in_frame = true;
+		}
+		if (droce_hsb_frame_next(&bs->tx, spec))
+			return true;
+		bs->in_frame = false;
+		bs->frames_left--;
+		return false;
+	}
+	*spec = (struct droce_frame_spec){
+		.src_mac = c->src_mac, .dst_mac = c->dst_mac,
+		.src_ip4 = c->src_ip, .dst_ip4 = c->dst_ip,
+		.udp_src_port = DROCE_HSB_UDP_SPORT,
+		.opcode = DROCE_OP_UC | (last ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY),
+		.dest_qp = c->qp, .psn = bs->psn,
+		.va = (uint64_t)bs->page * l->page_size + 64ull * k,
+		.rkey = c->rkey, .dma_len = 64,
+		.imm = droce_hsb_imm_encode(DROCE_HSB_IMM_CURRENT, bs->page, bs->psn),
+		.payload = frame_data + 64ull * k, .payload_len = 64,
+	};
+	bs->psn++;
+	if (last) {
+		bs->page++;
+		bs->frames_left--;
+	}
+	return true;
+}
+
 /*
  * @p nb_streams HSB streams of @p pages pages each, and the packets that
  * write one frame into each page, the streams' packets interleaved one by
@@ -310,60 +355,25 @@ workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 		for (unsigned int s = 0; s < nb_streams; s++) {
 			struct bench_stream *bs = &w->streams[s];
 			struct droce_frame_spec spec;
-			uint32_t k;
 
 			if (bs->frames_left == 0)
 				continue;
 			more = true;
-			if (payload == 0) {
-				/* 64-byte writes; the last ends the frame. */
-				k = bs->psn % per_frame;
-				spec = (struct droce_frame_spec){
-					.src_mac = bs->tx.conf.src_mac, .dst_mac = bs->tx.conf.dst_mac,
-					.src_ip4 = bs->tx.conf.src_ip, .dst_ip4 = bs->tx.conf.dst_ip,
-					.udp_src_port = DROCE_HSB_UDP_SPORT,
-					.opcode = DROCE_OP_UC | (k + 1 == per_frame
-						  ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY),
-					.dest_qp = bs->tx.conf.qp, .psn = bs->psn,
-					.va = (uint64_t)bs->page * l.page_size + 64ull * k,
-					.rkey = bs->tx.conf.rkey, .dma_len = 64,
-					.imm = droce_hsb_imm_encode(DROCE_HSB_IMM_CURRENT,
-								    bs->page, bs->psn),
-					.payload = frame_data + 64ull * k, .payload_len = 64,
-				};
-				bs->psn++;
-				if (k + 1 == per_frame) {
-					bs->page++;
-					bs->frames_left--;
-				}
-			} else {
-				if (!bs->in_frame) {
-					struct droce_hsb_metadata md = { .present = true };
-
-					droce_hsb_frame_begin(&bs->tx, frame_data, &md);
-					bs->in_frame = true;
-				}
-				if (!droce_hsb_frame_next(&bs->tx, &spec)) {
-					bs->in_frame = false;
-					bs->frames_left--;
-					continue;
-				}
-			}
-			if (add_packet(w, bs, &spec, err, errlen) != 0)
+			if (next_packet(bs, &l, frame_data, per_frame, payload == 0, &spec) &&
+			    add_packet(w, bs, &spec, err, errlen) != 0)
 				return -1;
 		}
 	}
 	return 0;
 }
 
-/* Start (or start again) every stream with @p icrc: fresh PSN state. */
+/* Start every stream with @p icrc: fresh PSN state. */
 static int
 streams_start(struct workload *w, enum droce_rx_icrc icrc, char *err, size_t errlen)
 {
 	for (unsigned int s = 0; s < w->nb_streams; s++) {
 		struct bench_stream *bs = &w->streams[s];
 
-		droce_rx_stream_close(bs->st);
 		bs->params.icrc = icrc;
 		if (droce_rx_stream_start(bs->st, &bs->params, err, errlen) != 0)
 			return -1;
@@ -413,8 +423,7 @@ streams_close(struct workload *w)
 }
 
 /* Seconds for one pass through the stream path; -1 if it was not clean.
- * The streams run only for their pass: idle ones would still cost the
- * worker a look each poll.
+ * The streams run for their pass only: the next pass repeats its PSNs.
  */
 static double
 droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err,

@@ -94,7 +94,12 @@ struct droce_rx_frame_info {
 	uint64_t packets;          /**< data packets placed */
 	uint64_t bytes;            /**< their payload bytes */
 	uint64_t lost_packets;     /**< PSN gaps and refused packets */
-	bool lossy;                /**< never a clean frame: something was lost */
+	/** Never a clean frame: something was lost. Also set, with no lost
+	 * packet counted here, when the frame's first packet seen is past
+	 * the page's start (the gap was counted to the frame before, or the
+	 * stream started while the sensor was mid-frame).
+	 */
+	bool lossy;
 	bool overwritten;          /**< a later frame wrote its page meanwhile */
 	uint64_t dropped;          /**< frames discarded so far, when taken */
 	uint64_t sequence;         /**< frames completed on this stream so far */

@@ -457,9 +457,17 @@ run(const struct opts *o)
 		const uint8_t *data;
 
 		if (sent_frames % o->streams == 0 && round_tsc != 0) {
-			/* One frame per stream per 1/fps. */
-			while (rte_get_timer_cycles() < next_round && !atomic_load(&stop_requested))
+			/* One frame per stream per 1/fps. The wait sleeps while
+			 * the frame is far off, so that a paced sensor leaves
+			 * the cpu it shares with the receiver's threads.
+			 */
+			for (uint64_t now = rte_get_timer_cycles();
+			     now < next_round && !atomic_load(&stop_requested);
+			     now = rte_get_timer_cycles()) {
 				sensor_port_poll(&port);
+				if (next_round - now > hz / 2000)
+					rte_delay_us_sleep(100);
+			}
 			next_round += round_tsc;
 		}
 		data = content_next(&content, o->frame_size, s->tx.frame_number);

@@ -339,6 +339,12 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	if (!st->cur.open) {
 		st->cur.open = true;
 		st->cur.page = page;
+		/* Frames start at their page's start: one first seen past
+		 * it lost its beginning, to a gap across the previous frame's
+		 * end or to a stream started while its sensor was mid-frame.
+		 */
+		if (dst % st->page_size != 0)
+			st->cur.lossy = true;
 		rx_store64(&st->page_frame[page], st->sequence + 1);
 		__atomic_store_n(&st->page_psn[page], UINT32_MAX, __ATOMIC_RELEASE);
 	}

@@ -19,7 +19,7 @@ sensor() {
 	shift 3
 	peer timeout 120 "$SENSOR" --no-pci --no-huge -m 256 \
 		--file-prefix "droce-it-s$TAG-$name" -l 0 \
-		"--vdev=net_af_packet0,iface=$IF_P" -- --src "$src" --dst "$DROCE_IP" \
+		"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$src" --dst "$DROCE_IP" \
 		--qp "$qp" --rkey 0x5eed --stats-json "$WORK/$name-sensor.json" "$@" \
 		>"$WORK/$name-sensor.log" 2>&1 ||
 		{ cat "$WORK/$name-sensor.log"; fail "$name: droce-sensor failed"; }
@@ -58,7 +58,7 @@ echo "== every fault, one worker"
 one faults --faults drop=211,duplicate=307,reorder=401,corrupt-icrc=503,wrong-rkey=601,wrong-qp=701,wrong-peer=809,bad-va=907
 
 echo "== two sensors, two streams, two worker lcores"
-start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=4" \
+start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=4,$AF_PACKET_RING" \
 	port.0.device=net_af_packet0 worker.thread.groups=1,1 \
 	rx.0.peer=$PEER_IP rx.0.qp=0x200 rx.0.rkey=0x5eed rx.0.frame.size=100000 \
 	rx.0.pages=32 rx.0.queue.size=16 \

@@ -188,6 +188,33 @@ test_pattern(void **state)
 	assert_int_equal(f[4], 1);
 }
 
+/* The check compares blocks of words: a changed byte anywhere, in any
+ * block, at any length, is found at its own offset.
+ */
+static void
+test_pattern_any_position(void **state)
+{
+	enum { LEN = 4 * 256 * 3 + 7 };
+	static uint8_t f[LEN];
+
+	(void)state;
+	for (size_t len = LEN - 8; len <= LEN; len++) {
+		droce_hsb_pattern_fill(f, len, 42);
+		assert_int_equal(droce_hsb_pattern_check(f, len, 42), -1);
+		for (size_t at = 0; at < len; at += (at % 997 == 0) ? 1 : 13) {
+			f[at] ^= 0x80;
+			assert_int_equal(droce_hsb_pattern_check(f, len, 42), (ssize_t)at);
+			f[at] ^= 0x80;
+		}
+		f[len - 1] ^= 1;
+		assert_int_equal(droce_hsb_pattern_check(f, len, 42), (ssize_t)len - 1);
+		f[len - 1] ^= 1;
+		f[1030] ^= 4;   /* the first of two differences counts */
+		f[2000] ^= 4;
+		assert_int_equal(droce_hsb_pattern_check(f, len, 42), 1030);
+	}
+}
+
 int
 main(void)
 {
@@ -197,6 +224,7 @@ main(void)
 		cmocka_unit_test(test_payload_rule_and_layout),
 		cmocka_unit_test(test_sender_packets),
 		cmocka_unit_test(test_pattern),
+		cmocka_unit_test(test_pattern_any_position),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

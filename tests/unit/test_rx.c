@@ -968,6 +968,81 @@ test_lost_end_of_frame(void **state)
 	fixture_fini(&f);
 }
 
+/* Packets in [from, to) of one frame are lost. */
+struct lose_range {
+	unsigned int from, to;
+};
+
+static bool
+drop_range(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	const struct lose_range *r = arg;
+
+	(void)spec;
+	return i < r->from || i >= r->to;
+}
+
+/* Send a frame of which [from, to) is lost; the model keeps old bytes. */
+static void
+send_frame_losing(struct fixture *f, unsigned int from, unsigned int to)
+{
+	struct lose_range r = { from, to };
+	uint32_t page = f->tx.page;
+	size_t page_size = f->layout.page_size;
+	uint8_t *old = malloc(page_size);
+
+	assert_non_null(old);
+	memcpy(old, f->g.model + page * page_size, page_size);
+	send_frame_faulty(f, drop_range, &r, true);
+	for (unsigned int i = from; i < to; i++) {
+		size_t off = i * PAYLOAD < FRAME ? i * PAYLOAD : f->layout.metadata_offset;
+		size_t len = i * PAYLOAD < FRAME ? RTE_MIN((size_t)PAYLOAD, FRAME - off)
+						 : DROCE_HSB_METADATA_SIZE;
+
+		model_data(f, page, off, old + off, len);
+	}
+	free(old);
+}
+
+/* A gap across the end of one frame and the start of the next: both are
+ * lossy, though the next one's own packets after the gap come in order.
+ * So is a frame whose start came before the stream saw its first packet.
+ */
+static void
+test_lost_start_of_frame(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	send_frame_losing(&f, 0, 2);     /* the first packet seen is the third */
+	send_frame_losing(&f, 3, 5);     /* its last data packet and metadata, */
+	send_frame_losing(&f, 0, 1);     /* then the next frame's first */
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.page, 0);
+	assert_true(info.lossy);
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_true(info.lossy);
+	assert_false(info.metadata.present);
+	take(&f, &info);
+	assert_int_equal(info.page, 2);
+	assert_true(info.lossy);
+	assert_int_equal(info.packets, 4);
+	take(&f, &info);
+	assert_int_equal(info.page, 3);
+	assert_false(info.lossy);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.lost_packets, 3);
+	assert_int_equal(s.frames_lossy, 3);
+	fixture_fini(&f);
+}
+
 struct dup {
 	struct fixture *f;
 	unsigned int which;
@@ -1814,6 +1889,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_placement_device_fails),
 		cmocka_unit_test(test_loss_flags_frame),
 		cmocka_unit_test(test_lost_end_of_frame),
+		cmocka_unit_test(test_lost_start_of_frame),
 		cmocka_unit_test(test_duplicates_and_reorder),
 		cmocka_unit_test(test_overwritten_before_taken),
 		cmocka_unit_test(test_psn_wraps_at_20_bits),

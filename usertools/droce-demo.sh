@@ -39,6 +39,7 @@ sensor_run() {
 	local name=$1 frames=$2 fps=$3 rc=0
 	shift 3
 	rm -f "$WORK/memif.sock"
+	: >"$WORK/droce.log"   # now: the background job's redirection may come late
 	"$DROCE" --no-pci --no-huge -m 1024 --file-prefix "$PREFIX" -l 0,1 \
 		"--vdev=net_memif0,role=server,socket=$WORK/memif.sock" -- \
 		port.0.device=net_memif0 port.0.address=198.18.0.1/24 stats.period=1 \

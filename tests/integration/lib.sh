@@ -90,6 +90,9 @@ start_droce() {
 start_droce_on() {
 	local dev_arg=$1
 	shift
+	# Emptied here, not by the redirection below: that one runs in the
+	# background job, maybe after the wait below read an earlier run's log.
+	: >"$WORK/droce.log"
 	ip netns exec "$NS_D" "$DROCE" --no-pci --no-huge -m 256 \
 		--file-prefix "$PREFIX" ${dev_arg:+"$dev_arg"} -- \
 		port.0.address=$DROCE_IP/24 stats.period=0 "$@" \

@@ -23,6 +23,7 @@ run_pair() {
 	local name=$1 dkeys=$2 sopts=$3 rc=0
 	shift 3
 	rm -f "$SOCK"
+	: >"$WORK/droce.log"   # now: the background job's redirection may come late
 	# shellcheck disable=SC2086
 	"$DROCE" --no-pci --no-huge -m 512 --file-prefix "$PREFIX" -l 0,1 \
 		"--vdev=net_memif0,role=server,socket=$SOCK" -- \

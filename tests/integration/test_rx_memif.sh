@@ -56,7 +56,7 @@ run_pair() {
 }
 
 echo "== clean: 200 frames of 1 MB at 100 fps"
-run_pair clean "rx.0.frame.size=1000000 rx.0.pages=32 rx.0.queue.size=8" \
+run_pair clean "rx.0.frame.size=1000000 rx.0.pages=32 rx.0.queue.size=16" \
 	"--frame-size 1000000 --pages 32 --frames 200 --fps 100"
 
 echo "== every fault, each on its own schedule"

@@ -58,7 +58,7 @@ sensor_run() {
 		"--vdev=net_memif0,role=client,socket=$WORK/memif.sock" -- \
 		--src 198.18.0.2 --dst 198.18.0.1 --qp 0x100 --rkey 0x5eed \
 		--frame-size 1048576 --pages 32 --frames "$frames" --fps "$fps" "$@" \
-		--stats-json "$WORK/$name-sensor.json" 2>&1 | grep '^droce-sensor' | sed 's/^/  /'
+		--linger 30 --stats-json "$WORK/$name-sensor.json" 2>&1 | grep '^droce-sensor' | sed 's/^/  /'
 	wait "$DROCE_PID" || rc=$?
 	DROCE_PID=
 	[ "$rc" = 0 ] || fail "droce exited with $rc"

@@ -47,6 +47,7 @@ struct opts {
 	double fps;               /* 0: as fast as the port takes them */
 	uint64_t frames;          /* 0: until --duration or a signal */
 	double duration;
+	double linger;            /* seconds to wait for the receiver to go */
 	const char *content;      /* "pattern" or a file */
 	enum droce_hsb_imm imm;
 	uint32_t first_psn;
@@ -100,6 +101,9 @@ usage(FILE *out, const char *prog)
 		"  --faults SPEC         e.g. drop=50,duplicate=33: every Nth packet of a stream;\n"
 		"                        drop, duplicate, reorder, corrupt-icrc, wrong-rkey,\n"
 		"                        wrong-qp, wrong-peer, bad-va\n"
+		"  --linger S            after the last frame, keep the port (unpolled) until its\n"
+		"                        link goes down or S seconds pass: a net_memif peer must\n"
+		"                        stop polling before this side disconnects (default 0)\n"
 		"  --stats-json FILE     what was sent and what the receiver should report\n",
 		prog);
 }
@@ -147,13 +151,39 @@ parse_double(const char *name, const char *arg, double *out)
 	return 0;
 }
 
+/*
+ * Wait, without touching the port's queues, until its link goes down (the
+ * receiver closed its side) or @p secs pass. net_memif (DPDK 22.11) unmaps
+ * a connection's rings from its interrupt thread when the peer goes, with
+ * nothing to hold off a poller that is inside an rx burst: the side that
+ * leaves first must be the one that polls no more.
+ */
+static void
+linger(struct sensor_port *p, double secs)
+{
+	uint64_t end = rte_get_timer_cycles() + (uint64_t)(secs * (double)rte_get_timer_hz());
+	struct rte_eth_link link;
+
+	if (secs <= 0)
+		return;
+	while (!atomic_load(&stop_requested) && rte_get_timer_cycles() < end) {
+		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_DOWN) {
+			printf("droce-sensor: the receiver's link went down; closing\n");
+			return;
+		}
+		rte_delay_us_sleep(10000);
+	}
+	printf("droce-sensor: --linger %.1f s over; closing\n", secs);
+}
+
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_SRC = 256, O_DST, O_DST_MAC, O_QP, O_RKEY, O_STREAMS, O_FRAME,
 	       O_PAGES, O_MDOFF, O_PAGESZ, O_BASE, O_CONTENT, O_IMM, O_PSN,
 	       O_MTU, O_PAYLOAD, O_FPS, O_FRAMES, O_DURATION, O_FAULTS, O_JSON,
-	       O_PORT };
+	       O_PORT, O_LINGER };
 	static const struct option longopts[] = {
 		{ "src", required_argument, NULL, O_SRC },
 		{ "dst", required_argument, NULL, O_DST },
@@ -174,6 +204,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "fps", required_argument, NULL, O_FPS },
 		{ "frames", required_argument, NULL, O_FRAMES },
 		{ "duration", required_argument, NULL, O_DURATION },
+		{ "linger", required_argument, NULL, O_LINGER },
 		{ "faults", required_argument, NULL, O_FAULTS },
 		{ "stats-json", required_argument, NULL, O_JSON },
 		{ "port", required_argument, NULL, O_PORT },
@@ -244,6 +275,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_FPS: bad = parse_double("--fps", optarg, &o->fps); break;
 		case O_FRAMES: bad = parse_u64("--frames", optarg, UINT64_MAX, &o->frames); break;
 		case O_DURATION: bad = parse_double("--duration", optarg, &o->duration); break;
+		case O_LINGER: bad = parse_double("--linger", optarg, &o->linger); break;
 		case O_FAULTS: o->faults = optarg; break;
 		case O_JSON: o->stats_json = optarg; break;
 		case O_PORT:
@@ -518,6 +550,7 @@ run(const struct opts *o)
 	}
 	/* Let the last packets leave before the port goes. */
 	rte_delay_ms(100);
+	linger(&port, o->linger);
 	sensor_port_close(&port);
 	free(content.file);
 	free(content.frame);

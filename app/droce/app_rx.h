@@ -38,11 +38,11 @@ struct app_rx *app_rx_create(const struct droce_conf *conf, struct droce_stack *
  */
 int app_rx_start(struct app_rx *a, char *err, size_t errlen);
 
-/* True once --frames frames were taken. */
+/* True once the streams received --frames frames (taken or discarded). */
 bool app_rx_done(const struct app_rx *a);
 
-/* Frames taken so far (for --exit-on-idle). */
-uint64_t app_rx_taken(const struct app_rx *a);
+/* Frames the streams completed so far, all streams. */
+uint64_t app_rx_received(const struct app_rx *a);
 
 /* After the workers stopped: take what is left, stop every thread. */
 void app_rx_stop(struct app_rx *a);

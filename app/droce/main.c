@@ -62,7 +62,8 @@ usage(FILE *out, const char *prog)
 		"  -c, --config FILE      INI configuration (rte_cfgfile syntax, '#' comments)\n"
 		"      --stats-json FILE  write the final counters as JSON to FILE\n"
 		"      --duration S       stop by itself after S seconds\n"
-		"      --frames N         stop once N frames were taken (all streams)\n"
+		"      --frames N         stop once N frames were received, all streams (taken\n"
+		"                         or discarded; looked at every 10 ms, so at least N)\n"
 		"      --exit-on-idle MS  stop when no packet arrived for MS ms (after the\n"
 		"                         first one): a net_pcap file is done\n"
 		"      --dump DIR         write the first frames' bytes (.bin) and info (.json)\n"
@@ -221,7 +222,7 @@ on_watch(struct rte_timer *t, void *arg)
 
 	(void)t;
 	if (app_rx_done(w->rx)) {
-		printf("droce: %" PRIu64 " frames taken; stopping\n", app_rx_taken(w->rx));
+		printf("droce: %" PRIu64 " frames received; stopping\n", app_rx_received(w->rx));
 		droce_stack_request_stop(w->s);
 		return;
 	}

@@ -465,16 +465,28 @@ app_rx_start(struct app_rx *a, char *err, size_t errlen)
 	return 0;
 }
 
+uint64_t
+app_rx_received(const struct app_rx *a)
+{
+	uint64_t frames = 0;
+
+	for (unsigned int i = 0; i < a->nb; i++) {
+		struct droce_rx_stream_stats s;
+
+		droce_rx_stream_stats(a->streams[i].st, &s);
+		frames += s.frames;
+	}
+	return frames;
+}
+
+/* Frames the streams completed, not those the consumer took: a frame the
+ * queue discarded was received all the same, and --frames must not wait
+ * for one that will never be taken.
+ */
 bool
 app_rx_done(const struct app_rx *a)
 {
-	return a->o.frames != 0 && atomic_load(&a->taken) >= a->o.frames;
-}
-
-uint64_t
-app_rx_taken(const struct app_rx *a)
-{
-	return atomic_load(&a->taken);
+	return a->o.frames != 0 && app_rx_received(a) >= a->o.frames;
 }
 
 void

@@ -17,8 +17,9 @@ S_PREFIX=droce-it-s$TAG
 trap 'rm -rf "/var/run/dpdk/$S_PREFIX"; cleanup' EXIT
 
 # run_pair NAME "droce keys..." "sensor options..." [rx_check options...]
-# The consumer shares two cpus with three pollers here: pages and queue
-# are generous, so that no frame waits long enough to be overwritten.
+# The consumer shares two cpus with three pollers here, and CI machines
+# are busy: the queues hold a quarter of a second of frames or more (none
+# may be dropped), the pages more than that (none may be overwritten).
 run_pair() {
 	local name=$1 dkeys=$2 sopts=$3 rc=0
 	shift 3
@@ -42,7 +43,7 @@ run_pair() {
 	timeout 120 "$SENSOR" --no-pci --no-huge -m 256 --file-prefix "$S_PREFIX" -l 0 \
 		"--vdev=net_memif0,role=client,socket=$SOCK" -- \
 		--src 198.18.0.2 --dst 198.18.0.1 --qp 0x100 --rkey 0x5eed \
-		$sopts --stats-json "$WORK/$name-sensor.json" >"$WORK/sensor.log" 2>&1 ||
+		$sopts --linger 30 --stats-json "$WORK/$name-sensor.json" >"$WORK/sensor.log" 2>&1 ||
 		{ cat "$WORK/sensor.log"; fail "$name: droce-sensor failed"; }
 	for _ in $(seq 300); do kill -0 "$DROCE_PID" 2>/dev/null || break; sleep 0.1; done
 	wait "$DROCE_PID" || rc=$?
@@ -56,26 +57,26 @@ run_pair() {
 }
 
 echo "== clean: 200 frames of 1 MB at 100 fps"
-run_pair clean "rx.0.frame.size=1000000 rx.0.pages=32 rx.0.queue.size=16" \
-	"--frame-size 1000000 --pages 32 --frames 200 --fps 100"
+run_pair clean "rx.0.frame.size=1000000 rx.0.pages=48 rx.0.queue.size=32" \
+	"--frame-size 1000000 --pages 48 --frames 200 --fps 100"
 
 echo "== every fault, each on its own schedule"
-run_pair faults "rx.0.frame.size=100000 rx.0.pages=32 rx.0.queue.size=16" \
-	"--frame-size 100000 --pages 32 --frames 400 --fps 400 \
+run_pair faults "rx.0.frame.size=100000 rx.0.pages=128 rx.0.queue.size=96" \
+	"--frame-size 100000 --pages 128 --frames 400 --fps 400 \
 	 --faults drop=101,duplicate=203,reorder=307,corrupt-icrc=401,wrong-rkey=503,wrong-qp=601,wrong-peer=701,bad-va=809"
 
 echo "== HSB-Lite immediates (8-bit page), the 24-bit PSN wraps"
-run_pair lite "rx.0.frame.size=30000 rx.0.immediate=hsb-lite rx.0.pages=32 rx.0.queue.size=16" \
-	"--frame-size 30000 --pages 32 --frames 100 --fps 500 --immediate hsb-lite --first-psn 0xfffff0" \
+run_pair lite "rx.0.frame.size=30000 rx.0.immediate=hsb-lite rx.0.pages=64 rx.0.queue.size=48" \
+	"--frame-size 30000 --pages 64 --frames 100 --fps 500 --immediate hsb-lite --first-psn 0xfffff0" \
 	--immediate hsb-lite
 
 echo "== the 20-bit PSN of the current IP wraps"
-run_pair wrap "rx.0.frame.size=30000 rx.0.pages=32 rx.0.queue.size=16" \
-	"--frame-size 30000 --pages 32 --frames 100 --fps 500 --first-psn 0xffff0"
+run_pair wrap "rx.0.frame.size=30000 rx.0.pages=64 rx.0.queue.size=48" \
+	"--frame-size 30000 --pages 64 --frames 100 --fps 500 --first-psn 0xffff0"
 
 echo "== two streams on one port, each to its own buffer"
-run_pair two "rx.0.frame.size=50000 rx.0.pages=32 rx.0.queue.size=16 rx.0.count=2" \
-	"--frame-size 50000 --pages 32 --frames 200 --fps 200 --streams 2 --faults drop=300" \
+run_pair two "rx.0.frame.size=50000 rx.0.pages=64 rx.0.queue.size=48 rx.0.count=2" \
+	"--frame-size 50000 --pages 64 --frames 200 --fps 200 --streams 2 --faults drop=300" \
 	--streams 2
 python3 - "$WORK/two-droce.json" <<'PY' || fail "two streams: not both served"
 import json, sys

@@ -47,4 +47,21 @@ replay faults 65536 256 200 drop=151,duplicate=233,wrong-rkey=307
 # Every other packet lost, the last one too: what follows nothing is
 # invisible, and the sensor's expectations must say so.
 replay heavy 5000 64 50 drop=2,duplicate=7,reorder=11,corrupt-icrc=13,bad-va=17
+# --frames: droce stops by itself once the streams received that many,
+# long before the file ends, whatever the consumer took (queue of 1).
+rc=0
+timeout 60 "$DROCE" --no-pci --no-huge -m 512 --file-prefix "$PREFIX" -l 0,1 \
+	"--vdev=net_pcap0,rx_pcap=$WORK/faults/sensor.pcap,tx_pcap=$WORK/tx0.pcap,tx_pcap=$WORK/tx1.pcap" -- \
+	port.0.device=net_pcap0 port.0.address=198.18.0.1/24 stats.period=0 \
+	rx.0.peer=198.18.0.2 rx.0.qp=0x100 rx.0.rkey=0x5eed rx.0.frame.size=65536 \
+	rx.0.pages=256 rx.0.queue.size=1 --frames 50 \
+	--stats-json "$WORK/frames.json" >"$WORK/frames.log" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$WORK/frames.log"; fail "--frames: droce exited with $rc"; }
+grep "frames received; stopping" "$WORK/frames.log" || fail "--frames 50: droce did not stop by itself"
+python3 - "$WORK/frames.json" <<'PY' || fail "--frames 50: wrong count"
+import json, sys
+s = json.load(open(sys.argv[1]))["rx"]["streams"][0]
+assert 50 <= s["frames"] < 200, s["frames"]
+print("--frames 50: stopped after", s["frames"], "of 200 frames")
+PY
 echo PASS

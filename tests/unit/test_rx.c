@@ -1754,6 +1754,17 @@ take_gathered(struct fixture *f, uint32_t n)
 	}
 }
 
+/* A stream with gather placement, started and monitored. */
+static void
+start_gather(struct fixture *f)
+{
+	fixture_init(f, 0, FRAME, PAGES, 8);
+	f->params.placement = DROCE_PLACE_GATHER;
+	start(f);
+	assert_int_equal(droce_placer_mode(f->st->placer), DROCE_PLACE_GATHER);
+	monitor_start(f);
+}
+
 /* Gather: the engine (the host driver's CPU reference on its own thread)
  * moves the bytes later; frames complete when it is done, in order.
  */
@@ -1763,11 +1774,7 @@ test_gather_placement(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	f.params.placement = DROCE_PLACE_GATHER;
-	start(&f);
-	assert_int_equal(droce_placer_mode(f.st->placer), DROCE_PLACE_GATHER);
-	monitor_start(&f);
+	start_gather(&f);
 	for (int i = 0; i < 3; i++)
 		send_frame(&f);
 	take_gathered(&f, 3);
@@ -1794,10 +1801,7 @@ test_frames_waiting_across_runs(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	f.params.placement = DROCE_PLACE_GATHER;
-	start(&f);
-	monitor_start(&f);
+	start_gather(&f);
 	send_frame(&f);
 	close_stream(&f);
 	start(&f);

@@ -11,6 +11,8 @@
  * a whole MTU-sized frame, so only a malformed packet fails that.
  */
 
+#include <string.h>
+
 #include <rte_prefetch.h>
 
 #include "net_private.h"
@@ -60,6 +62,29 @@ bad_source(const struct net_port *p, rte_be32_t src)
 	       src == p->addr || is_subnet_broadcast(p, src);
 }
 
+/* The ones' complement sum of a header with a right checksum is 0xffff.
+ * The common 20-byte header is summed as five 32-bit words, folded at the
+ * end (RFC 1071: the sum may be taken in any word size and either byte
+ * order); DPDK's rte_raw_cksum() walks it 16 bits at a time, four times
+ * the instructions. Headers with options take that general way.
+ */
+static inline bool
+ipv4_header_sum_ok(const struct rte_ipv4_hdr *ip)
+{
+	uint32_t w[sizeof(*ip) / sizeof(uint32_t)];
+	uint64_t sum;
+
+	if (ip->ihl != RTE_IPV4_MIN_IHL)
+		return rte_ipv4_cksum(ip) == 0;
+	memcpy(w, ip, sizeof(w));
+	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 static inline bool
 ip_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 	     const struct rte_ipv4_hdr *ip)
@@ -72,7 +97,7 @@ ip_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 		if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 			return true;
 	}
-	return rte_ipv4_cksum(ip) != 0;
+	return !ipv4_header_sum_ok(ip);
 }
 
 static inline bool

@@ -730,6 +730,24 @@ test_ethernet_and_ipv4_malformed(void **state)
 	spec.bad_cksum = true;
 	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
 		       DROCE_DROP_IP_BAD_CKSUM);
+	spec.options = 1; /* the general sum, for headers with options */
+	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),
+		       DROCE_DROP_IP_BAD_CKSUM);
+	/* Any bit of the header changed after the sum was taken, in the
+	 * bytes no earlier check looks at.
+	 */
+	spec = to_us(IPPROTO_UDP);
+	for (unsigned int byte = 1; byte < sizeof(struct rte_ipv4_hdr); byte++) {
+		if (byte == 2 || byte == 3) /* total length: checked first */
+			continue;
+		for (unsigned int bit = 0; bit < 8; bit++) {
+			struct rte_mbuf *m = udp_frame(&spec, 1, 9000, "x", 0, false, true);
+
+			rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN)[byte] ^=
+				(uint8_t)(1u << bit);
+			expect_dropped(m, DROCE_DROP_IP_BAD_CKSUM);
+		}
+	}
 	spec = to_us(IPPROTO_UDP);
 	spec.frag = RTE_IPV4_HDR_MF_FLAG;
 	expect_dropped(udp_frame(&spec, 1, 9000, "x", 0, false, true),

@@ -5,6 +5,7 @@
 #ifndef DROCE_BENCH_H
 #define DROCE_BENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define BENCH_MAX_ROUNDS 20
@@ -28,6 +29,12 @@ double bench_median(double *v, unsigned int n);
 
 /* Seconds since an arbitrary start, from the TSC. */
 double bench_now(void);
+
+/* Allow 512-bit vectors (rte_vect_set_max_simd_bitwidth), if the CPU has
+ * what droce's and DPDK's 512-bit CRCs need; false, and nothing changed,
+ * if not. The caller puts the EAL's bitwidth back.
+ */
+bool bench_allow_512(void);
 
 int bench_rx_drop(const struct bench_opts *o);
 int bench_icrc(const struct bench_opts *o);

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include <rte_cpuflags.h>
 #include <rte_ip.h>
 #include <rte_memcpy.h>
 #include <rte_net_crc.h>
@@ -124,15 +123,6 @@ icrc_table(const struct bench_opts *o, uint8_t *area, const char *rte_alg)
 	(void)method_name;
 }
 
-/* Both sides allowed 512-bit vectors, where the CPU has them. */
-static bool
-allow_512(void)
-{
-	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0 &&
-	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
-	       rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) == 0;
-}
-
 int
 bench_icrc(const struct bench_opts *o)
 {
@@ -145,7 +135,7 @@ bench_icrc(const struct bench_opts *o)
 	rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
 	printf("  at the EAL's SIMD bitwidth %u:\n", bitwidth);
 	icrc_table(o, area, "sse42-pclmulqdq");
-	if (bitwidth < RTE_VECT_SIMD_512 && allow_512()) {
+	if (bitwidth < RTE_VECT_SIMD_512 && bench_allow_512()) {
 		droce_crc_select(DROCE_CRC_AUTO);
 		rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
 		printf("  with 512-bit vectors allowed on both sides:\n");
@@ -233,7 +223,7 @@ bench_icrc_copy(const struct bench_opts *o)
 	       COPY_PAYLOAD, COPY_PACKETS, RING_BYTES >> 20);
 	droce_crc_select(DROCE_CRC_AUTO);
 	ret = copy_table(o, pkts, hdr, len, ring);
-	if (bitwidth < RTE_VECT_SIMD_512 && allow_512()) {
+	if (bitwidth < RTE_VECT_SIMD_512 && bench_allow_512()) {
 		droce_crc_select(DROCE_CRC_AUTO);
 		ret |= copy_table(o, pkts, hdr, len, ring);
 		rte_vect_set_max_simd_bitwidth(bitwidth);

@@ -21,11 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_cpuflags.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_timer.h>
+#include <rte_vect.h>
 
 #include "bench.h"
 
@@ -50,6 +52,14 @@ double
 bench_now(void)
 {
 	return (double)rte_get_tsc_cycles() / (double)rte_get_tsc_hz();
+}
+
+bool
+bench_allow_512(void)
+{
+	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0 &&
+	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
+	       rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) == 0;
 }
 
 static const struct bench_case cases[] = {

@@ -42,6 +42,8 @@ rx_stream_reset_worker_state(struct droce_rx_stream *st)
 	atomic_store(&st->owner, 0);
 	memset(&st->cur, 0, sizeof(st->cur));
 	memset(&st->msg, 0, sizeof(st->msg));
+	st->near_page = 0;
+	st->near_base = 0;
 	st->psn_valid = false;
 	st->have_frame_number = false;
 	st->sequence = 0;
@@ -159,30 +161,58 @@ psn_compare(const struct droce_rx_stream *st, uint32_t psn, uint32_t *gap)
 	return *gap > mask / 2 ? PSN_BEHIND : PSN_AHEAD;
 }
 
-/* Where the payload goes, or why not; changes nothing. The whole RDMA
- * message must lie in one page, so MIDDLE and LAST packets cannot leave
- * it either. After a PSN gap the message in progress is broken: its
- * remaining packets have nowhere to go (IBTA UC drops them too).
+/* Where a payload goes: its offset in the buffer, the page that holds it
+ * and its offset there.
+ */
+struct rx_dest {
+	uint64_t va;
+	uint32_t page;
+	uint64_t in_page;
+};
+
+/* The page of offset @p va, if the buffer has it. */
+static inline bool
+page_of(struct droce_rx_stream *st, uint64_t va, struct rx_dest *d)
+{
+	uint64_t from_near = va - st->near_base; /* huge if va is below it */
+
+	d->va = va;
+	if (likely(from_near < st->page_size)) {
+		d->page = st->near_page;
+		d->in_page = from_near;
+		return true;
+	}
+	if (va / st->page_size >= st->pages)
+		return false;
+	d->page = (uint32_t)(va / st->page_size);
+	d->in_page = va % st->page_size;
+	st->near_page = d->page;
+	st->near_base = va - d->in_page;
+	return true;
+}
+
+/* Where the payload goes, or why not; changes nothing but the memo of
+ * the near page. The whole RDMA message must lie in one page, so MIDDLE
+ * and LAST packets cannot leave it either. After a PSN gap the message
+ * in progress is broken: its remaining packets have nowhere to go (IBTA
+ * UC drops them too).
  */
 static enum droce_rx_refusal
-destination(const struct droce_rx_stream *st, const struct droce_pkt *pkt,
-	    bool gap, uint64_t *dst)
+destination(struct droce_rx_stream *st, const struct droce_pkt *pkt,
+	    bool gap, struct rx_dest *d)
 {
 	uint32_t len = pkt->payload_len;
 
 	if (pkt->info->flags & DROCE_HDR_RETH) {
 		const struct droce_reth *r = droce_pkt_ext(pkt, DROCE_EXT_RETH);
-		uint64_t va = droce_reth_va(r);
 		uint32_t dma = droce_reth_len(r);
 
 		if (droce_reth_rkey(r) != st->rkey)
 			return DROCE_RX_BAD_RKEY;
 		if ((pkt->info->flags & DROCE_HDR_LAST) ? dma != len : dma < len)
 			return DROCE_RX_BAD_LENGTH;
-		if (va / st->page_size >= st->pages ||
-		    va % st->page_size + dma > st->page_size)
+		if (!page_of(st, droce_reth_va(r), d) || d->in_page + dma > st->page_size)
 			return DROCE_RX_BAD_VA;
-		*dst = va;
 		return DROCE_RX_REFUSAL_MAX;
 	}
 	if (!st->msg.open || gap)
@@ -190,20 +220,27 @@ destination(const struct droce_rx_stream *st, const struct droce_pkt *pkt,
 	if ((pkt->info->flags & DROCE_HDR_LAST) ? len != st->msg.remaining
 						: len > st->msg.remaining)
 		return DROCE_RX_BAD_LENGTH;
-	*dst = st->msg.va;
+	/* Inside the page its message's first packet was checked for (it
+	 * may end there: a packet of no bytes at the very end).
+	 */
+	d->va = st->msg.va;
+	d->page = st->msg.page;
+	d->in_page = st->msg.va - (uint64_t)st->msg.page * st->page_size;
 	return DROCE_RX_REFUSAL_MAX;
 }
 
 /* The packet is taken: its message moves on. */
 static void
 advance_message(struct droce_rx_stream *st, const struct droce_pkt *pkt,
-		uint64_t dst)
+		const struct rx_dest *d)
 {
 	uint32_t flags = pkt->info->flags;
 
-	if (flags & DROCE_HDR_RETH)
+	if (flags & DROCE_HDR_RETH) {
 		st->msg.remaining = droce_reth_len(droce_pkt_ext(pkt, DROCE_EXT_RETH));
-	st->msg.va = dst + pkt->payload_len;
+		st->msg.page = d->page;
+	}
+	st->msg.va = d->va + pkt->payload_len;
 	st->msg.remaining -= pkt->payload_len;
 	st->msg.open = !(flags & DROCE_HDR_LAST);
 }
@@ -271,7 +308,7 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	struct droce_hsb_metadata md = { .present = false };
 	enum droce_rx_refusal why;
 	enum psn_verdict order;
-	uint64_t dst = 0;
+	struct rx_dest d = { 0 };
 	int ret;
 
 	if (!write_opcode(pkt->opcode))
@@ -280,7 +317,7 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 		return refuse(st, m, DROCE_RX_BAD_PKEY);
 	rc = (pkt->opcode & 0xe0) == DROCE_OP_RC;
 	order = psn_compare(st, psn, &gap);
-	why = destination(st, pkt, order == PSN_AHEAD, &dst);
+	why = destination(st, pkt, order == PSN_AHEAD, &d);
 	if (why != DROCE_RX_REFUSAL_MAX && why != DROCE_RX_NO_MESSAGE)
 		return refuse(st, m, why);
 	if (st->icrc_first &&
@@ -315,7 +352,7 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 		count_lost(st, 1);
 		return refuse(st, m, why);
 	}
-	page = (uint32_t)(dst / st->page_size);
+	page = d.page;
 	if (ends) {
 		imm = droce_immdt(droce_pkt_ext(pkt, DROCE_EXT_IMMDT));
 		if (!decode_imm(st, imm, page, psn, &imm_page, &imm_psn))
@@ -325,11 +362,11 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	st->expected_psn = (psn + 1) & st->psn_mask;
 	st->psn_valid = true;
 	st->nak_sent = false;
-	advance_message(st, pkt, dst);
+	advance_message(st, pkt, &d);
 	/* The metadata block rides in the last packet: decode it now,
 	 * placement may free the mbuf at once.
 	 */
-	if (ends && dst % st->page_size == st->metadata_offset &&
+	if (ends && d.in_page == st->metadata_offset &&
 	    pkt->payload_len >= DROCE_HSB_METADATA_USED)
 		decode_metadata(st, pkt->payload, &md);
 	/* A new page without the previous frame's end: that one is over. */
@@ -344,7 +381,7 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 		 * it lost its beginning, to a gap across the previous frame's
 		 * end or to a stream started while its sensor was mid-frame.
 		 */
-		if (dst % st->page_size != 0)
+		if (d.in_page != 0)
 			st->cur.lossy = true;
 		rx_store64(&st->page_frame[page], st->sequence + 1);
 		__atomic_store_n(&st->page_psn[page], UINT32_MAX, __ATOMIC_RELEASE);
@@ -354,9 +391,9 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	if (rc && (flags & DROCE_HDR_LAST))
 		st->msn = (st->msn + 1) & DROCE_MSN_MASK;
 	ret = st->icrc && !st->icrc_first
-	      ? droce_place_icrc(st->placer, m, l3_off, payload_off, dst,
+	      ? droce_place_icrc(st->placer, m, l3_off, payload_off, d.va,
 				 pkt->payload_len)
-	      : droce_place(st->placer, m, payload_off, dst, pkt->payload_len);
+	      : droce_place(st->placer, m, payload_off, d.va, pkt->payload_len);
 	if (ret == 0) {
 		st->cur.packets++;
 		st->cur.bytes += pkt->payload_len;

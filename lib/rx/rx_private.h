@@ -40,6 +40,7 @@ struct rx_frame {
 struct rx_message {
 	bool open;
 	uint64_t va;            /* where the next packet goes */
+	uint32_t page;          /* the page it lies in */
 	uint32_t remaining;     /* bytes the RETH still promises */
 };
 
@@ -99,6 +100,12 @@ struct droce_rx_stream {
 	atomic_uint owner;              /* worker index + 1, 0: none yet */
 	struct rx_frame cur;
 	struct rx_message msg;
+	/* The page the last checked address fell in, and its first byte's
+	 * offset: the packets of a frame land in one page, and knowing it
+	 * spares each of them a 64-bit division. Always a page that exists.
+	 */
+	uint32_t near_page;
+	uint64_t near_base;
 	bool psn_valid;
 	uint32_t expected_psn;
 	bool have_frame_number;

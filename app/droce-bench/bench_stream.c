@@ -18,11 +18,14 @@
  *   stream-scale  GB/s with 1, 16 and 256 streams sharing one worker, the
  *                 same bytes in the same number of pages
  *
- * The packets are used again and again (a reference is taken before each
- * goes in, so freeing it after placement keeps it). Their PSNs repeat, so
- * between passes over them the streams are closed and started again, with
- * the clock stopped. Every timed pass is checked afterwards: each packet
- * placed, none refused, none lost; a pass that is not clean fails the case.
+ * The packets are used again and again. Each goes in as a NIC hands it
+ * over (one reference, from a pool with a per-lcore cache) and is freed
+ * into its pool after placement; its bytes stay, and between passes, with
+ * the clock stopped, the bench takes every one back from the pool and
+ * sets its lengths again. Their PSNs repeat, so the streams are closed and
+ * started again then too. Every timed pass is checked afterwards: each
+ * packet placed, none refused, none lost; a pass that is not clean fails
+ * the case.
  */
 
 #include <inttypes.h>
@@ -84,12 +87,22 @@ struct bench_stream {
 	uint32_t psn, page;           /* of the hand-built 64-byte packets */
 };
 
+/* A built packet's place in its mbuf, to set again after a pass. */
+struct pkt_shape {
+	uint16_t data_off, data_len;
+	uint32_t pkt_len;
+};
+
 /* Streams and the packets that fill each of their pages once. */
 struct workload {
 	struct bench_stream *streams;
 	unsigned int nb_streams;
 	struct rte_mempool *pool;
 	struct rte_mbuf **pkts;
+	struct pkt_shape *shapes;
+	struct rte_mbuf **spare;      /* the pool's mbufs beyond nb_pkts, held */
+	void **back;                  /* room for taking nb_pkts back */
+	uint32_t nb_spare;
 	struct copy_ref *copies;
 	uint32_t nb_pkts, max_pkts;
 	uint64_t bytes;               /* payload per pass */
@@ -179,6 +192,18 @@ rig_down(struct rig *r)
 		rte_ring_free(r->tx_ring[t]);
 }
 
+/* This lcore's cached mbufs back into the pool's ring, where a bulk get
+ * of more than the cache holds looks.
+ */
+static void
+pool_flush(struct rte_mempool *mp)
+{
+	struct rte_mempool_cache *c = rte_mempool_default_cache(mp, rte_lcore_id());
+
+	if (c != NULL)
+		rte_mempool_cache_flush(c, mp);
+}
+
 static void
 workload_free(struct workload *w)
 {
@@ -188,8 +213,13 @@ workload_free(struct workload *w)
 	}
 	for (uint32_t i = 0; i < w->nb_pkts; i++)
 		rte_pktmbuf_free(w->pkts[i]);
+	if (w->nb_spare != 0)
+		rte_mempool_put_bulk(w->pool, (void **)w->spare, w->nb_spare);
 	free(w->streams);
 	free(w->pkts);
+	free(w->shapes);
+	free(w->spare);
+	free(w->back);
 	free(w->copies);
 	rte_mempool_free(w->pool);
 	memset(w, 0, sizeof(*w));
@@ -218,6 +248,9 @@ add_packet(struct workload *w, const struct bench_stream *bs,
 		return -1;
 	}
 	w->pkts[w->nb_pkts] = m;
+	w->shapes[w->nb_pkts] = (struct pkt_shape){
+		.data_off = m->data_off, .data_len = m->data_len, .pkt_len = m->pkt_len,
+	};
 	w->copies[w->nb_pkts] = (struct copy_ref){
 		.dst = (uint8_t *)bs->buf.cpu + spec->va, .src = pkt.payload,
 		.len = pkt.payload_len,
@@ -309,11 +342,16 @@ workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 	data_room = RTE_PKTMBUF_HEADROOM + (payload != 0 ? payload : 128) + 128;
 	w->streams = calloc(nb_streams, sizeof(*w->streams));
 	w->pkts = calloc(w->max_pkts, sizeof(*w->pkts));
+	w->shapes = calloc(w->max_pkts, sizeof(*w->shapes));
+	w->spare = calloc(w->max_pkts, sizeof(*w->spare));
+	w->back = calloc(w->max_pkts, sizeof(*w->back));
 	w->copies = calloc(w->max_pkts, sizeof(*w->copies));
 	snprintf(pool_name, sizeof(pool_name), "bench_stream%u", instance++);
-	w->pool = rte_pktmbuf_pool_create(pool_name, w->max_pkts, 0, 0,
-					  (uint16_t)data_room, SOCKET_ID_ANY);
-	if (w->streams == NULL || w->pkts == NULL || w->copies == NULL || w->pool == NULL) {
+	/* A cache per lcore, as droce's port pools have (NET_MBUF_CACHE). */
+	w->pool = rte_pktmbuf_pool_create(pool_name, w->max_pkts, RTE_MIN(256u, w->max_pkts / 2),
+					  0, (uint16_t)data_room, SOCKET_ID_ANY);
+	if (w->streams == NULL || w->pkts == NULL || w->shapes == NULL || w->spare == NULL ||
+	    w->back == NULL || w->copies == NULL || w->pool == NULL) {
 		snprintf(err, errlen, "no room for %u packets (give the EAL more memory with -m)",
 			 w->max_pkts);
 		return -1;
@@ -366,6 +404,37 @@ workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 				return -1;
 		}
 	}
+	/* Only the packets go round: the pool's other mbufs are held. */
+	pool_flush(w->pool);
+	w->nb_spare = rte_mempool_avail_count(w->pool);
+	if (w->nb_spare != 0 &&
+	    rte_mempool_get_bulk(w->pool, (void **)w->spare, w->nb_spare) != 0) {
+		w->nb_spare = 0;
+		snprintf(err, errlen, "cannot hold the pool's spare mbufs");
+		return -1;
+	}
+	return 0;
+}
+
+/* Take the packets back from the pool they were freed into, as built:
+ * the pool holds nothing else, so what comes out is exactly them.
+ */
+static int
+packets_back(struct workload *w, char *err, size_t errlen)
+{
+	pool_flush(w->pool);
+	if (rte_mempool_get_bulk(w->pool, w->back, w->nb_pkts) != 0) {
+		snprintf(err, errlen, "a pass did not free all %u packets (%u in the pool)",
+			 w->nb_pkts, rte_mempool_avail_count(w->pool));
+		return -1;
+	}
+	for (uint32_t i = 0; i < w->nb_pkts; i++) {
+		struct rte_mbuf *m = w->pkts[i];
+
+		m->data_off = w->shapes[i].data_off;
+		m->data_len = w->shapes[i].data_len;
+		m->pkt_len = w->shapes[i].pkt_len;
+	}
 	return 0;
 }
 
@@ -408,12 +477,10 @@ pass_check(const struct workload *w, char *err, size_t errlen)
 	return -1;
 }
 
-/* Hand out packets [i, i + n) again: a reference for the one who frees. */
+/* Packets [i, i + n) arrive. */
 static inline void
 feed(struct rig *r, struct workload *w, uint32_t i, uint32_t n)
 {
-	for (uint32_t k = 0; k < n; k++)
-		rte_mbuf_refcnt_update(w->pkts[i + k], 1);
 	rte_ring_sp_enqueue_burst(r->rx_ring, (void **)&w->pkts[i], n, NULL);
 }
 
@@ -446,6 +513,8 @@ droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err
 	t = bench_now() - t;
 	ret = pass_check(w, err, errlen);
 	streams_close(w);
+	if (ret == 0)
+		ret = packets_back(w, err, errlen);
 	return ret == 0 ? t : -1;
 }
 
@@ -632,7 +701,8 @@ null_port_down(uint16_t port_id)
  * pass, in seconds.
  */
 static double
-io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port)
+io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port, char *err,
+		size_t errlen)
 {
 	struct rte_mbuf *burst[FEED_BURST];
 	double t = bench_now();
@@ -646,7 +716,8 @@ io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port)
 		if (sent < n)
 			rte_pktmbuf_free_bulk(burst + sent, n - sent);
 	}
-	return bench_now() - t;
+	t = bench_now() - t;
+	return packets_back(w, err, errlen) == 0 ? t : -1;
 }
 
 /* 64 frames of 64 packets, one frame per page: 4096 packets cycle
@@ -679,7 +750,7 @@ bench_stream_pps(const struct bench_opts *o)
 			double t = 0;
 
 			for (unsigned int p = 0; p < passes_per_sample; p++) {
-				double dt = side == 0 ? io_forward_pass(&r, &w, null_port)
+				double dt = side == 0 ? io_forward_pass(&r, &w, null_port, err, sizeof(err))
 					    : droce_pass(&r, &w, icrc[side], err, sizeof(err));
 
 				if (dt < 0)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Every droce-bench case runs to its end, one round each, and reports its
+# ratio against the baseline of the same run. No time is asserted (the
+# machines are noisy); what is checked is that each case works: its own
+# checks (every packet placed, none refused or lost) make it fail if not.
+set -euo pipefail
+bench=${DROCE_BENCH:?the droce-bench binary}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+fail() { echo "FAIL: $*"; sed 's/^/  | /' "$log" | tail -30; exit 1; }
+cpus=$(/usr/bin/python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(",".join(map(str, c[:2])) if len(c) > 1 else c[0])')
+
+# case, and a line each case prints with its ratio
+while read -r name ratio_line; do
+	if [ "$name" = rx-drop ] && ! command -v dpdk-testpmd >/dev/null; then
+		echo "$name: skipped (no dpdk-testpmd)"
+		continue
+	fi
+	timeout 300 "$bench" --no-pci --no-huge -m 1024 --file-prefix "droce-bench-test-$$" \
+		-l "$cpus" --vdev net_null0 --log-level lib.eal:error --log-level droce.rx:warning \
+		-- --case "$name" --rounds 1 >"$log" 2>&1 ||
+		fail "$name exited $?"
+	grep -Eq "$ratio_line" "$log" || fail "$name printed no '$ratio_line'"
+	echo "$name: $(grep -E "$ratio_line" "$log" | head -1 | sed 's/^ *//')"
+done <<'CASES'
+rx-drop ratio droce/testpmd [0-9.]+
+icrc 1408 +[0-9.]+ .*x
+icrc-copy fused verify\+copy [0-9.]+ GB/s \([0-9.]+x\)
+place 1408-byte entries: .*copy [0-9.]+ GB/s \([0-9.]+x\)
+stream-place 1408-byte payloads .*ICRC off [0-9.]+ GB/s \([0-9.]+x\)
+stream-pps droce ICRC off [0-9.]+ Mpps \([0-9.]+x\)
+stream-scale 256 streams: droce [0-9.]+ GB/s \([0-9.]+x of 1 stream\)
+CASES
+echo PASS

@@ -74,7 +74,7 @@ ipv4_header_sum_ok(const struct rte_ipv4_hdr *ip)
 	uint32_t w[sizeof(*ip) / sizeof(uint32_t)];
 	uint64_t sum;
 
-	if (ip->ihl != RTE_IPV4_MIN_IHL)
+	if ((ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) != RTE_IPV4_MIN_IHL)
 		return rte_ipv4_cksum(ip) == 0;
 	memcpy(w, ip, sizeof(w));
 	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
@@ -286,6 +286,13 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	uint64_t bytes = 0;
 
 	RTE_BUILD_BUG_ON(NET_MAX_UDP_HANDLERS > 32);
+	/* Every mbuf's first line, where its data starts: a PMD that wrote
+	 * the burst's mbufs just now has them here already; one that only
+	 * hands over pointers (ring, a software queue) does not, and each
+	 * header prefetch below would wait for it.
+	 */
+	for (uint16_t i = 0; i < n; i++)
+		rte_prefetch0(pkts[i]);
 	for (uint16_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {

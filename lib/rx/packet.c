@@ -503,7 +503,7 @@ prefetch_packet(const struct rte_mbuf *m)
 	for (uint32_t o = RTE_CACHE_LINE_SIZE; o < len; o += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0(b + o);
 	/* Freeing the mbuf reads its second line (m->next), which nothing
-	 * else touches: without this, one miss a packet.
+	 * before it here reads.
 	 */
 	rte_mbuf_prefetch_part2((struct rte_mbuf *)(uintptr_t)m);
 }

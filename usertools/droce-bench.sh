@@ -8,6 +8,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bench=$top/build/app/droce-bench/droce-bench
 [ -x "$bench" ] || "$top/usertools/droce-build.sh" build >/dev/null
-cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(",".join(map(str, c[:2])) if len(c) > 1 else c[0])')
+# Two lcores (the cases poll on one and run a peer or a baseline on the
+# other); on a single cpu both are placed there.
+lcores=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print("0@%d,1@%d" % (c[0], c[1] if len(c) > 1 else c[0]))')
 exec "$bench" --no-pci --no-huge -m 1024 --file-prefix "droce-bench-$$" \
-	-l "$cpus" --vdev net_null0 --log-level lib.eal:error --log-level "droce.rx:warning" -- "$@"
+	--lcores "$lcores" --vdev net_null0 --log-level lib.eal:error --log-level "droce.rx:warning" -- "$@"

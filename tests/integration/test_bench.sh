@@ -9,7 +9,7 @@ bench=${DROCE_BENCH:?the droce-bench binary}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 fail() { echo "FAIL: $*"; sed 's/^/  | /' "$log" | tail -30; exit 1; }
-cpus=$(/usr/bin/python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(",".join(map(str, c[:2])) if len(c) > 1 else c[0])')
+lcores=$(/usr/bin/python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print("0@%d,1@%d" % (c[0], c[1] if len(c) > 1 else c[0]))')
 
 # case, and a line each case prints with its ratio
 while read -r name ratio_line; do
@@ -18,7 +18,7 @@ while read -r name ratio_line; do
 		continue
 	fi
 	timeout 300 "$bench" --no-pci --no-huge -m 1024 --file-prefix "droce-bench-test-$$" \
-		-l "$cpus" --vdev net_null0 --log-level lib.eal:error --log-level droce.rx:warning \
+		--lcores "$lcores" --vdev net_null0 --log-level lib.eal:error --log-level droce.rx:warning \
 		-- --case "$name" --rounds 1 >"$log" 2>&1 ||
 		fail "$name exited $?"
 	grep -Eq "$ratio_line" "$log" || fail "$name printed no '$ratio_line'"

@@ -103,6 +103,7 @@ struct workload {
 	struct rte_mbuf **spare;      /* the pool's mbufs beyond nb_pkts, held */
 	void **back;                  /* room for taking nb_pkts back */
 	uint32_t nb_spare;
+	bool held;                    /* the packets are the bench's, not in the pool */
 	struct copy_ref *copies;
 	uint32_t nb_pkts, max_pkts;
 	uint64_t bytes;               /* payload per pass */
@@ -211,7 +212,10 @@ workload_free(struct workload *w)
 		droce_rx_stream_free(w->streams[s].st);
 		droce_gpu_buf_free(&w->streams[s].buf);
 	}
-	for (uint32_t i = 0; i < w->nb_pkts; i++)
+	/* After a pass that went wrong they are in the pool already, or
+	 * still in the port's ring; the pool goes with them.
+	 */
+	for (uint32_t i = 0; i < w->nb_pkts && w->held; i++)
 		rte_pktmbuf_free(w->pkts[i]);
 	if (w->nb_spare != 0)
 		rte_mempool_put_bulk(w->pool, (void **)w->spare, w->nb_spare);
@@ -357,6 +361,7 @@ workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 		return -1;
 	}
 	w->nb_streams = nb_streams;
+	w->held = true;
 	for (unsigned int s = 0; s < nb_streams; s++) {
 		struct bench_stream *bs = &w->streams[s];
 		struct droce_hsb_sender_conf c = {
@@ -428,6 +433,7 @@ packets_back(struct workload *w, char *err, size_t errlen)
 			 w->nb_pkts, rte_mempool_avail_count(w->pool));
 		return -1;
 	}
+	w->held = true;
 	for (uint32_t i = 0; i < w->nb_pkts; i++) {
 		struct rte_mbuf *m = w->pkts[i];
 
@@ -481,6 +487,7 @@ pass_check(const struct workload *w, char *err, size_t errlen)
 static inline void
 feed(struct rig *r, struct workload *w, uint32_t i, uint32_t n)
 {
+	w->held = false;
 	rte_ring_sp_enqueue_burst(r->rx_ring, (void **)&w->pkts[i], n, NULL);
 }
 

@@ -1407,6 +1407,53 @@ test_truncated_and_not_roce(void **state)
 
 /* ---- two streams, two ports --------------------------------------------- */
 
+/* A stream started again with smaller pages: each address is placed by
+ * the new layout, not by what the last run learnt of its pages.
+ */
+static void
+test_restart_with_smaller_pages(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	size_t old_page;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	for (uint32_t page = 0; page < 2; page++) {
+		send_frame(&f);
+		take(&f, &info);
+		assert_int_equal(info.page, page);
+	}
+	close_stream(&f);
+	/* Smaller pages in the same buffer, the first frame into the new
+	 * page 2, which starts inside the old page 1, the last written.
+	 */
+	old_page = f.layout.page_size;
+	droce_hsb_layout(3000, 3, 4096, &f.layout);
+	assert_true(2 * f.layout.page_size > old_page && 2 * f.layout.page_size < 2 * old_page);
+	f.params.frame_size = 3000;
+	f.params.page_size = f.layout.page_size;
+	f.params.pages = 3;
+	f.params.metadata_offset = f.layout.metadata_offset;
+	start(&f);
+	monitor_start(&f);
+	f.tx.page = 2;
+	for (uint32_t k = 0; k < 3; k++) {
+		uint32_t page = (2 + k) % 3;
+
+		send_frame(&f);
+		take(&f, &info);
+		assert_int_equal(info.page, page);
+		assert_int_equal(info.frame_memory,
+				 (uint64_t)(uintptr_t)f.g.buf.gpu + page * f.layout.page_size);
+		assert_int_equal(info.bytes, 3000 + 128);
+		assert_false(info.lossy);
+	}
+	fixture_fini(&f);
+}
+
 static void
 test_two_streams_one_port(void **state)
 {
@@ -1896,6 +1943,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_malicious_packets_write_nothing),
 		cmocka_unit_test(test_truncated_and_not_roce),
 		cmocka_unit_test(test_two_streams_one_port),
+		cmocka_unit_test(test_restart_with_smaller_pages),
 		cmocka_unit_test(test_stream_on_second_port),
 		cmocka_unit_test(test_uc_multi_packet_messages),
 		cmocka_unit_test(test_rc_acks),

@@ -487,7 +487,6 @@ pass_check(const struct workload *w, char *err, size_t errlen)
 static inline void
 feed(struct rig *r, struct workload *w, uint32_t i, uint32_t n)
 {
-	w->held = false;
 	rte_ring_sp_enqueue_burst(r->rx_ring, (void **)&w->pkts[i], n, NULL);
 }
 
@@ -510,6 +509,7 @@ droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err
 
 	if (streams_start(w, icrc, err, errlen) != 0)
 		return -1;
+	w->held = false;        /* from here on the path frees them */
 	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts; i += FEED_BURST) {
 		feed(r, w, i, RTE_MIN((uint32_t)FEED_BURST, w->nb_pkts - i));
@@ -712,8 +712,10 @@ io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port, char *err,
 		size_t errlen)
 {
 	struct rte_mbuf *burst[FEED_BURST];
-	double t = bench_now();
+	double t;
 
+	w->held = false;        /* from here on net_null frees them */
+	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts; i += FEED_BURST) {
 		uint16_t n, sent;
 

@@ -59,7 +59,6 @@ struct app_rx {
 	pthread_t consumer;
 	bool consumer_running;
 	atomic_bool stop;
-	atomic_uint_fast64_t taken;
 	uint64_t dumped;
 	pthread_mutex_t lock;           /* with cond: frame_ready wakes the consumer */
 	pthread_cond_t cond;
@@ -324,7 +323,6 @@ consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_inf
 	as->last_tsc = f->received_tsc;
 	as->taken++;
 	as->bytes += f->bytes;
-	atomic_fetch_add(&a->taken, 1);
 	if (f->lossy)
 		as->lossy++;
 	if (f->overwritten)

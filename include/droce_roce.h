@@ -387,6 +387,21 @@ bool droce_icrc_copy_ok(const void *l3, uint32_t len, uint32_t payload_off,
 			uint32_t payload_len, void *dst);
 
 /**
+ * droce_icrc_copy_ok() with streaming (non-temporal) stores where the CPU
+ * and the SIMD bitwidth allow them and @p dst is aligned for them (32
+ * bytes for 256-bit vectors, 64 for 512): the payload's lines are written
+ * to memory without being read first or kept in this core's caches, for
+ * memory that this core does not read again (a GPU's, or a frame another
+ * thread takes later). Such stores are weakly ordered: fence them
+ * (rte_wmb()) before telling anyone the bytes are there.
+ *
+ * @return
+ *   True when the ICRC matches.
+ */
+bool droce_icrc_copy_stream_ok(const void *l3, uint32_t len, uint32_t payload_off,
+			       uint32_t payload_len, void *dst);
+
+/**
  * Compute and store the ICRC of a packet in an mbuf whose last 4 bytes
  * are reserved for it (any segment layout).
  *

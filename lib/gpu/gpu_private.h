@@ -24,4 +24,20 @@ void *gather_cpu_thread_start(const struct droce_gather_job *job, char *err,
 			      size_t errlen);
 void gather_cpu_thread_stop(void *handle);
 
+/* Streaming copies (copy_stream.c). A copier of whole 64-byte lines to a
+ * line-aligned destination with non-temporal stores.
+ */
+typedef void gpu_copy_lines_t(uint8_t *dst, const uint8_t *src, size_t lines);
+
+/* The line copier for this CPU and the EAL's SIMD bitwidth, or NULL where
+ * the CPU has no streaming stores droce uses.
+ */
+gpu_copy_lines_t *gpu_copy_lines_select(void);
+
+/* @p len bytes to @p dst: its whole lines by @p lines, a line's part at
+ * either end through the cache. Fence (rte_wmb) before announcing them.
+ */
+void gpu_copy_streaming(gpu_copy_lines_t *lines, uint8_t *dst, const uint8_t *src,
+			size_t len);
+
 #endif /* DROCE_GPU_PRIVATE_H */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_atomic.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -28,6 +29,11 @@
 #include "gpu_private.h"
 
 #define DEFAULT_ITEMS 64
+/* Copies from this size on use streaming stores (copy_stream.c); a
+ * smaller one is mostly partial lines, and a small frame may be read
+ * while its lines are still in the cache.
+ */
+#define STREAM_COPY_MIN 256
 #define DEFAULT_ITEM_ENTRIES 256
 
 struct droce_placer {
@@ -37,6 +43,7 @@ struct droce_placer {
 	size_t size;
 	bool fused_icrc;              /* copy: ICRC in the copy's pass */
 	bool cached;                  /* copy: the mapping is host memory */
+	gpu_copy_lines_t *stream_lines; /* copy: streaming stores; NULL: none */
 	struct droce_placer_stats stats;
 	uint64_t batches;             /* batches submitted */
 	uint64_t batches_done;        /* batches complete */
@@ -164,6 +171,8 @@ droce_placer_create(const struct droce_placer_conf *conf, char *err,
 	pl->cached = conf->buf->cpu != NULL && conf->buf->cpu == conf->buf->gpu;
 	if (pl->mode == DROCE_PLACE_AUTO)
 		pl->mode = pl->cpu != NULL ? DROCE_PLACE_COPY : DROCE_PLACE_GATHER;
+	if (pl->mode == DROCE_PLACE_COPY)
+		pl->stream_lines = gpu_copy_lines_select();
 	if (pl->mode == DROCE_PLACE_COPY && pl->cpu == NULL) {
 		snprintf(err, errlen,
 			 "copy placement needs a CPU mapping of the GPU buffer, and GPU device %d has none (on CUDA: GDRCopy, libgdrapi.so.2); allowed: rx.placement = gather or auto",
@@ -322,12 +331,19 @@ gather_append(struct droce_placer *pl, struct rte_mbuf *m, const uint8_t *src,
 	return 0;
 }
 
+static inline bool
+streams(const struct droce_placer *pl, uint32_t len)
+{
+	return pl->stream_lines != NULL && len >= STREAM_COPY_MIN;
+}
+
 /* A stream writes on where its last packet ended: the lines the next
  * packet of the same size will fill are asked for now, into L2 (in L1 the
  * packets of other streams, coming in between, would push them out). With
  * many streams the hardware's prefetcher, following so many destinations
  * through so much other work, leaves these stores to wait for memory: 16
- * interleaved streams placed 20 % more with this.
+ * interleaved streams placed 20 % more with this. Streaming stores read
+ * no line they write.
  */
 static inline void
 prefetch_next(const struct droce_placer *pl, uint64_t next, uint32_t len)
@@ -355,8 +371,12 @@ droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
 	pl->stats.bytes += len;
 	if (pl->mode == DROCE_PLACE_GATHER)
 		return gather_append(pl, m, src, dst_off, len);
-	rte_memcpy(pl->cpu + dst_off, src, len);
-	prefetch_next(pl, dst_off + len, len);
+	if (streams(pl, len)) {
+		gpu_copy_streaming(pl->stream_lines, pl->cpu + dst_off, src, len);
+	} else {
+		rte_memcpy(pl->cpu + dst_off, src, len);
+		prefetch_next(pl, dst_off + len, len);
+	}
 	rte_pktmbuf_free(m);
 	return 0;
 }
@@ -379,9 +399,10 @@ droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 	if (!pl->fused_icrc || pl->mode == DROCE_PLACE_GATHER) {
 		/* The verdict first: a corrupt packet writes nothing. The
 		 * destination lines are asked for now (a prefetch writes
-		 * nothing), so that their fetch overlaps the check's reads.
+		 * nothing), so that their fetch overlaps the check's reads;
+		 * streaming stores fetch none.
 		 */
-		if (pl->mode == DROCE_PLACE_COPY)
+		if (pl->mode == DROCE_PLACE_COPY && !streams(pl, len))
 			for (uint32_t o = 0; o < len; o += RTE_CACHE_LINE_SIZE)
 				rte_prefetch0_write(pl->cpu + dst_off + o);
 		if (!droce_icrc_ok(l3, l3_len))
@@ -389,10 +410,16 @@ droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 		return droce_place(pl, m, payload_off, dst_off, len);
 	}
 	/* One pass: the copy and the check. */
-	if (!droce_icrc_copy_ok(l3, l3_len, payload_off - l3_off, len,
-				pl->cpu + dst_off))
-		return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
-	prefetch_next(pl, dst_off + len, len);
+	if (streams(pl, len)) {
+		if (!droce_icrc_copy_stream_ok(l3, l3_len, payload_off - l3_off, len,
+					       pl->cpu + dst_off))
+			return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
+	} else {
+		if (!droce_icrc_copy_ok(l3, l3_len, payload_off - l3_off, len,
+					pl->cpu + dst_off))
+			return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
+		prefetch_next(pl, dst_off + len, len);
+	}
 	pl->stats.entries++;
 	pl->stats.bytes += len;
 	rte_pktmbuf_free(m);
@@ -406,6 +433,11 @@ droce_placer_submit(struct droce_placer *pl)
 
 	pl->stats.submitted = batch;
 	if (pl->mode == DROCE_PLACE_COPY) {
+		/* Streaming stores reach memory in no set order: all of the
+		 * batch's first, then the device's own barrier.
+		 */
+		if (pl->stream_lines != NULL)
+			rte_wmb();
 		if (rte_gpu_wmb(pl->dev_id) != 0 && !pl->failed) {
 			pl->failed = true;
 			pl->stats.device_failed++;

@@ -9,6 +9,7 @@
  * other cycle this doubles the bytes per multiplication.
  */
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "crc32_x86.h"
@@ -54,11 +55,14 @@ load(const uint8_t *p)
 }
 
 static inline __m256i
-copy32(const uint8_t *src, uint8_t *dst)
+copy32(const uint8_t *src, uint8_t *dst, bool stream)
 {
 	__m256i b = load(src);
 
-	_mm256_storeu_si256((__m256i *)dst, b);
+	if (stream)
+		_mm256_stream_si256((__m256i *)dst, b);
+	else
+		_mm256_storeu_si256((__m256i *)dst, b);
 	return b;
 }
 
@@ -94,31 +98,42 @@ crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n)
 	return crc_pclmul_finish(lanes_to_128(y0), p, n);
 }
 
-uint32_t
-crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src, uint8_t *dst,
-			size_t n)
+/* @p stream: every 32-byte store a streaming one (@p dst aligned to 32);
+ * a constant where this is inlined.
+ */
+static inline __attribute__((always_inline)) uint32_t
+copy_fold(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n, bool stream)
 {
 	const __m256i k1024 = pair256(crc_k.k1056, crc_k.k992);
 	const __m256i k256 = pair256(crc_k.k288, crc_k.k224);
 	__m256i y0, y1, y2, y3;
 
-	if (n < 128)
-		return crc_reg_copy_pclmul(reg, src, dst, n);
-	y0 = _mm256_xor_si256(copy32(src, dst),
+	y0 = _mm256_xor_si256(copy32(src, dst, stream),
 			      _mm256_zextsi128_si256(_mm_cvtsi32_si128((int)reg)));
-	y1 = copy32(src + 32, dst + 32);
-	y2 = copy32(src + 64, dst + 64);
-	y3 = copy32(src + 96, dst + 96);
+	y1 = copy32(src + 32, dst + 32, stream);
+	y2 = copy32(src + 64, dst + 64, stream);
+	y3 = copy32(src + 96, dst + 96, stream);
 	for (src += 128, dst += 128, n -= 128; n >= 128;
 	     src += 128, dst += 128, n -= 128) {
-		y0 = fold256(y0, k1024, copy32(src, dst));
-		y1 = fold256(y1, k1024, copy32(src + 32, dst + 32));
-		y2 = fold256(y2, k1024, copy32(src + 64, dst + 64));
-		y3 = fold256(y3, k1024, copy32(src + 96, dst + 96));
+		y0 = fold256(y0, k1024, copy32(src, dst, stream));
+		y1 = fold256(y1, k1024, copy32(src + 32, dst + 32, stream));
+		y2 = fold256(y2, k1024, copy32(src + 64, dst + 64, stream));
+		y3 = fold256(y3, k1024, copy32(src + 96, dst + 96, stream));
 	}
 	y0 = merge4(y0, y1, y2, y3);
 	for (; n >= 32; src += 32, dst += 32, n -= 32)
-		y0 = fold256(y0, k256, copy32(src, dst));
+		y0 = fold256(y0, k256, copy32(src, dst, stream));
 	memcpy(dst, src, n);
 	return crc_pclmul_finish(lanes_to_128(y0), src, n);
+}
+
+uint32_t
+crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src, uint8_t *dst,
+			size_t n, bool stream)
+{
+	if (n < 128)
+		return crc_reg_copy_pclmul(reg, src, dst, n);
+	if (stream && ((uintptr_t)dst & 31) == 0)
+		return copy_fold(reg, src, dst, n, true);
+	return copy_fold(reg, src, dst, n, false);
 }

@@ -8,6 +8,7 @@
  * whole 64-byte block goes to the PCLMULQDQ code.
  */
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "crc32_x86.h"
@@ -78,39 +79,54 @@ crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n)
 }
 
 static inline __m512i
-copy64(const uint8_t *src, uint8_t *dst)
+copy64(const uint8_t *src, uint8_t *dst, bool stream)
 {
 	__m512i b = _mm512_loadu_si512(src);
 
-	_mm512_storeu_si512(dst, b);
+	if (stream)
+		_mm512_stream_si512((void *)dst, b);
+	else
+		_mm512_storeu_si512(dst, b);
 	return b;
 }
 
-uint32_t
-crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n)
+/* @p stream: every store a streaming one, of a whole line (@p dst aligned
+ * to 64); a constant where this is inlined.
+ */
+static inline __attribute__((always_inline)) uint32_t
+copy_fold(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n, bool stream)
 {
 	const __m512i k2048 = pair512(crc_k.k2080, crc_k.k2016);
 	const __m512i k512 = pair512(crc_k.k544, crc_k.k480);
 	__m512i z0, z1, z2, z3;
 
-	if (n < 256)
-		return crc_reg_copy_pclmul(reg, src, dst, n);
-	z0 = _mm512_xor_si512(copy64(src, dst),
+	z0 = _mm512_xor_si512(copy64(src, dst, stream),
 			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
-	z1 = copy64(src + 64, dst + 64);
-	z2 = copy64(src + 128, dst + 128);
-	z3 = copy64(src + 192, dst + 192);
+	z1 = copy64(src + 64, dst + 64, stream);
+	z2 = copy64(src + 128, dst + 128, stream);
+	z3 = copy64(src + 192, dst + 192, stream);
 	for (src += 256, dst += 256, n -= 256; n >= 256;
 	     src += 256, dst += 256, n -= 256) {
-		z0 = fold512(z0, k2048, copy64(src, dst));
-		z1 = fold512(z1, k2048, copy64(src + 64, dst + 64));
-		z2 = fold512(z2, k2048, copy64(src + 128, dst + 128));
-		z3 = fold512(z3, k2048, copy64(src + 192, dst + 192));
+		z0 = fold512(z0, k2048, copy64(src, dst, stream));
+		z1 = fold512(z1, k2048, copy64(src + 64, dst + 64, stream));
+		z2 = fold512(z2, k2048, copy64(src + 128, dst + 128, stream));
+		z3 = fold512(z3, k2048, copy64(src + 192, dst + 192, stream));
 	}
 	z0 = merge4(z0, z1, z2, z3);
 	for (; n >= 64; src += 64, dst += 64, n -= 64)
-		z0 = fold512(z0, k512, copy64(src, dst));
+		z0 = fold512(z0, k512, copy64(src, dst, stream));
 	/* Less than 64 bytes: copy them, then let the 128-bit code finish. */
 	memcpy(dst, src, n);
 	return crc_pclmul_finish(lanes_to_128(z0), src, n);
+}
+
+uint32_t
+crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n,
+		    bool stream)
+{
+	if (n < 256)
+		return crc_reg_copy_pclmul(reg, src, dst, n);
+	if (stream && ((uintptr_t)dst & 63) == 0)
+		return copy_fold(reg, src, dst, n, true);
+	return copy_fold(reg, src, dst, n, false);
 }

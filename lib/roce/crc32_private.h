@@ -58,10 +58,10 @@ uint32_t crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n);
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
-				 uint8_t *dst, size_t n);
+				 uint8_t *dst, size_t n, bool stream);
 uint32_t crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
-			     size_t n);
+			     size_t n, bool stream);
 #else
 #define CRC_HAVE_X86 0
 #endif
@@ -103,15 +103,18 @@ crc_reg(uint32_t reg, const void *p, size_t n)
 	return crc_reg_table(reg, p, n);
 }
 
+/* @p stream: streaming stores where the implementation has them and @p dst
+ * is aligned for them (the 256- and 512-bit ones).
+ */
 static inline uint32_t
-crc_reg_copy(uint32_t reg, const void *src, void *dst, size_t n)
+crc_reg_copy(uint32_t reg, const void *src, void *dst, size_t n, bool stream)
 {
 #if CRC_HAVE_X86
 	switch (crc_impl_now()) {
 	case DROCE_CRC_AVX512:
-		return crc_reg_copy_avx512(reg, src, dst, n);
+		return crc_reg_copy_avx512(reg, src, dst, n, stream);
 	case DROCE_CRC_VPCLMUL256:
-		return crc_reg_copy_vpclmul256(reg, src, dst, n);
+		return crc_reg_copy_vpclmul256(reg, src, dst, n, stream);
 	case DROCE_CRC_PCLMUL:
 		return crc_reg_copy_pclmul(reg, src, dst, n);
 	default:

@@ -103,9 +103,9 @@ droce_icrc_ok(const void *l3, uint32_t len)
 	       wire_icrc((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
 }
 
-bool
-droce_icrc_copy_ok(const void *l3_bytes, uint32_t len, uint32_t payload_off,
-		   uint32_t payload_len, void *dst)
+static bool
+icrc_copy(const void *l3_bytes, uint32_t len, uint32_t payload_off,
+	  uint32_t payload_len, void *dst, bool stream)
 {
 	const uint8_t *l3 = l3_bytes;
 	uint8_t head[HEAD_MAX];
@@ -121,10 +121,24 @@ droce_icrc_copy_ok(const void *l3_bytes, uint32_t len, uint32_t payload_off,
 	memcpy(head + n, l3 + n, h - n);
 	reg = crc_reg(ICRC_SEED, head, h);
 	reg = crc_reg(reg, l3 + h, payload_off - h);
-	reg = crc_reg_copy(reg, l3 + payload_off, dst, payload_len);
+	reg = crc_reg_copy(reg, l3 + payload_off, dst, payload_len, stream);
 	reg = crc_reg(reg, l3 + payload_off + payload_len,
 		      end - payload_off - payload_len);
 	return ~reg == wire_icrc(l3 + end);
+}
+
+bool
+droce_icrc_copy_ok(const void *l3, uint32_t len, uint32_t payload_off,
+		   uint32_t payload_len, void *dst)
+{
+	return icrc_copy(l3, len, payload_off, payload_len, dst, false);
+}
+
+bool
+droce_icrc_copy_stream_ok(const void *l3, uint32_t len, uint32_t payload_off,
+			  uint32_t payload_len, void *dst)
+{
+	return icrc_copy(l3, len, payload_off, payload_len, dst, true);
 }
 
 /* CRC over bytes [from, to) of a packet, whatever its segments. */

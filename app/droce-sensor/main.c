@@ -151,6 +151,9 @@ parse_double(const char *name, const char *arg, double *out)
 	return 0;
 }
 
+/* How long the port stays open after its link went down (see linger()). */
+#define LINK_DOWN_SETTLE_US 200000
+
 /*
  * Wait, without touching the port's queues, until its link goes down (the
  * receiver closed its side) or @p secs pass. net_memif (DPDK 22.11) unmaps
@@ -169,6 +172,12 @@ linger(struct sensor_port *p, double secs)
 	while (!atomic_load(&stop_requested) && rte_get_timer_cycles() < end) {
 		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
 		    link.link_status == RTE_ETH_LINK_DOWN) {
+			/* net_memif marks the link down first thing when its
+			 * interrupt thread handles the peer's going, and
+			 * frees the connection after; closing the port in
+			 * that time frees it twice (a crash seen under load).
+			 */
+			rte_delay_us_sleep(LINK_DOWN_SETTLE_US);
 			printf("droce-sensor: the receiver's link went down; closing\n");
 			return;
 		}

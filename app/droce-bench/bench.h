@@ -24,8 +24,10 @@ struct bench_case {
 	int (*run)(const struct bench_opts *o);
 };
 
-/* Median of @n values (sorts them). */
-double bench_median(double *v, unsigned int n);
+/* Median of @n values, at most BENCH_MAX_SAMPLES (left as they are: the
+ * samples of one side stay paired with the other sides' by index).
+ */
+double bench_median(const double *v, unsigned int n);
 
 /* Seconds since an arbitrary start, from the TSC. */
 double bench_now(void);

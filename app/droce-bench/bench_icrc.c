@@ -181,8 +181,8 @@ static int
 copy_table(const struct bench_opts *o, uint8_t *const *pkts, uint32_t hdr,
 	   uint32_t len, uint8_t *ring)
 {
-	double fused[BENCH_MAX_ROUNDS], first[BENCH_MAX_ROUNDS];
-	double plain[BENCH_MAX_ROUNDS], mf, mc, mp;
+	double fused[BENCH_MAX_ROUNDS] = { 0 }, first[BENCH_MAX_ROUNDS] = { 0 };
+	double plain[BENCH_MAX_ROUNDS] = { 0 }, mf, mc, mp;
 	unsigned int bad = 0;
 
 	for (unsigned int r = 0; r < o->rounds; r++) {

@@ -11,7 +11,9 @@
  *   stream-place  placed GB/s, 1408- and 4096-byte payloads, ICRC off,
  *                 on and fused, vs memcpy of the same payload bytes to
  *                 the same places in the same buffer; the ICRC sides
- *                 again with 512-bit vectors allowed
+ *                 again with 512-bit vectors allowed. The placer's own
+ *                 copy (streaming stores) is timed alone too: droce's
+ *                 work is what it adds to that.
  *   stream-pps    64-byte payloads: packets/s through the stream path vs
  *                 testpmd's io forwarding loop (rx burst of 32 from the
  *                 same port, tx burst to net_null) with the same feed
@@ -38,6 +40,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_atomic.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <rte_vect.h>
@@ -49,6 +52,7 @@
 #include "droce_net.h"
 #include "droce_roce.h"
 #include "droce_rx.h"
+#include "gpu_private.h"  /* the placer's streaming copy, as a reference */
 #include "bench.h"
 
 #define OUR_IP "198.18.0.1"
@@ -110,7 +114,10 @@ struct workload {
 	uint64_t frames;              /* per pass */
 };
 
-enum side { SIDE_BASELINE, SIDE_ICRC_OFF, SIDE_ICRC_ON, SIDE_ICRC_FUSED, SIDE_MAX };
+enum side {
+	SIDE_BASELINE, SIDE_STREAM_COPY, SIDE_ICRC_OFF, SIDE_ICRC_ON, SIDE_ICRC_FUSED,
+	SIDE_MAX
+};
 
 static const enum droce_rx_icrc side_icrc[SIDE_MAX] = {
 	[SIDE_ICRC_OFF] = DROCE_RX_ICRC_OFF,
@@ -535,8 +542,23 @@ memcpy_pass(const struct workload *w)
 	return bench_now() - t;
 }
 
+/* The copy droce's placer makes of these payloads, alone: what is left
+ * for droce's own work is the difference.
+ */
+static double
+stream_copy_pass(const struct workload *w, gpu_copy_lines_t *lines)
+{
+	double t = bench_now();
+
+	for (uint32_t i = 0; i < w->nb_pkts; i++)
+		gpu_copy_streaming(lines, w->copies[i].dst, w->copies[i].src, w->copies[i].len);
+	rte_wmb();
+	return bench_now() - t;
+}
+
 static const char *const side_name[SIDE_MAX] = {
-	[SIDE_BASELINE] = "memcpy", [SIDE_ICRC_OFF] = "ICRC off",
+	[SIDE_BASELINE] = "memcpy", [SIDE_STREAM_COPY] = "streaming copy",
+	[SIDE_ICRC_OFF] = "ICRC off",
 	[SIDE_ICRC_ON] = "ICRC on", [SIDE_ICRC_FUSED] = "ICRC fused",
 };
 
@@ -558,7 +580,8 @@ median_ratio(const double *a, const double *b, unsigned int n)
 }
 
 /* One table row: @p w's passes for the sides in @p sides (the baseline
- * always), SAMPLES_PER_ROUND per round, printed with their ratios.
+ * always, and the placer's streaming copy where it has one),
+ * SAMPLES_PER_ROUND per round, printed with their ratios to the baseline.
  */
 static int
 place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
@@ -566,9 +589,12 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 {
 	static double gbps[SIDE_MAX][BENCH_MAX_SAMPLES];
 	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
+	gpu_copy_lines_t *lines = gpu_copy_lines_select();
 	const char *sep = "";
 
 	sides |= 1u << SIDE_BASELINE;
+	if (lines != NULL)
+		sides |= 1u << SIDE_STREAM_COPY;
 	for (unsigned int n = 0; n < samples; n++)
 		for (int k = 0; k < SIDE_MAX; k++) {
 			int side = (int)((n + (unsigned int)k) % SIDE_MAX);
@@ -577,22 +603,25 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 			if (!(sides & (1u << side)))
 				continue;
 			t = side == SIDE_BASELINE ? memcpy_pass(w)
+				: side == SIDE_STREAM_COPY ? stream_copy_pass(w, lines)
 				: droce_pass(r, w, side_icrc[side], err, errlen);
 			if (t < 0)
 				return -1;
 			gbps[side][n] = (double)w->bytes / t / 1e9;
 		}
-	printf("  %4u-byte payloads (%u packets a pass): memcpy %.2f GB/s; droce ", payload,
+	printf("  %4u-byte payloads (%u packets a pass): memcpy %.2f GB/s", payload,
 	       w->nb_pkts, bench_median(gbps[SIDE_BASELINE], samples));
+	if (lines != NULL)
+		printf(", streaming copy %.2f GB/s (%.2fx)",
+		       bench_median(gbps[SIDE_STREAM_COPY], samples),
+		       median_ratio(gbps[SIDE_STREAM_COPY], gbps[SIDE_BASELINE], samples));
+	printf("; droce ");
 	for (int side = SIDE_ICRC_OFF; side < SIDE_MAX; side++) {
-		double ratio;
-
 		if (!(sides & (1u << side)))
 			continue;
-		/* before the median below sorts the samples */
-		ratio = median_ratio(gbps[side], gbps[SIDE_BASELINE], samples);
 		printf("%s%s %.2f GB/s (%.2fx)", sep, side_name[side],
-		       bench_median(gbps[side], samples), ratio);
+		       bench_median(gbps[side], samples),
+		       median_ratio(gbps[side], gbps[SIDE_BASELINE], samples));
 		sep = ", ";
 	}
 	printf("\n");

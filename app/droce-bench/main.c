@@ -40,12 +40,16 @@ cmp_double(const void *a, const void *b)
 }
 
 double
-bench_median(double *v, unsigned int n)
+bench_median(const double *v, unsigned int n)
 {
+	double sorted[BENCH_MAX_SAMPLES];
+
+	n = RTE_MIN(n, (unsigned int)BENCH_MAX_SAMPLES);
 	if (n == 0)
 		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	memcpy(sorted, v, n * sizeof(*v));
+	qsort(sorted, n, sizeof(*sorted), cmp_double);
+	return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
 double

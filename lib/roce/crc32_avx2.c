@@ -66,24 +66,19 @@ copy32(const uint8_t *src, uint8_t *dst, bool stream)
 	return b;
 }
 
-static inline __m256i
-first_block(const uint8_t *p, uint32_t reg)
-{
-	return _mm256_xor_si256(load(p),
-				_mm256_zextsi128_si256(_mm_cvtsi32_si128((int)reg)));
-}
-
-uint32_t
-crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n)
+/* 128 bytes and more; the first 64 ORed with @p ones0 and @p ones1 (zero
+ * for a plain CRC: constants where this is inlined).
+ */
+static inline __attribute__((always_inline)) uint32_t
+fold(uint32_t reg, const uint8_t *p, size_t n, __m256i ones0, __m256i ones1)
 {
 	const __m256i k1024 = pair256(crc_k.k1056, crc_k.k992);
 	const __m256i k256 = pair256(crc_k.k288, crc_k.k224);
 	__m256i y0, y1, y2, y3;
 
-	if (n < 128)
-		return crc_reg_pclmul(reg, p, n);
-	y0 = first_block(p, reg);
-	y1 = load(p + 32);
+	y0 = _mm256_xor_si256(_mm256_or_si256(load(p), ones0),
+			      _mm256_zextsi128_si256(_mm_cvtsi32_si128((int)reg)));
+	y1 = _mm256_or_si256(load(p + 32), ones1);
 	y2 = load(p + 64);
 	y3 = load(p + 96);
 	for (p += 128, n -= 128; n >= 128; p += 128, n -= 128) {
@@ -96,6 +91,20 @@ crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n)
 	for (; n >= 32; p += 32, n -= 32)
 		y0 = fold256(y0, k256, load(p));
 	return crc_pclmul_finish(lanes_to_128(y0), p, n);
+}
+
+uint32_t
+crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n)
+{
+	if (n < 128)
+		return crc_reg_pclmul(reg, p, n);
+	return fold(reg, p, n, _mm256_setzero_si256(), _mm256_setzero_si256());
+}
+
+uint32_t
+crc_reg_ones_vpclmul256(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
+{
+	return fold(reg, p, n, load(ones), load(ones + 32));
 }
 
 /* @p stream: every 32-byte store a streaming one (@p dst aligned to 32);

@@ -52,16 +52,17 @@ merge4(__m512i z0, __m512i z1, __m512i z2, __m512i z3)
 	return fold512(z2, k512, z3);
 }
 
-uint32_t
-crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n)
+/* 256 bytes and more; the first 64 ORed with @p ones (zero for a plain
+ * CRC: a constant where this is inlined).
+ */
+static inline __attribute__((always_inline)) uint32_t
+fold(uint32_t reg, const uint8_t *p, size_t n, __m512i ones)
 {
 	const __m512i k2048 = pair512(crc_k.k2080, crc_k.k2016);
 	const __m512i k512 = pair512(crc_k.k544, crc_k.k480);
 	__m512i z0, z1, z2, z3;
 
-	if (n < 256)
-		return crc_reg_pclmul(reg, p, n);
-	z0 = _mm512_xor_si512(_mm512_loadu_si512(p),
+	z0 = _mm512_xor_si512(_mm512_or_si512(_mm512_loadu_si512(p), ones),
 			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
 	z1 = _mm512_loadu_si512(p + 64);
 	z2 = _mm512_loadu_si512(p + 128);
@@ -76,6 +77,20 @@ crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n)
 	for (; n >= 64; p += 64, n -= 64)
 		z0 = fold512(z0, k512, _mm512_loadu_si512(p));
 	return crc_pclmul_finish(lanes_to_128(z0), p, n);
+}
+
+uint32_t
+crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n)
+{
+	if (n < 256)
+		return crc_reg_pclmul(reg, p, n);
+	return fold(reg, p, n, _mm512_setzero_si512());
+}
+
+uint32_t
+crc_reg_ones_avx512(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
+{
+	return fold(reg, p, n, _mm512_loadu_si512(ones));
 }
 
 static inline __m512i

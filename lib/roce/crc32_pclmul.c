@@ -141,21 +141,29 @@ merge4(__m128i x0, __m128i x1, __m128i x2, __m128i x3)
 	return _mm_xor_si128(fold128(x2, k128), x3);
 }
 
-uint32_t
-crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+/* More than CRC_SHORT_MAX bytes; the first 64 ORed with @p ones (NULL: a
+ * plain CRC, a constant where this is inlined).
+ */
+static inline __attribute__((always_inline)) uint32_t
+fold(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
 {
 	const __m128i k512 = fold_pair(crc_k.k544, crc_k.k480);
 	const __m128i *v = (const __m128i *)p;
 	__m128i x0, x1, x2, x3;
 
-	if (n < 16)
-		return crc_reg_table(reg, p, n);
-	if (n <= CRC_SHORT_MAX)
-		return crc_reg_short_pclmul(reg, p, n);
-	x0 = _mm_xor_si128(_mm_loadu_si128(v), _mm_cvtsi32_si128((int)reg));
+	x0 = _mm_loadu_si128(v);
 	x1 = _mm_loadu_si128(v + 1);
 	x2 = _mm_loadu_si128(v + 2);
 	x3 = _mm_loadu_si128(v + 3);
+	if (ones != NULL) {
+		const __m128i *o = (const __m128i *)ones;
+
+		x0 = _mm_or_si128(x0, _mm_loadu_si128(o));
+		x1 = _mm_or_si128(x1, _mm_loadu_si128(o + 1));
+		x2 = _mm_or_si128(x2, _mm_loadu_si128(o + 2));
+		x3 = _mm_or_si128(x3, _mm_loadu_si128(o + 3));
+	}
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)reg));
 	for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
 		v = (const __m128i *)p;
 		x0 = _mm_xor_si128(fold128(x0, k512), _mm_loadu_si128(v));
@@ -164,6 +172,22 @@ crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 		x3 = _mm_xor_si128(fold128(x3, k512), _mm_loadu_si128(v + 3));
 	}
 	return crc_pclmul_finish(merge4(x0, x1, x2, x3), p, n);
+}
+
+uint32_t
+crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+{
+	if (n < 16)
+		return crc_reg_table(reg, p, n);
+	if (n <= CRC_SHORT_MAX)
+		return crc_reg_short_pclmul(reg, p, n);
+	return fold(reg, p, n, NULL);
+}
+
+uint32_t
+crc_reg_ones_pclmul(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
+{
+	return fold(reg, p, n, ones);
 }
 
 /* Load a block, store it at the destination, hand it to the fold. */

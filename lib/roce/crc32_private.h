@@ -11,9 +11,11 @@
  * the ICRC can start from its own seed.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_common.h>
 #include <rte_config.h>
 
 #include "droce_roce.h"
@@ -56,6 +58,16 @@ uint32_t crc_reg_pclmul(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n);
+/* The CRC of @p n bytes whose first 64 are taken ORed with @p ones; @p n
+ * more than CRC_SHORT_MAX (pclmul), at least 128 (vpclmul256) or 256
+ * (avx512): crc_reg_ones() picks.
+ */
+uint32_t crc_reg_ones_pclmul(uint32_t reg, const uint8_t *p, size_t n,
+			     const uint8_t *ones);
+uint32_t crc_reg_ones_vpclmul256(uint32_t reg, const uint8_t *p, size_t n,
+				 const uint8_t *ones);
+uint32_t crc_reg_ones_avx512(uint32_t reg, const uint8_t *p, size_t n,
+			     const uint8_t *ones);
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
 				 uint8_t *dst, size_t n, bool stream);
@@ -101,6 +113,45 @@ crc_reg(uint32_t reg, const void *p, size_t n)
 	}
 #endif
 	return crc_reg_table(reg, p, n);
+}
+
+/* The CRC of @p n bytes at @p p with their first 64 ORed with @p ones (the
+ * ICRC's masked fields), in one pass, into @p out: false where the
+ * implementation has no such pass for @p n bytes (the table; fewer bytes
+ * than its folding loop takes), and the caller masks a copy instead.
+ */
+static inline bool
+crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[64],
+	     uint32_t *out)
+{
+#if CRC_HAVE_X86
+	switch (crc_impl_now()) {
+	case DROCE_CRC_AVX512:
+		if (n < 256)
+			return false;
+		*out = crc_reg_ones_avx512(reg, p, n, ones);
+		return true;
+	case DROCE_CRC_VPCLMUL256:
+		if (n < 128)
+			return false;
+		*out = crc_reg_ones_vpclmul256(reg, p, n, ones);
+		return true;
+	case DROCE_CRC_PCLMUL:
+		if (n <= CRC_SHORT_MAX)
+			return false;
+		*out = crc_reg_ones_pclmul(reg, p, n, ones);
+		return true;
+	default:
+		break;
+	}
+#else
+	RTE_SET_USED(reg);
+	RTE_SET_USED(p);
+	RTE_SET_USED(n);
+	RTE_SET_USED(ones);
+	RTE_SET_USED(out);
+#endif
+	return false;
 }
 
 /* @p stream: streaming stores where the implementation has them and @p dst

@@ -70,13 +70,27 @@ head_len(uint32_t masked, uint32_t len)
 	return len <= HEAD_MAX ? len : RTE_ALIGN_CEIL(masked, 16);
 }
 
+/* The masked bytes of IPv4 with no options, UDP and BTH as ones in the
+ * packet's first 64 bytes: TOS, TTL, header checksum, UDP checksum, BTH
+ * byte 4. ORed into the packet's bytes as the CRC loads them, the headers
+ * need no copy and the CRC one pass (of two, each with its own reduction:
+ * 50 cycles less on a 1464-byte packet).
+ */
+static const uint8_t ipv4_ones[64] __rte_aligned(64) = {
+	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,
+	[20 + 6] = 0xff, [20 + 7] = 0xff, [20 + 8 + 4] = 0xff,
+};
+
 static uint32_t
 icrc_reg(const uint8_t *l3, uint32_t len)
 {
 	uint8_t head[HEAD_MAX];
-	uint32_t n = masked_headers(l3, len, head);
-	uint32_t h = head_len(n, len);
+	uint32_t n, h, reg;
 
+	if (l3[0] == 0x45 && crc_reg_ones(ICRC_SEED, l3, len, ipv4_ones, &reg))
+		return reg;
+	n = masked_headers(l3, len, head);
+	h = head_len(n, len);
 	memcpy(head + n, l3 + n, h - n);
 	return crc_reg(crc_reg(ICRC_SEED, head, h), l3 + h, len - h);
 }

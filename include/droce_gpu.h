@@ -121,6 +121,14 @@ struct droce_placer_conf {
 	 *  check comes first and a failing packet writes nothing.
 	 */
 	bool fused_icrc;
+	/** Copy mode: a placed entry's mbuf goes back to the caller, who
+	 *  frees it (in bulk, say, at the end of its burst: one
+	 *  rte_pktmbuf_free_bulk() costs a fraction of one rte_pktmbuf_free()
+	 *  a packet). droce_place() and droce_place_icrc() then return 1 for
+	 *  it. Refused entries are freed as always; gather keeps its mbufs
+	 *  until their batch is done, and returns 0.
+	 */
+	bool caller_frees;
 };
 
 /** Counters of a placer; one writer, the worker. */
@@ -155,11 +163,13 @@ enum droce_place_mode droce_placer_mode(const struct droce_placer *pl);
 
 /**
  * Place @p len bytes of @p m, from @p src_off, at @p dst_off of the buffer.
- * Takes @p m in every case: copy frees it at once, gather once the batch is
- * DONE, and an error frees it too. Zero-length entries are allowed.
+ * Takes @p m in every case (but one): copy frees it at once, gather once the
+ * batch is DONE, and an error frees it too; a copy placer made with
+ * caller_frees hands it back. Zero-length entries are allowed.
  *
  * @return
- *   0; -ERANGE when the destination leaves the buffer or the source the
+ *   0; 1 when placed and @p m is the caller's again (caller_frees);
+ *   -ERANGE when the destination leaves the buffer or the source the
  *   mbuf (nothing written); -ENOBUFS when every gather item is still busy;
  *   -EIO when the device failed. Each is counted.
  */

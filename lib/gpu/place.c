@@ -43,6 +43,7 @@ struct droce_placer {
 	size_t size;
 	bool fused_icrc;              /* copy: ICRC in the copy's pass */
 	bool cached;                  /* copy: the mapping is host memory */
+	bool caller_frees;            /* copy: placed mbufs go back */
 	gpu_copy_lines_t *stream_lines; /* copy: streaming stores; NULL: none */
 	struct droce_placer_stats stats;
 	uint64_t batches;             /* batches submitted */
@@ -164,6 +165,7 @@ droce_placer_create(const struct droce_placer_conf *conf, char *err,
 	pl->cpu = conf->buf->cpu;
 	pl->mode = conf->mode;
 	pl->fused_icrc = conf->fused_icrc;
+	pl->caller_frees = conf->caller_frees;
 	/* Where the CPU's mapping is the memory itself, it is the host's,
 	 * cacheable; a mapping of a device's memory (a BAR) is not, and a
 	 * prefetch there would read across the bus for nothing.
@@ -356,6 +358,16 @@ prefetch_next(const struct droce_placer *pl, uint64_t next, uint32_t len)
 		rte_prefetch1(pl->cpu + o);
 }
 
+/* A copy is done with its mbuf. */
+static inline int
+copied(const struct droce_placer *pl, struct rte_mbuf *m)
+{
+	if (pl->caller_frees)
+		return 1;
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
 int
 droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
 	    uint64_t dst_off, uint32_t len)
@@ -377,8 +389,7 @@ droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
 		rte_memcpy(pl->cpu + dst_off, src, len);
 		prefetch_next(pl, dst_off + len, len);
 	}
-	rte_pktmbuf_free(m);
-	return 0;
+	return copied(pl, m);
 }
 
 int
@@ -422,8 +433,7 @@ droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 	}
 	pl->stats.entries++;
 	pl->stats.bytes += len;
-	rte_pktmbuf_free(m);
-	return 0;
+	return copied(pl, m);
 }
 
 uint64_t

@@ -214,9 +214,11 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 		      char *err, size_t errlen)
 {
 	struct droce_rx *rx = st->rx;
+	/* The worker frees placed mbufs a burst at a time (packet.c). */
 	struct droce_placer_conf pc = { .buf = p->buf, .mode = p->placement,
 					.engine_thread = true,
-					.fused_icrc = p->icrc == DROCE_RX_ICRC_FUSED };
+					.fused_icrc = p->icrc == DROCE_RX_ICRC_FUSED,
+					.caller_frees = true };
 	struct in_addr peer;
 	uint16_t port = 0;
 	int ret;

@@ -439,6 +439,57 @@ roce_frame(uint32_t payload_len, unsigned int *seed, uint8_t *payload)
 	return m;
 }
 
+/* caller_frees: a copy hands each placed mbuf back (1), with the ICRC
+ * checked first or in the copy too; refusals are freed; gather keeps its
+ * mbufs (0).
+ */
+static void
+test_caller_frees(void **state)
+{
+	const uint32_t l3 = 14, payload_off = 70;
+
+	(void)state;
+	for (int variant = 0; variant < 3; variant++) {
+		struct droce_placer_conf conf = {
+			.mode = variant < 2 ? DROCE_PLACE_COPY : DROCE_PLACE_GATHER,
+			.fused_icrc = variant == 1, .caller_frees = true,
+		};
+		unsigned int avail = rte_mempool_avail_count(pool), seed = 21;
+		int placed = variant < 2 ? 1 : 0;
+		struct droce_placer *pl;
+		struct rte_mbuf *m[3];
+		uint8_t payload[1408];
+		struct guarded g;
+		char err[256];
+		uint64_t t;
+
+		guarded_alloc(&g);
+		conf.buf = &g.buf;
+		pl = droce_placer_create(&conf, err, sizeof(err));
+		assert_non_null(pl);
+		m[0] = random_mbuf(&seed, 300);
+		memcpy(g.model + 4096, rte_pktmbuf_mtod(m[0], uint8_t *), 300);
+		assert_int_equal(droce_place(pl, m[0], 0, 4096, 300), placed);
+		m[1] = roce_frame(1408, &seed, payload);
+		memcpy(g.model, payload, 1408);
+		assert_int_equal(droce_place_icrc(pl, m[1], l3, payload_off, 0, 1408), placed);
+		m[2] = random_mbuf(&seed, 100);
+		assert_int_equal(droce_place(pl, m[2], 0, BUF_SIZE, 100), -ERANGE);
+		if (placed == 1) {
+			/* The two placed ones are out of the pool until freed here. */
+			assert_int_equal(rte_mempool_avail_count(pool), avail - 2);
+			rte_pktmbuf_free_bulk(m, 2);
+		}
+		t = droce_placer_submit(pl);
+		droce_placer_engine_poll(pl);
+		assert_int_equal(droce_placer_completed(pl), t);
+		guarded_check(&g);
+		droce_placer_destroy(pl);
+		assert_int_equal(rte_mempool_avail_count(pool), avail);
+		guarded_free(&g);
+	}
+}
+
 static void
 test_place_with_icrc(void **state)
 {
@@ -572,6 +623,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_gather_random),
 		cmocka_unit_test(test_gather_thread),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_caller_frees),
 		cmocka_unit_test(test_no_free_item),
 		cmocka_unit_test(test_device_fails),
 		cmocka_unit_test(test_unmappable),

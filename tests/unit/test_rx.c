@@ -58,6 +58,7 @@
 
 static struct droce_stack *stack;
 static struct droce_rx *rx;
+#define TEST_POOL_MBUFS 8192
 static struct rte_mempool *test_pool;
 static struct rte_ring *rx_ring[NB_PORTS];
 static struct rte_ring *tx_ring[NB_PORTS][TX_RINGS];
@@ -181,9 +182,27 @@ close_stream(struct fixture *f)
 }
 
 static void
+poll_all(void)
+{
+	for (int i = 0; i < 64; i++)
+		if (droce_worker_poll(stack, 0) == 0 && rte_ring_empty(rx_ring[0]) &&
+		    rte_ring_empty(rx_ring[1]))
+			break;
+	droce_control_poll(stack);
+}
+
+static void
 fixture_fini(struct fixture *f)
 {
 	close_stream(f);
+	/* Every packet sent went back to the pool: placed (a burst's at its
+	 * end), refused, or sent on to the control lcore and freed there.
+	 */
+	poll_all();
+	if (rte_mempool_avail_count(test_pool) != TEST_POOL_MBUFS)
+		fail_msg("%u of %u test mbufs not back in their pool",
+			 TEST_POOL_MBUFS - rte_mempool_avail_count(test_pool),
+			 TEST_POOL_MBUFS);
 	guarded_check(&f->g);
 	droce_rx_stream_free(f->st);
 	guarded_free(&f->g);
@@ -195,16 +214,6 @@ fixture_fini(struct fixture *f)
 /* What a test may do to packet @i of a frame before it is built. */
 typedef bool (*packet_fault_t)(struct droce_frame_spec *spec, unsigned int i,
 			       void *arg);
-
-static void
-poll_all(void)
-{
-	for (int i = 0; i < 64; i++)
-		if (droce_worker_poll(stack, 0) == 0 && rte_ring_empty(rx_ring[0]) &&
-		    rte_ring_empty(rx_ring[1]))
-			break;
-	droce_control_poll(stack);
-}
 
 static struct rte_mbuf *
 build(const struct droce_frame_spec *spec)
@@ -369,7 +378,7 @@ setup(void **state)
 	(void)state;
 	for (uint16_t p = 0; p < NB_PORTS; p++)
 		make_ring_port(p);
-	test_pool = rte_pktmbuf_pool_create("test_pool", 8192, 0, 0,
+	test_pool = rte_pktmbuf_pool_create("test_pool", TEST_POOL_MBUFS, 0, 0,
 					    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	assert_non_null(test_pool);
 	dev = droce_gpu_host_create("droce_host0", NULL);

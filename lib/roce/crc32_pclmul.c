@@ -99,23 +99,34 @@ crc_pclmul_finish(__m128i x, const uint8_t *p, size_t n)
  * is taken as if zero bytes came before it, up to a multiple of 16: with
  * the register folded into its first bytes, leading zeros change nothing.
  */
-uint32_t
-crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+static inline __m128i
+load_ones(const uint8_t *p, const uint8_t *ones, size_t off)
+{
+	__m128i b = _mm_loadu_si128((const __m128i *)(p + off));
+
+	return ones == NULL ? b
+		: _mm_or_si128(b, _mm_loadu_si128((const __m128i *)(ones + off)));
+}
+
+/* @p ones: NULL, or CRC_SHORT_MAX bytes ORed into the message's (a
+ * constant where this is inlined).
+ */
+static inline __attribute__((always_inline)) uint32_t
+short_fold(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
 {
 	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
 	__m128i regv = _mm_cvtsi32_si128((int)reg);
 	/* The first lane: zeros, then the first 16 - zeros bytes. */
 	__m128i up = _mm_loadu_si128((const __m128i *)(shift_table + 16 - zeros));
-	__m128i first = _mm_shuffle_epi8(_mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
-						       regv), up);
+	__m128i first = _mm_shuffle_epi8(_mm_xor_si128(load_ones(p, ones, 0), regv), up);
 	__m128i x;
 
 	if (lanes == 1)
 		return reduce128(first);
 	x = _mm_xor_si128(fold128(first, _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 1])),
-			  _mm_loadu_si128((const __m128i *)(p + n - 16)));
+			  load_ones(p, ones, n - 16));
 	for (size_t j = 1; j < lanes - 1; j++)
-		x = _mm_xor_si128(x, fold128(_mm_loadu_si128((const __m128i *)(p + 16 * j - zeros)),
+		x = _mm_xor_si128(x, fold128(load_ones(p, ones, 16 * j - zeros),
 					     _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 1 - j])));
 	if (zeros > 12) {
 		/* The first lane holds less than the register: the rest of
@@ -128,6 +139,18 @@ crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n)
 			: fold128(spill, _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 2])));
 	}
 	return reduce128(x);
+}
+
+uint32_t
+crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n)
+{
+	return short_fold(reg, p, n, NULL);
+}
+
+uint32_t
+crc_reg_ones_short_pclmul(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
+{
+	return short_fold(reg, p, n, ones);
 }
 
 /* The four lanes of 64 bytes folded into one. */

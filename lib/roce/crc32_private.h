@@ -59,9 +59,11 @@ uint32_t crc_reg_short_pclmul(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_pclmul(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n);
 /* The CRC of @p n bytes whose first 64 are taken ORed with @p ones; @p n
- * more than CRC_SHORT_MAX (pclmul), at least 128 (vpclmul256) or 256
- * (avx512): crc_reg_ones() picks.
+ * 16..CRC_SHORT_MAX (short), more (pclmul), at least 128 (vpclmul256) or
+ * 256 (avx512): crc_reg_ones() picks.
  */
+uint32_t crc_reg_ones_short_pclmul(uint32_t reg, const uint8_t *p, size_t n,
+				   const uint8_t *ones);
 uint32_t crc_reg_ones_pclmul(uint32_t reg, const uint8_t *p, size_t n,
 			     const uint8_t *ones);
 uint32_t crc_reg_ones_vpclmul256(uint32_t reg, const uint8_t *p, size_t n,
@@ -116,42 +118,38 @@ crc_reg(uint32_t reg, const void *p, size_t n)
 }
 
 /* The CRC of @p n bytes at @p p with their first 64 ORed with @p ones (the
- * ICRC's masked fields), in one pass, into @p out: false where the
- * implementation has no such pass for @p n bytes (the table; fewer bytes
- * than its folding loop takes), and the caller masks a copy instead.
+ * ICRC's masked fields), in one pass, into @p out. @p ones holds
+ * CRC_SHORT_MAX bytes, zero past the first 64 (the short path reads a
+ * lane's share of it wherever the lane lies). False where the
+ * implementation has no such pass (the table, fewer than 16 bytes), and
+ * the caller masks a copy instead.
  */
 static inline bool
-crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[64],
+crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[CRC_SHORT_MAX],
 	     uint32_t *out)
 {
 #if CRC_HAVE_X86
-	switch (crc_impl_now()) {
-	case DROCE_CRC_AVX512:
-		if (n < 256)
-			return false;
+	enum droce_crc_impl impl = crc_impl_now();
+
+	if (impl == DROCE_CRC_TABLE || n < 16)
+		return false;
+	if (n <= CRC_SHORT_MAX && (impl != DROCE_CRC_VPCLMUL256 || n < 128))
+		*out = crc_reg_ones_short_pclmul(reg, p, n, ones);
+	else if (impl == DROCE_CRC_AVX512)
 		*out = crc_reg_ones_avx512(reg, p, n, ones);
-		return true;
-	case DROCE_CRC_VPCLMUL256:
-		if (n < 128)
-			return false;
+	else if (impl == DROCE_CRC_VPCLMUL256)
 		*out = crc_reg_ones_vpclmul256(reg, p, n, ones);
-		return true;
-	case DROCE_CRC_PCLMUL:
-		if (n <= CRC_SHORT_MAX)
-			return false;
+	else
 		*out = crc_reg_ones_pclmul(reg, p, n, ones);
-		return true;
-	default:
-		break;
-	}
+	return true;
 #else
 	RTE_SET_USED(reg);
 	RTE_SET_USED(p);
 	RTE_SET_USED(n);
 	RTE_SET_USED(ones);
 	RTE_SET_USED(out);
-#endif
 	return false;
+#endif
 }
 
 /* @p stream: streaming stores where the implementation has them and @p dst

@@ -125,6 +125,7 @@ struct droce_rx_conf {
 	uint32_t queue_size;    /**< Frames held for the application. */
 	uint8_t placement;      /**< Index in "auto", "copy", "gather". */
 	uint8_t icrc;           /**< Index in "on", "fused", "off". */
+	uint8_t copy_stores;    /**< Index in "streaming", "cached". */
 	uint8_t immediate;      /**< Index in "hsb", "hsb-lite", "opaque". */
 	uint16_t count;         /**< Streams, QPs qp .. qp + count - 1. */
 	uint32_t remote_qp;     /**< RC requester QP, for ACKs. */

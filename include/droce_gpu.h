@@ -104,6 +104,21 @@ const char *droce_place_mode_name(enum droce_place_mode mode);
 /** Parse "copy", "gather" or "auto"; -EINVAL otherwise. */
 int droce_place_mode_parse(const char *s, enum droce_place_mode *mode);
 
+/** How copy placement writes payloads of 256 bytes and more. */
+enum droce_copy_stores {
+	/** Non-temporal stores: no line is read first or kept in the cache;
+	 *  for memory the CPU does not read soon (a GPU's, a frame taken
+	 *  later), and packets that come from memory (no DDIO). The writes
+	 *  are fenced before a frame is announced.
+	 */
+	DROCE_COPY_STREAMING = 0,
+	/** Ordinary stores, each stream's next destination prefetched into
+	 *  L2: faster while the packets are still in the cache (a NIC that
+	 *  writes into L3) and few streams write at once.
+	 */
+	DROCE_COPY_CACHED,
+};
+
 /** How a placer is made. */
 struct droce_placer_conf {
 	const struct droce_gpu_buf *buf; /**< destination */
@@ -129,6 +144,8 @@ struct droce_placer_conf {
 	 *  keeps its mbufs until their batch is done, and returns 0.
 	 */
 	bool caller_frees;
+	/** Copy mode: the stores of payloads of 256 bytes and more. */
+	enum droce_copy_stores stores;
 };
 
 /** Counters of a placer; one writer, the worker. */

@@ -78,6 +78,7 @@ struct droce_rx_params {
 	enum droce_hsb_imm imm; /**< immediate format */
 	enum droce_place_mode placement; /**< copy, gather or auto */
 	enum droce_rx_icrc icrc;/**< ICRC check (default on) */
+	enum droce_copy_stores copy_stores; /**< copy placement: streaming (default) or cached */
 	uint32_t remote_qp;     /**< RC: the requester's QP, for ACKs */
 };
 

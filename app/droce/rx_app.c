@@ -138,6 +138,7 @@ stream_prepare(struct app_rx *a, struct app_stream *as,
 		.imm = (enum droce_hsb_imm)rc->immediate,
 		.placement = (enum droce_place_mode)rc->placement,
 		.icrc = (enum droce_rx_icrc)rc->icrc, .remote_qp = rc->remote_qp,
+		.copy_stores = (enum droce_copy_stores)rc->copy_stores,
 	};
 	as->st = droce_rx_stream_new(a->rx);
 	if (as->st == NULL) {

@@ -71,9 +71,12 @@ struct key_desc {
 #define WORKERS_KEY(name, def, help) \
 	{ name, KIND_WORKERS, FAMILY_GLOBAL, 0, 0, 0, 0, def, help, NULL }
 
-/* The orders match enum droce_place_mode, droce_rx_icrc, droce_hsb_imm. */
+/* The orders match enum droce_place_mode, droce_rx_icrc, droce_copy_stores,
+ * droce_hsb_imm.
+ */
 static const char *const placement_choices[] = { "auto", "copy", "gather", NULL };
 static const char *const icrc_choices[] = { "on", "fused", "off", NULL };
+static const char *const copy_stores_choices[] = { "streaming", "cached", NULL };
 static const char *const immediate_choices[] = { "hsb", "hsb-lite", "opaque", NULL };
 
 static const struct key_desc conf_keys[] = {
@@ -130,6 +133,8 @@ static const struct key_desc conf_keys[] = {
 		"copy (CPU writes through a mapping), gather (GPU engine), auto"),
 	RX_CHOICE_KEY("icrc", icrc, icrc_choices, "on",
 		"on: checked before a byte is written; fused: in the copy's pass; off: trust the link"),
+	RX_CHOICE_KEY("copy.stores", copy_stores, copy_stores_choices, "streaming",
+		"copy placement of payloads >= 256 bytes: streaming (non-temporal) or cached"),
 	RX_CHOICE_KEY("immediate", immediate, immediate_choices, "hsb",
 		"immediate format: hsb (12-bit page, 20-bit PSN), hsb-lite (8/24), opaque"),
 	RX_KEY("count", KIND_UINT, count, 1, 4096, "1",

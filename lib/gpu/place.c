@@ -173,7 +173,7 @@ droce_placer_create(const struct droce_placer_conf *conf, char *err,
 	pl->cached = conf->buf->cpu != NULL && conf->buf->cpu == conf->buf->gpu;
 	if (pl->mode == DROCE_PLACE_AUTO)
 		pl->mode = pl->cpu != NULL ? DROCE_PLACE_COPY : DROCE_PLACE_GATHER;
-	if (pl->mode == DROCE_PLACE_COPY)
+	if (pl->mode == DROCE_PLACE_COPY && conf->stores == DROCE_COPY_STREAMING)
 		pl->stream_lines = gpu_copy_lines_select();
 	if (pl->mode == DROCE_PLACE_COPY && pl->cpu == NULL) {
 		snprintf(err, errlen,

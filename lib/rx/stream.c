@@ -150,6 +150,10 @@ check_layout(const struct droce_rx_params *p, char *err, size_t errlen)
 	if ((unsigned int)p->icrc > DROCE_RX_ICRC_OFF)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: ICRC mode %d; allowed: on, fused, off", (int)p->icrc);
+	if ((unsigned int)p->copy_stores > DROCE_COPY_CACHED)
+		return param_error(err, errlen, -EINVAL,
+				   "rx: copy stores %d; allowed: streaming, cached",
+				   (int)p->copy_stores);
 	if ((unsigned int)p->imm > DROCE_HSB_IMM_OPAQUE)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: immediate format %d; allowed: hsb, hsb-lite, opaque",
@@ -218,7 +222,7 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 	struct droce_placer_conf pc = { .buf = p->buf, .mode = p->placement,
 					.engine_thread = true,
 					.fused_icrc = p->icrc == DROCE_RX_ICRC_FUSED,
-					.caller_frees = true };
+					.caller_frees = true, .stores = p->copy_stores };
 	struct in_addr peer;
 	uint16_t port = 0;
 	int ret;
@@ -287,9 +291,11 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 	} else {
 		atomic_store(&st->started, true);
 		st->ever_started = true;
-		RX_LOG(INFO, "stream QP %#x rkey %#x on port %u from %s: %u pages of %zu bytes, %s placement%s",
+		RX_LOG(INFO, "stream QP %#x rkey %#x on port %u from %s: %u pages of %zu bytes, %s placement%s%s",
 		       st->qpn, st->rkey, port, p->peer_ip, st->pages, st->page_size,
 		       droce_place_mode_name(droce_placer_mode(st->placer)),
+		       droce_placer_mode(st->placer) == DROCE_PLACE_COPY &&
+		       p->copy_stores == DROCE_COPY_CACHED ? " (cached stores)" : "",
 		       p->icrc == DROCE_RX_ICRC_ON ? "" : p->icrc == DROCE_RX_ICRC_FUSED
 		       ? ", ICRC checked during the copy" : ", ICRC not checked");
 	}

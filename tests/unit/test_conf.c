@@ -341,6 +341,7 @@ test_rx_sections(void **state)
 			      "[rx.1]\nport = 1\npeer = 198.18.1.2\nframe.size = 0x1000\n"
 			      "qp = 0x4200\nrkey = 0xDEADbeef\npages = 16\nqueue.size = 8\n"
 			      "placement = gather\nicrc = fused\nimmediate = hsb-lite\n"
+			      "copy.stores = cached\n"
 			      "count = 3\nremote.qp = 17\ngpu = host\n"
 			      "metadata.offset = 4096\npage.size = 8192\n", NULL, 0), 0);
 	assert_int_equal(conf.nb_rx, 2);
@@ -354,6 +355,7 @@ test_rx_sections(void **state)
 	assert_int_equal(r->count, 1);
 	assert_int_equal(r->placement, 0);
 	assert_int_equal(r->icrc, 0);
+	assert_int_equal(r->copy_stores, 0);
 	assert_int_equal(r->immediate, 0);
 	assert_string_equal(r->gpu, "");
 	r = &conf.rx[1];
@@ -365,6 +367,7 @@ test_rx_sections(void **state)
 	assert_int_equal(r->queue_size, 8);
 	assert_int_equal(r->placement, 2);
 	assert_int_equal(r->icrc, 1);
+	assert_int_equal(r->copy_stores, 1);
 	assert_int_equal(r->immediate, 1);
 	assert_int_equal(r->count, 3);
 	assert_int_equal(r->remote_qp, 17);
@@ -381,6 +384,8 @@ test_rx_sections(void **state)
 		     ":7: rx.0.port = 1: no such port; allowed: 0..0");
 	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nicrc = maybe\n",
 		     "rx.0.icrc = \"maybe\": not a known value; allowed: on, fused, off");
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\ncopy.stores = nt\n",
+		     "rx.0.copy.stores = \"nt\": not a known value; allowed: streaming, cached");
 	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nqp = 0xfffffe\ncount = 3\n",
 		     "rx.0.qp = 0xfffffe with rx.0.count = 3: allowed: QPs 2..0xffffff");
 	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\nqp = 1\n",

@@ -197,11 +197,11 @@ random_mbuf(unsigned int *seed, uint32_t len)
  * the buffer against the model and that every mbuf came back.
  */
 static void
-random_entries(enum droce_place_mode mode, bool thread)
+random_entries(enum droce_place_mode mode, bool thread, enum droce_copy_stores stores)
 {
 	struct droce_placer_conf conf = {
 		.mode = mode, .nb_items = 8, .item_entries = 16,
-		.engine_thread = thread,
+		.engine_thread = thread, .stores = stores,
 	};
 	unsigned int avail = rte_mempool_avail_count(pool), seed = mode * 7 + thread;
 	struct droce_placer_stats st;
@@ -258,9 +258,27 @@ random_entries(enum droce_place_mode mode, bool thread)
 	guarded_free(&g);
 }
 
-static void test_copy_random(void **state) { (void)state; random_entries(DROCE_PLACE_COPY, false); }
-static void test_gather_random(void **state) { (void)state; random_entries(DROCE_PLACE_GATHER, false); }
-static void test_gather_thread(void **state) { (void)state; random_entries(DROCE_PLACE_GATHER, true); }
+static void
+test_copy_random(void **state)
+{
+	(void)state;
+	random_entries(DROCE_PLACE_COPY, false, DROCE_COPY_STREAMING);
+	random_entries(DROCE_PLACE_COPY, false, DROCE_COPY_CACHED);
+}
+
+static void
+test_gather_random(void **state)
+{
+	(void)state;
+	random_entries(DROCE_PLACE_GATHER, false, DROCE_COPY_STREAMING);
+}
+
+static void
+test_gather_thread(void **state)
+{
+	(void)state;
+	random_entries(DROCE_PLACE_GATHER, true, DROCE_COPY_STREAMING);
+}
 
 static void
 test_out_of_range(void **state)

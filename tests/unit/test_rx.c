@@ -485,6 +485,8 @@ test_start_errors(void **state)
 	expect_start_error(&f, &p, -ENODEV, "device \"net_ring_nope\": not a port of this stack");
 	p = f.params; p.icrc = (enum droce_rx_icrc)7;
 	expect_start_error(&f, &p, -EINVAL, "ICRC mode 7; allowed: on, fused, off");
+	p = f.params; p.copy_stores = (enum droce_copy_stores)5;
+	expect_start_error(&f, &p, -EINVAL, "copy stores 5; allowed: streaming, cached");
 	p = f.params; p.imm = (enum droce_hsb_imm)9;
 	expect_start_error(&f, &p, -EINVAL, "immediate format 9");
 	p = f.params; p.buf = NULL;
@@ -1749,7 +1751,9 @@ corrupt_payload(struct droce_frame_spec *spec, unsigned int i, void *arg)
 static void
 test_icrc_modes(void **state)
 {
-	for (int mode = DROCE_RX_ICRC_ON; mode <= DROCE_RX_ICRC_OFF; mode++) {
+	/* each ICRC mode with streaming and with cached stores */
+	for (int variant = 0; variant < 2 * (DROCE_RX_ICRC_OFF + 1); variant++) {
+		int mode = variant / 2;
 		struct droce_rx_frame_info info;
 		struct fixture f;
 		uint32_t page;
@@ -1757,6 +1761,7 @@ test_icrc_modes(void **state)
 		(void)state;
 		fixture_init(&f, 0, FRAME, PAGES, 8);
 		f.params.icrc = (enum droce_rx_icrc)mode;
+		f.params.copy_stores = variant % 2 ? DROCE_COPY_CACHED : DROCE_COPY_STREAMING;
 		start(&f);
 		monitor_start(&f);
 		/* A good frame first: the stream knows which PSN comes next. */

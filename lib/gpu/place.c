@@ -368,17 +368,13 @@ copied(const struct droce_placer *pl, struct rte_mbuf *m)
 	return 0;
 }
 
-int
-droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
-	    uint64_t dst_off, uint32_t len)
+/* An entry that passed the placer's checks: its bytes go (or are queued). */
+static inline int
+place_checked(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
+	      uint64_t dst_off, uint32_t len)
 {
-	const uint8_t *src;
+	const uint8_t *src = rte_pktmbuf_mtod_offset(m, const uint8_t *, src_off);
 
-	if (unlikely(pl->failed))
-		return refuse(m, &pl->stats.device_failed, -EIO);
-	if (unlikely(!in_range(pl, m, src_off, dst_off, len)))
-		return refuse(m, &pl->stats.out_of_range, -ERANGE);
-	src = rte_pktmbuf_mtod_offset(m, const uint8_t *, src_off);
 	pl->stats.entries++;
 	pl->stats.bytes += len;
 	if (pl->mode == DROCE_PLACE_GATHER)
@@ -393,11 +389,23 @@ droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
 }
 
 int
+droce_place(struct droce_placer *pl, struct rte_mbuf *m, uint32_t src_off,
+	    uint64_t dst_off, uint32_t len)
+{
+	if (unlikely(pl->failed))
+		return refuse(m, &pl->stats.device_failed, -EIO);
+	if (unlikely(!in_range(pl, m, src_off, dst_off, len)))
+		return refuse(m, &pl->stats.out_of_range, -ERANGE);
+	return place_checked(pl, m, src_off, dst_off, len);
+}
+
+int
 droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 		 uint32_t payload_off, uint64_t dst_off, uint32_t len)
 {
 	const uint8_t *l3;
 	uint32_t l3_len;
+	bool stream, ok;
 
 	if (unlikely(pl->failed))
 		return refuse(m, &pl->stats.device_failed, -EIO);
@@ -407,30 +415,29 @@ droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 		return refuse(m, &pl->stats.out_of_range, -ERANGE);
 	l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
 	l3_len = rte_pktmbuf_data_len(m) - l3_off;
+	stream = streams(pl, len);
 	if (!pl->fused_icrc || pl->mode == DROCE_PLACE_GATHER) {
 		/* The verdict first: a corrupt packet writes nothing. The
 		 * destination lines are asked for now (a prefetch writes
 		 * nothing), so that their fetch overlaps the check's reads;
 		 * streaming stores fetch none.
 		 */
-		if (pl->mode == DROCE_PLACE_COPY && !streams(pl, len))
+		if (pl->mode == DROCE_PLACE_COPY && !stream)
 			for (uint32_t o = 0; o < len; o += RTE_CACHE_LINE_SIZE)
 				rte_prefetch0_write(pl->cpu + dst_off + o);
 		if (!droce_icrc_ok(l3, l3_len))
 			return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
-		return droce_place(pl, m, payload_off, dst_off, len);
+		return place_checked(pl, m, payload_off, dst_off, len);
 	}
 	/* One pass: the copy and the check. */
-	if (streams(pl, len)) {
-		if (!droce_icrc_copy_stream_ok(l3, l3_len, payload_off - l3_off, len,
-					       pl->cpu + dst_off))
-			return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
-	} else {
-		if (!droce_icrc_copy_ok(l3, l3_len, payload_off - l3_off, len,
-					pl->cpu + dst_off))
-			return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
+	ok = stream ? droce_icrc_copy_stream_ok(l3, l3_len, payload_off - l3_off, len,
+						pl->cpu + dst_off)
+		    : droce_icrc_copy_ok(l3, l3_len, payload_off - l3_off, len,
+					 pl->cpu + dst_off);
+	if (!ok)
+		return refuse(m, &pl->stats.icrc_failed, -EBADMSG);
+	if (!stream)
 		prefetch_next(pl, dst_off + len, len);
-	}
 	pl->stats.entries++;
 	pl->stats.bytes += len;
 	return copied(pl, m);

@@ -4,6 +4,8 @@
 # net_af_packet (no interrupts) rte_power_pmd_mgmt paces them. Both answer
 # the kernel's ping; with interrupts an idle droce uses almost no cpu.
 . "$(dirname "$0")/lib.sh"
+# droce starts through lib.sh's start_droce_on, which gives the EAL --no-pci
+# --no-huge and a --file-prefix of its own.
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 

@@ -4,6 +4,8 @@
 # kernel fans flows out over them). Datagrams of 30 flows are all echoed,
 # and both workers took part.
 . "$(dirname "$0")/lib.sh"
+# droce starts through lib.sh's start_droce_on, which gives the EAL --no-pci
+# --no-huge and a --file-prefix of its own.
 
 make_link
 start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=3" \

@@ -4,6 +4,8 @@
 # droce's echo service. droce probes the af_packet device itself from
 # port.0.device devargs (no --vdev).
 . "$(dirname "$0")/lib.sh"
+# droce starts through lib.sh's start_droce_on, which gives the EAL --no-pci
+# --no-huge and a --file-prefix of its own.
 
 make_link
 start_droce_on "" "port.0.device=net_af_packet0,iface=$IF_D,qpairs=2" \

@@ -425,6 +425,41 @@ print_summary(const struct opts *o, const struct sensor_expect *e,
 				sensor_fault_name(k), e->refused[k]);
 }
 
+/*
+ * --stats-json, written whole: into FILE.tmp, then renamed, so that a
+ * script waiting for FILE never reads half of it. Scripts wait for it
+ * rather than for the sensor's exit: closing an af_packet port frees its
+ * rings in the kernel, which can wait on kernel work that a receiver
+ * busy-polling on every cpu holds off (seen on a 2-cpu VM: 120 s and more).
+ */
+static int
+write_report(const struct opts *o, const struct sensor_expect *e,
+	     const struct sensor_port *p, double secs, uint64_t frames_complete)
+{
+	char tmp[4096];
+	FILE *f;
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp", o->stats_json);
+
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		fprintf(stderr, "droce-sensor: --stats-json %s: path too long (at most %zu bytes)\n",
+			o->stats_json, sizeof(tmp) - 5);
+		return -1;
+	}
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		fprintf(stderr, "droce-sensor: --stats-json %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	print_summary(o, e, p, secs, frames_complete, f, true);
+	if (fclose(f) != 0 || rename(tmp, o->stats_json) != 0) {
+		fprintf(stderr, "droce-sensor: --stats-json %s: %s\n", o->stats_json,
+			strerror(errno));
+		remove(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 run(const struct opts *o)
 {
@@ -543,19 +578,14 @@ run(const struct opts *o)
 
 		print_summary(o, &expect, &port, secs > 0 ? secs : 1e-9, frames_complete,
 			      stdout, false);
+		/* The report is out before the port's teardown, which waits on
+		 * the kernel (see write_report()).
+		 */
+		fflush(stdout);
 		ret = 0;
-		if (o->stats_json != NULL) {
-			FILE *f = fopen(o->stats_json, "w");
-
-			if (f == NULL) {
-				fprintf(stderr, "droce-sensor: --stats-json %s: %s\n",
-					o->stats_json, strerror(errno));
-				ret = 1;
-			} else {
-				print_summary(o, &expect, &port, secs, frames_complete, f, true);
-				fclose(f);
-			}
-		}
+		if (o->stats_json != NULL &&
+		    write_report(o, &expect, &port, secs, frames_complete) != 0)
+			ret = 1;
 	}
 	/* Let the last packets leave before the port goes. */
 	rte_delay_ms(100);

@@ -13,7 +13,14 @@ SENSOR=${SENSOR:?set SENSOR to the droce-sensor binary}
 . "$here/lib.sh"
 make_link
 
-# sensor NAME SRC_IP QP [options...]: one sensor run in the peer namespace.
+# sensor NAME SRC_IP QP [options...]: one sensor run in the peer namespace,
+# in the background; sensor_report NAME waits for what it sent. The
+# sensor's exit is waited for only after droce stopped (sensors_exit):
+# closing its af_packet port frees the rings in the kernel, which can wait
+# on kernel work that droce's workers, busy-polling every cpu of a 2-cpu
+# machine, hold off for minutes (CI: both sensors of the last part, 120 s).
+declare -A SENSOR_PID=()
+trap 'for p in "${SENSOR_PID[@]}"; do kill "$p" 2>/dev/null || true; done; cleanup' EXIT
 sensor() {
 	local name=$1 src=$2 qp=$3
 	shift 3
@@ -21,10 +28,30 @@ sensor() {
 		--file-prefix "droce-it-s$TAG-$name" -l 0 \
 		"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$src" --dst "$DROCE_IP" \
 		--qp "$qp" --rkey 0x5eed --stats-json "$WORK/$name-sensor.json" "$@" \
-		>"$WORK/$name-sensor.log" 2>&1 ||
-		{ cat "$WORK/$name-sensor.log"; fail "$name: droce-sensor failed"; }
-	rm -rf "/var/run/dpdk/droce-it-s$TAG-$name"
-	grep "should see" "$WORK/$name-sensor.log"
+		>"$WORK/$name-sensor.log" 2>&1 &
+	SENSOR_PID[$name]=$!
+}
+
+# sensor_report NAME: its --stats-json is there (written whole, then renamed).
+sensor_report() {
+	local name=$1
+	for _ in $(seq 1200); do
+		[ -f "$WORK/$name-sensor.json" ] && { grep "should see" "$WORK/$name-sensor.log"; return 0; }
+		kill -0 "${SENSOR_PID[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$WORK/$name-sensor.log"
+	fail "$name: droce-sensor gave no report"
+}
+
+# sensors_exit: every sensor started exits 0 (within its 120 s).
+sensors_exit() {
+	for name in "${!SENSOR_PID[@]}"; do
+		wait "${SENSOR_PID[$name]}" ||
+			{ cat "$WORK/$name-sensor.log"; fail "$name: droce-sensor failed"; }
+		rm -rf "/var/run/dpdk/droce-it-s$TAG-$name"
+	done
+	SENSOR_PID=()
 }
 
 # check NAME SENSOR_NAMES...: droce stopped; its JSON against the sensors'.
@@ -48,7 +75,9 @@ one() {
 		--verify-pattern --stats-json "$WORK/$name-droce.json" --dump "$WORK/$name-dump"
 	sensor "$name" "$PEER_IP" 0x100 --frame-size 200000 --pages 32 --frames 100 \
 		--fps 100 "$@"
+	sensor_report "$name"
 	stop_droce
+	sensors_exit
 	check "$name" "$name"
 }
 
@@ -66,12 +95,13 @@ start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=4,$AF_PACKET_RING" \
 	rx.1.pages=32 rx.1.queue.size=16 \
 	--verify-pattern --stats-json "$WORK/two-droce.json" --dump "$WORK/two-dump"
 grep -q "2 worker lcores" "$WORK/droce.log" || fail "not two workers"
-sensor a "$PEER_IP" 0x200 --frame-size 100000 --pages 32 --frames 100 --fps 200 &
-pid_a=$!
+sensor a "$PEER_IP" 0x200 --frame-size 100000 --pages 32 --frames 100 --fps 200
 sensor b 198.18.0.3 0x300 --frame-size 100000 --pages 32 --frames 100 --fps 200 \
 	--faults drop=97
-wait "$pid_a" || fail "sensor a failed"
+sensor_report a
+sensor_report b
 stop_droce
+sensors_exit
 check two a b
 python3 - "$WORK/two-droce.json" <<'PY'
 import json, sys

@@ -35,9 +35,16 @@ sensor() {
 # sensor_report NAME: its --stats-json is there (written whole, then renamed).
 sensor_report() {
 	local name=$1
+	local alive=1
 	for _ in $(seq 1200); do
-		[ -f "$WORK/$name-sensor.json" ] && { grep "should see" "$WORK/$name-sensor.log"; return 0; }
-		kill -0 "${SENSOR_PID[$name]}" 2>/dev/null || break
+		# Whether it still runs, asked before the file is looked for: a
+		# sensor that wrote it and left is not taken for one that failed.
+		kill -0 "${SENSOR_PID[$name]}" 2>/dev/null || alive=0
+		if [ -f "$WORK/$name-sensor.json" ]; then
+			grep "should see" "$WORK/$name-sensor.log"
+			return 0
+		fi
+		[ "$alive" = 1 ] || break
 		sleep 0.1
 	done
 	cat "$WORK/$name-sensor.log"

@@ -12,13 +12,20 @@
  *                 on and fused, vs memcpy of the same payload bytes to
  *                 the same places in the same buffer; the ICRC sides
  *                 again with 512-bit vectors allowed. The placer's own
- *                 copy (streaming stores) is timed alone too: droce's
- *                 work is what it adds to that.
+ *                 copy (streaming stores) is timed alone too, and so is
+ *                 a bare receive (below).
  *   stream-pps    64-byte payloads: packets/s through the stream path vs
  *                 testpmd's io forwarding loop (rx burst of 32 from the
- *                 same port, tx burst to net_null) with the same feed
+ *                 same port, tx burst to net_null) with the same feed;
+ *                 a bare receive too
  *   stream-scale  GB/s with 1, 16 and 256 streams sharing one worker, the
  *                 same bytes in the same number of pages
+ *
+ * The bare receive is the least any receiver on this port does with these
+ * packets: a burst from the port, each payload copied to its place with
+ * memcpy, the burst freed in bulk; no check at all. What droce costs is
+ * what it adds to that, and a target ratio above the bare receive's is one
+ * no receiver can meet on this port and machine.
  *
  * The packets are used again and again. Each goes in as a NIC hands it
  * over (one reference, from a pool with a per-lcore cache) and is freed
@@ -115,8 +122,8 @@ struct workload {
 };
 
 enum side {
-	SIDE_BASELINE, SIDE_STREAM_COPY, SIDE_ICRC_OFF, SIDE_ICRC_ON, SIDE_ICRC_FUSED,
-	SIDE_MAX
+	SIDE_BASELINE, SIDE_STREAM_COPY, SIDE_BARE, SIDE_ICRC_OFF, SIDE_ICRC_ON,
+	SIDE_ICRC_FUSED, SIDE_MAX
 };
 
 static const enum droce_rx_icrc side_icrc[SIDE_MAX] = {
@@ -532,6 +539,39 @@ droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err
 	return ret == 0 ? t : -1;
 }
 
+/* The bare receive (see the top of the file): seconds for one pass. The
+ * port hands the packets over in the order they were fed, which is the
+ * order of their copies.
+ */
+static double
+bare_receive_pass(struct rig *r, struct workload *w, char *err, size_t errlen)
+{
+	struct rte_mbuf *burst[FEED_BURST];
+	uint32_t got = 0;
+	double t;
+
+	w->held = false;        /* from here on this pass frees them */
+	t = bench_now();
+	for (uint32_t i = 0; i < w->nb_pkts || got < w->nb_pkts;) {
+		uint16_t n;
+
+		if (i < w->nb_pkts) {
+			uint32_t k = RTE_MIN((uint32_t)FEED_BURST, w->nb_pkts - i);
+
+			feed(r, w, i, k);
+			i += k;
+		}
+		n = rte_eth_rx_burst(r->port_id, 0, burst, FEED_BURST);
+		if (n == 0 && i == w->nb_pkts)
+			break;  /* lost in the port: packets_back() says so */
+		for (uint16_t k = 0; k < n; k++, got++)
+			memcpy(w->copies[got].dst, w->copies[got].src, w->copies[got].len);
+		rte_pktmbuf_free_bulk(burst, n);
+	}
+	t = bench_now() - t;
+	return packets_back(w, err, errlen) == 0 ? t : -1;
+}
+
 static double
 memcpy_pass(const struct workload *w)
 {
@@ -558,7 +598,7 @@ stream_copy_pass(const struct workload *w, gpu_copy_lines_t *lines)
 
 static const char *const side_name[SIDE_MAX] = {
 	[SIDE_BASELINE] = "memcpy", [SIDE_STREAM_COPY] = "streaming copy",
-	[SIDE_ICRC_OFF] = "ICRC off",
+	[SIDE_BARE] = "bare receive", [SIDE_ICRC_OFF] = "ICRC off",
 	[SIDE_ICRC_ON] = "ICRC on", [SIDE_ICRC_FUSED] = "ICRC fused",
 };
 
@@ -580,7 +620,8 @@ median_ratio(const double *a, const double *b, unsigned int n)
 }
 
 /* One table row: @p w's passes for the sides in @p sides (the baseline
- * always, and the placer's streaming copy where it has one),
+ * and the bare receive always, and the placer's streaming copy where it
+ * has one),
  * SAMPLES_PER_ROUND per round, printed with their ratios to the baseline.
  */
 static int
@@ -592,7 +633,7 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 	gpu_copy_lines_t *lines = gpu_copy_lines_select();
 	const char *sep = "";
 
-	sides |= 1u << SIDE_BASELINE;
+	sides |= (1u << SIDE_BASELINE) | (1u << SIDE_BARE);
 	if (lines != NULL)
 		sides |= 1u << SIDE_STREAM_COPY;
 	for (unsigned int n = 0; n < samples; n++)
@@ -604,6 +645,7 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 				continue;
 			t = side == SIDE_BASELINE ? memcpy_pass(w)
 				: side == SIDE_STREAM_COPY ? stream_copy_pass(w, lines)
+				: side == SIDE_BARE ? bare_receive_pass(r, w, err, errlen)
 				: droce_pass(r, w, side_icrc[side], err, errlen);
 			if (t < 0)
 				return -1;
@@ -615,13 +657,15 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 		printf(", streaming copy %.2f GB/s (%.2fx)",
 		       bench_median(gbps[SIDE_STREAM_COPY], samples),
 		       median_ratio(gbps[SIDE_STREAM_COPY], gbps[SIDE_BASELINE], samples));
-	printf("; droce ");
+	printf(", bare receive %.2f GB/s (%.2fx); droce ", bench_median(gbps[SIDE_BARE], samples),
+	       median_ratio(gbps[SIDE_BARE], gbps[SIDE_BASELINE], samples));
 	for (int side = SIDE_ICRC_OFF; side < SIDE_MAX; side++) {
 		if (!(sides & (1u << side)))
 			continue;
-		printf("%s%s %.2f GB/s (%.2fx)", sep, side_name[side],
+		printf("%s%s %.2f GB/s (%.2fx; %.2fx of bare)", sep, side_name[side],
 		       bench_median(gbps[side], samples),
-		       median_ratio(gbps[side], gbps[SIDE_BASELINE], samples));
+		       median_ratio(gbps[side], gbps[SIDE_BASELINE], samples),
+		       median_ratio(gbps[side], gbps[SIDE_BARE], samples));
 		sep = ", ";
 	}
 	printf("\n");
@@ -765,9 +809,15 @@ int
 bench_stream_pps(const struct bench_opts *o)
 {
 	static const char null_name[] = "net_null_bench_pps";
-	static const char *const name[3] = { "io forwarding", "droce ICRC on", "droce ICRC off" };
-	static const enum droce_rx_icrc icrc[3] = { 0, DROCE_RX_ICRC_ON, DROCE_RX_ICRC_OFF };
-	static double mpps[3][BENCH_MAX_SAMPLES];
+	enum { IO_FORWARD, BARE, DROCE_ON, DROCE_OFF, PPS_SIDES };
+	static const char *const name[PPS_SIDES] = {
+		[IO_FORWARD] = "io forwarding", [BARE] = "bare receive",
+		[DROCE_ON] = "droce ICRC on", [DROCE_OFF] = "droce ICRC off",
+	};
+	static const enum droce_rx_icrc icrc[PPS_SIDES] = {
+		[DROCE_ON] = DROCE_RX_ICRC_ON, [DROCE_OFF] = DROCE_RX_ICRC_OFF,
+	};
+	static double mpps[PPS_SIDES][BENCH_MAX_SAMPLES];
 	const unsigned int pages = 64, passes_per_sample = 128;
 	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
 	char err[DROCE_ERR_LEN];
@@ -783,12 +833,14 @@ bench_stream_pps(const struct bench_opts *o)
 	printf("  64-byte payloads, 64 to a frame, %u pages (%u packets); %u samples of %u packets per side\n",
 	       pages, w.nb_pkts, samples, passes_per_sample * w.nb_pkts);
 	for (unsigned int n = 0; n < samples; n++)
-		for (unsigned int k = 0; k < 3; k++) {
-			unsigned int side = (n + k) % 3;
+		for (unsigned int k = 0; k < PPS_SIDES; k++) {
+			unsigned int side = (n + k) % PPS_SIDES;
 			double t = 0;
 
 			for (unsigned int p = 0; p < passes_per_sample; p++) {
-				double dt = side == 0 ? io_forward_pass(&r, &w, null_port, err, sizeof(err))
+				double dt = side == IO_FORWARD
+					    ? io_forward_pass(&r, &w, null_port, err, sizeof(err))
+					    : side == BARE ? bare_receive_pass(&r, &w, err, sizeof(err))
 					    : droce_pass(&r, &w, icrc[side], err, sizeof(err));
 
 				if (dt < 0)
@@ -797,10 +849,15 @@ bench_stream_pps(const struct bench_opts *o)
 			}
 			mpps[side][n] = (double)passes_per_sample * w.nb_pkts / t / 1e6;
 		}
-	printf("  median: %s %.2f Mpps", name[0], bench_median(mpps[0], samples));
-	for (unsigned int side = 1; side < 3; side++)
-		printf(", %s %.2f Mpps (%.2fx)", name[side], bench_median(mpps[side], samples),
-		       median_ratio(mpps[side], mpps[0], samples));
+	printf("  median: %s %.2f Mpps, %s %.2f Mpps (%.2fx)", name[IO_FORWARD],
+	       bench_median(mpps[IO_FORWARD], samples), name[BARE],
+	       bench_median(mpps[BARE], samples),
+	       median_ratio(mpps[BARE], mpps[IO_FORWARD], samples));
+	for (unsigned int side = DROCE_ON; side < PPS_SIDES; side++)
+		printf(", %s %.2f Mpps (%.2fx; %.2fx of bare)", name[side],
+		       bench_median(mpps[side], samples),
+		       median_ratio(mpps[side], mpps[IO_FORWARD], samples),
+		       median_ratio(mpps[side], mpps[BARE], samples));
 	printf("\n");
 	ret = 0;
 out:

@@ -260,8 +260,10 @@ droce_pkt_ext(const struct droce_pkt *pkt, enum droce_ext ext)
 /**
  * Parse the RoCEv2 part of a packet (BTH to the end, ICRC included):
  * bounds-checked lookup in the opcode table. Does not check the ICRC.
+ * Inline: it runs for every packet of a stream, and a caller that reads
+ * the result at once keeps it in registers.
  *
- * @param bth
+ * @param bth_bytes
  *   First byte of the BTH.
  * @param len
  *   Bytes from the BTH to the end of the UDP payload.
@@ -270,8 +272,40 @@ droce_pkt_ext(const struct droce_pkt *pkt, enum droce_ext ext)
  * @return
  *   DROCE_PARSE_OK or the reason for refusing it.
  */
-enum droce_parse_result droce_roce_parse(const void *bth, uint32_t len,
-					 struct droce_pkt *pkt);
+static inline enum droce_parse_result
+droce_roce_parse(const void *bth_bytes, uint32_t len, struct droce_pkt *pkt)
+{
+	const struct droce_bth *bth = (const struct droce_bth *)bth_bytes;
+	const struct droce_opcode_info *info;
+	uint32_t data_len;
+	uint8_t pad;
+
+	if (len < sizeof(*bth) + DROCE_ICRC_LEN)
+		return DROCE_PARSE_TRUNCATED;
+	info = droce_opcode(bth->opcode);
+	if (info == NULL)
+		return DROCE_PARSE_UNKNOWN_OPCODE;
+	if (droce_bth_tver(bth) != 0)
+		return DROCE_PARSE_BAD_TVER;
+	if ((uint32_t)info->hdr_len + DROCE_ICRC_LEN > len)
+		return DROCE_PARSE_HDR_TOO_LONG;
+	data_len = len - info->hdr_len - DROCE_ICRC_LEN;
+	pad = droce_bth_pad(bth);
+	if (pad > data_len)
+		return DROCE_PARSE_BAD_PAD;
+	if (data_len != 0 && !(info->flags & DROCE_HDR_PAYLOAD))
+		return DROCE_PARSE_UNEXPECTED_PAYLOAD;
+
+	pkt->bth = bth;
+	pkt->info = info;
+	pkt->opcode = bth->opcode;
+	pkt->pad = pad;
+	pkt->hdr_len = info->hdr_len;
+	pkt->payload_len = data_len - pad;
+	pkt->payload = (const uint8_t *)bth + info->hdr_len;
+	pkt->icrc = (const uint8_t *)bth + len - DROCE_ICRC_LEN;
+	return DROCE_PARSE_OK;
+}
 
 /** Counters of refused packets, by reason; one writer. */
 struct droce_parse_stats {

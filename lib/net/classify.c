@@ -41,45 +41,57 @@ drop(struct classify_out *out, enum droce_drop_reason reason)
 	return VERDICT_DROP;
 }
 
-static inline bool
-is_subnet_broadcast(const struct net_port *p, rte_be32_t a)
+/* Header fields in host order. DPDK 22.11's rte_be_to_cpu_16/32 swap
+ * bytes in inline assembly, which the compiler can neither fold into a
+ * compare nor schedule; the builtins it can.
+ */
+static inline uint16_t
+be16(rte_be16_t v)
 {
-	/* /31 and /32 have no broadcast address (RFC 3021). */
-	return p->netmask != RTE_BE32(0xffffffff) &&
-	       p->netmask != RTE_BE32(0xfffffffe) &&
-	       net_on_link(p, a) && (a | p->netmask) == RTE_BE32(0xffffffff);
+	return __builtin_bswap16(v);
+}
+
+static inline uint32_t
+be32(rte_be32_t v)
+{
+	return __builtin_bswap32(v);
 }
 
 /* Sources no host may claim: this network, loopback, multicast, class E,
- * broadcast, and our own address (a loop or a spoof).
+ * our subnet's broadcast address, and our own address (a loop or a spoof).
  */
 static inline bool
 bad_source(const struct net_port *p, rte_be32_t src)
 {
-	uint32_t a = rte_be_to_cpu_32(src);
+	uint32_t a = be32(src);
 
-	return (a >> 24) == 0 || (a >> 24) == 127 || (a >> 28) >= 0xe ||
-	       src == p->addr || is_subnet_broadcast(p, src);
+	return (a >> 24) == 0 || (a >> 24) == 127 || a >= 0xe0000000u ||
+	       src == p->addr || src == p->broadcast;
 }
 
 /* The ones' complement sum of a header with a right checksum is 0xffff.
- * The common 20-byte header is summed as five 32-bit words, folded at the
- * end (RFC 1071: the sum may be taken in any word size and either byte
- * order); DPDK's rte_raw_cksum() walks it 16 bits at a time, four times
- * the instructions. Headers with options take that general way.
+ * The common 20-byte header is summed as two 64-bit words and a 32-bit
+ * one with end-around carries, folded at the end (RFC 1071: the sum may
+ * be taken in any word size and either byte order); DPDK's rte_raw_cksum()
+ * walks it 16 bits at a time. Headers with options take that general way.
  */
 static inline bool
 ipv4_header_sum_ok(const struct rte_ipv4_hdr *ip)
 {
-	uint32_t w[sizeof(*ip) / sizeof(uint32_t)];
-	uint64_t sum;
+	uint64_t w0, w1, sum;
+	uint32_t w2;
 
-	if ((ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) != RTE_IPV4_MIN_IHL)
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF)
 		return rte_ipv4_cksum(ip) == 0;
-	memcpy(w, ip, sizeof(w));
-	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	memcpy(&w0, ip, sizeof(w0));
+	memcpy(&w1, (const uint8_t *)ip + 8, sizeof(w1));
+	memcpy(&w2, (const uint8_t *)ip + 16, sizeof(w2));
+	sum = w0 + w1;
+	sum += sum < w1;
+	sum += w2;
+	sum += sum < w2;
 	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
@@ -132,12 +144,12 @@ classify_udp(const struct droce_stack *s, const struct net_port *p,
 		return drop(out, DROCE_DROP_TRUNCATED);
 	udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + m->l3_len);
 	/* A UDP length that disagrees with the IP payload is a lie either way. */
-	if (rte_be_to_cpu_16(udp->dgram_len) != l4_len)
+	if (be16(udp->dgram_len) != l4_len)
 		return drop(out, DROCE_DROP_UDP_BAD_LENGTH);
 	out->roce = udp->dst_port == RTE_BE16(4791);
 	if (udp_cksum_bad(p, m, ip, udp))
 		return drop(out, DROCE_DROP_L4_BAD_CKSUM);
-	h = s->udp_map[rte_be_to_cpu_16(udp->dst_port)];
+	h = s->udp_map[be16(udp->dst_port)];
 	if (h == 0)
 		return drop(out, DROCE_DROP_UDP_NO_HANDLER);
 	m->packet_type = PTYPE_UDP;
@@ -157,15 +169,19 @@ classify_ipv4(const struct droce_stack *s, const struct net_port *p,
 
 	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(*ip))
 		return drop(out, DROCE_DROP_TRUNCATED);
-	if ((ip->version_ihl >> 4) != 4)
-		return drop(out, DROCE_DROP_IP_BAD_HEADER);
-	ihl = (uint16_t)((ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) *
-			 RTE_IPV4_IHL_MULTIPLIER);
-	if (ihl < sizeof(*ip))
-		return drop(out, DROCE_DROP_IP_BAD_HEADER);
-	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + ihl)
-		return drop(out, DROCE_DROP_TRUNCATED);
-	total = rte_be_to_cpu_16(ip->total_length);
+	if (likely(ip->version_ihl == RTE_IPV4_VHL_DEF)) {
+		ihl = sizeof(*ip);      /* no options: one compare */
+	} else {
+		if ((ip->version_ihl >> 4) != 4)
+			return drop(out, DROCE_DROP_IP_BAD_HEADER);
+		ihl = (uint16_t)((ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) *
+				 RTE_IPV4_IHL_MULTIPLIER);
+		if (ihl < sizeof(*ip))
+			return drop(out, DROCE_DROP_IP_BAD_HEADER);
+		if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + ihl)
+			return drop(out, DROCE_DROP_TRUNCATED);
+	}
+	total = be16(ip->total_length);
 	if (total < ihl)
 		return drop(out, DROCE_DROP_IP_BAD_HEADER);
 	if (total > in_frame)
@@ -379,7 +395,7 @@ net_control_input(struct droce_lcore_ctx *ctx, struct rte_mbuf **pkts,
 		}
 		udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *,
 					      m->l2_len + m->l3_len);
-		h = (uint8_t)(s->udp_map[rte_be_to_cpu_16(udp->dst_port)] - 1);
+		h = (uint8_t)(s->udp_map[be16(udp->dst_port)] - 1);
 		if (run.n != 0 && (run.handler != h || run.port != p->index ||
 				   run.n == NET_BURST))
 			udp_run_flush(ctx, &run);

@@ -87,6 +87,7 @@ struct net_port {
 	struct rte_ether_addr mac;
 	rte_be32_t addr;
 	rte_be32_t netmask;
+	rte_be32_t broadcast;      /* of the subnet; 0: none (/31, /32) */
 	rte_be32_t gateway;
 	uint16_t mtu;
 	uint16_t nb_rxq;

@@ -377,6 +377,8 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	p->addr = pc->addr;
 	p->netmask = rte_cpu_to_be_32(pc->prefix_len == 32 ? UINT32_MAX
 				      : ~(UINT32_MAX >> pc->prefix_len));
+	/* /31 and /32 have no broadcast address (RFC 3021). */
+	p->broadcast = pc->prefix_len >= 31 ? 0 : (p->addr | ~p->netmask);
 	p->gateway = pc->gateway;
 	p->mtu = pc->mtu;
 	p->nb_txq = (uint16_t)(s->layout.nb_workers + 1);

@@ -468,15 +468,34 @@ refuse_unknown(struct rx_worker *w, struct rte_mbuf *m, enum droce_rx_refusal wh
 	rte_pktmbuf_free(m);
 }
 
+/* The stream a burst's last packet went to, with its QP: the packets of
+ * one sensor come in runs, and the next one of the run skips the lookup
+ * and the checks that hold for the whole burst. Its port and queue are
+ * the burst's; a close detaches the stream and then waits for the
+ * worker's round to end (droce_stack_quiesce()); a failure raised by
+ * another thread meanwhile is seen from the next burst on, as one raised
+ * just after a packet's check always was.
+ */
+struct rx_claimed {
+	struct droce_rx_stream *st;
+	uint32_t qpn;
+};
+
 /* The stream of a packet, if this worker may handle it. */
 static struct droce_rx_stream *
 claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
       uint16_t queue, struct rte_mbuf *m, const struct droce_pkt *pkt,
-      const struct rte_ipv4_hdr *ip)
+      const struct rte_ipv4_hdr *ip, struct rx_claimed *last)
 {
-	struct droce_rx_stream *st = rx_stream_of_qp(rx, droce_bth_dqpn(pkt->bth));
+	uint32_t qpn = droce_bth_dqpn(pkt->bth);
+	struct droce_rx_stream *st;
 	unsigned int owner;
 
+	if (likely(last->st != NULL && qpn == last->qpn)) {
+		st = last->st;
+		goto peer;
+	}
+	st = rx_stream_of_qp(rx, qpn);
 	if (st == NULL) {
 		refuse_unknown(w, m, DROCE_RX_UNKNOWN_QP);
 		return NULL;
@@ -501,6 +520,8 @@ claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
 			return NULL;
 		}
 	}
+	*last = (struct rx_claimed){ .st = st, .qpn = qpn };
+peer:
 	if (ip->src_addr != st->peer) {
 		refuse(st, m, DROCE_RX_WRONG_PEER);
 		return NULL;
@@ -540,6 +561,7 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	int wi = droce_lcore_worker_index(ctx);
 	struct rx_worker *w = &rx->workers[wi];
 	struct droce_rx_stream *to_ack[RX_BURST_STREAMS];
+	struct rx_claimed last = { .st = NULL };
 	unsigned int nb_ack = 0;
 	struct rx_done done;
 
@@ -565,7 +587,7 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 			refuse_unknown(w, m, DROCE_RX_NOT_ROCE);
 			continue;
 		}
-		st = claim(rx, w, (unsigned int)wi + 1, port, queue, m, &pkt, ip);
+		st = claim(rx, w, (unsigned int)wi + 1, port, queue, m, &pkt, ip, &last);
 		if (st == NULL)
 			continue;
 		listed = st->ack_due;

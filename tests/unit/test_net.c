@@ -369,7 +369,7 @@ setup(void **state)
 	char *const overrides[] = {
 		"port.0.device=net_ring_t0", "port.0.address=198.18.0.1/24",
 		"port.0.gateway=198.18.0.254", "port.0.rxd=256", "port.0.txd=256",
-		"port.1.device=net_ring_t1", "port.1.address=198.18.1.1/24",
+		"port.1.device=net_ring_t1", "port.1.address=198.18.1.0/31",
 		"port.1.rxd=256", "port.1.txd=256",
 		"udp.echo.port=7", "stats.period=0",
 		"worker.thread.groups=1",
@@ -456,7 +456,7 @@ test_gratuitous_arp(void **state)
 		arp = as_arp(out[0]);
 		assert_int_equal(arp->arp_opcode, RTE_BE16(RTE_ARP_OP_REQUEST));
 		assert_int_equal(arp->arp_data.arp_sip,
-				 p == 0 ? ip("198.18.0.1") : ip("198.18.1.1"));
+				 p == 0 ? ip("198.18.0.1") : ip("198.18.1.0"));
 		assert_int_equal(arp->arp_data.arp_tip, arp->arp_data.arp_sip);
 		free_all(out, n);
 	}
@@ -980,9 +980,12 @@ test_second_port(void **state)
 	struct droce_counters c1;
 
 	(void)state;
-	/* One worker polls both ports; each port checks its own address. */
-	spec.dst = ip("198.18.1.1");
-	spec.src = ip("198.18.1.2");
+	/* One worker polls both ports; each port checks its own address.
+	 * Port 1 is a /31: its peer has the address that would be the
+	 * broadcast of a shorter prefix, and /31 has none (RFC 3021).
+	 */
+	spec.dst = ip("198.18.1.0");
+	spec.src = ip("198.18.1.1");
 	worker_handler_pkts = 0;
 	{
 		struct rte_mbuf *m = udp_frame(&spec, 1, 9000, "port one", 0,

@@ -372,7 +372,7 @@ test_build_and_parse_every_opcode(void **state)
 			struct rte_mbuf *m;
 			const uint8_t *l3;
 			uint32_t l3_len, l4_off;
-			struct droce_pkt pkt;
+			struct droce_pkt pkt = { 0 };
 			const struct rte_udp_hdr *udp;
 
 			spec.ipv6 = v6;

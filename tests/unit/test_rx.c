@@ -1648,7 +1648,7 @@ expect_ack(uint8_t syndrome, uint32_t psn, uint32_t msn, uint32_t dest_qp)
 	struct rte_mbuf *out[8];
 	unsigned int n = rte_ring_dequeue_burst(tx_ring[0][1], (void **)out, 8, NULL);
 	const struct droce_aeth *aeth;
-	struct droce_pkt pkt;
+	struct droce_pkt pkt = { 0 };
 	uint32_t off = 14 + 20 + 8;
 
 	assert_int_equal(n, 1);

@@ -65,7 +65,8 @@ bad_source(const struct net_port *p, rte_be32_t src)
 {
 	uint32_t a = be32(src);
 
-	return (a >> 24) == 0 || (a >> 24) == 127 || a >= 0xe0000000u ||
+	/* 0/8 wraps to the top and joins 224/3 in one compare. */
+	return a - 0x01000000u >= 0xdf000000u || (a >> 24) == 127 ||
 	       src == p->addr || src == p->broadcast;
 }
 
@@ -133,16 +134,16 @@ udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 
 static inline enum verdict
 classify_udp(const struct droce_stack *s, const struct net_port *p,
-	     struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+	     struct rte_mbuf *m, const struct rte_ipv4_hdr *ip, uint16_t ihl,
 	     uint16_t l4_len, struct classify_out *out)
 {
 	const struct rte_udp_hdr *udp;
 	uint8_t h;
 
 	if (l4_len < sizeof(*udp) ||
-	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + sizeof(*udp))
+	    rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + ihl + sizeof(*udp))
 		return drop(out, DROCE_DROP_TRUNCATED);
-	udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + m->l3_len);
+	udp = (const struct rte_udp_hdr *)((const uint8_t *)ip + ihl);
 	/* A UDP length that disagrees with the IP payload is a lie either way. */
 	if (be16(udp->dgram_len) != l4_len)
 		return drop(out, DROCE_DROP_UDP_BAD_LENGTH);
@@ -199,17 +200,36 @@ classify_ipv4(const struct droce_stack *s, const struct net_port *p,
 	/* Ethernet pads short frames; the IP length is the truth. */
 	if (in_frame > total)
 		rte_pktmbuf_trim(m, (uint16_t)(in_frame - total));
-	m->l3_len = ihl;
+	/* Both lengths in one store, not two read-modify-writes of bit
+	 * fields; the other offload fields mean nothing on receive.
+	 */
+	m->tx_offload = rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, ihl, 0, 0, 0, 0, 0);
 
 	switch (ip->next_proto_id) {
 	case IPPROTO_UDP:
-		return classify_udp(s, p, m, ip, (uint16_t)(total - ihl), out);
+		return classify_udp(s, p, m, ip, ihl, (uint16_t)(total - ihl), out);
 	case IPPROTO_ICMP:
 		m->packet_type = PTYPE_ICMP;
 		return VERDICT_CONTROL;
 	default:
 		return drop(out, DROCE_DROP_UNKNOWN_IP_PROTO);
 	}
+}
+
+/* rte_is_same_ether_addr() ORs three 16-bit differences; two loads
+ * (4 and 2 bytes) do.
+ */
+static inline bool
+same_mac(const struct rte_ether_addr *a, const struct rte_ether_addr *b)
+{
+	uint32_t a4, b4;
+	uint16_t a2, b2;
+
+	memcpy(&a4, a->addr_bytes, 4);
+	memcpy(&b4, b->addr_bytes, 4);
+	memcpy(&a2, a->addr_bytes + 4, 2);
+	memcpy(&b2, b->addr_bytes + 4, 2);
+	return ((a4 ^ b4) | (uint32_t)(a2 ^ b2)) == 0;
 }
 
 static inline enum verdict
@@ -222,10 +242,9 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
 	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)
 		return drop(out, DROCE_DROP_TRUNCATED);
 	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	if (!rte_is_same_ether_addr(&eth->dst_addr, &p->mac) &&
+	if (!same_mac(&eth->dst_addr, &p->mac) &&
 	    !rte_is_broadcast_ether_addr(&eth->dst_addr))
 		return drop(out, DROCE_DROP_NOT_FOR_US);
-	m->l2_len = RTE_ETHER_HDR_LEN;
 	m->port = p->index;
 	switch (eth->ether_type) {
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):

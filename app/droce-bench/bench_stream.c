@@ -595,7 +595,7 @@ memcpy_pass(const struct workload *w)
  * ahead, this many of its bytes.
  */
 #define RX_PREFETCH_AHEAD 2
-#define RX_PREFETCH_BYTES 2048u
+#define RX_PREFETCH_BYTES 9216u
 
 /* The placement's own work alone, in a loop with nothing else: each
  * packet prefetched as lib/rx does, with @p check its ICRC checked, its

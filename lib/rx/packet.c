@@ -362,11 +362,13 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	uint32_t payload_off = bth_off + pkt->hdr_len, page, gap;
 	uint32_t imm = 0, imm_page = 0, imm_psn = 0;
 	bool ends = (flags & DROCE_HDR_IMMDT) != 0, rc;
-	struct droce_hsb_metadata md = { .present = false };
+	struct droce_hsb_metadata md;   /* filled only where present */
 	enum droce_rx_refusal why;
 	enum psn_verdict order;
 	struct rx_dest d = { 0 };
 	int ret;
+
+	md.present = false;
 
 	if (!write_opcode(pkt->opcode))
 		return refuse(st, m, DROCE_RX_BAD_OPCODE);

@@ -26,10 +26,18 @@
  *   bit 5     keep the IP and UDP lengths and the IP checksum
  *   bit 6     keep the RETH DMA length (else what the payload needs)
  *   bit 7     keep the PSN (else the one the stream expects next)
+ * and the high byte makes the input a burst of up to four packets, since
+ * lib/rx carries state from one packet of a burst to the next (the stream
+ * of the one before, the ICRC checked ahead):
+ *   bits 0-1  copies after the first, in the same burst (fixed up each:
+ *             the PSN one further, the VA one payload further)
+ *   bit 2     every copy's ICRC broken after the fix-ups
+ *   bit 3     copy k to stream (s + k) % 3 instead of stream s
  */
 
 #include <inttypes.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,12 +256,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The fix-ups the identification field asks for (see the top). */
+/* The fix-ups the identification field asks for (see the top), for the
+ * @p copy'th copy of the input in its burst.
+ */
 static void
-fix_up(uint8_t *l3, uint32_t len)
+fix_up(uint8_t *l3, uint32_t len, unsigned int copy)
 {
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
-	uint32_t ihl, ctl;
+	uint32_t ihl, ctl, burst;
 	struct droce_bth *bth;
 	struct droce_pkt pkt;
 
@@ -263,13 +273,15 @@ fix_up(uint8_t *l3, uint32_t len)
 	if (ihl < sizeof(*ip) || len < ihl + sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth))
 		return;
 	ctl = rte_be_to_cpu_16(ip->packet_id) & 0xff;
+	burst = rte_be_to_cpu_16(ip->packet_id) >> 8;
 	bth = (struct droce_bth *)(l3 + ihl + sizeof(struct rte_udp_hdr));
 	if (!(ctl & 0x04)) {
 		ip->src_addr = inet_addr(PEER_IP);
 		ip->dst_addr = inet_addr(OUR_IP);
 	}
 	if ((ctl & 0x03) != 3) {
-		const struct fuzz_stream *fs = &streams[ctl & 0x03];
+		const struct fuzz_stream *fs =
+			&streams[((ctl & 0x03) + ((burst & 0x08) ? copy : 0)) % NB_STREAMS];
 
 		/* FECN and BECN stay; the dest QP is the low 24 bits. */
 		bth->qpn = (bth->qpn & rte_cpu_to_be_32(0xff000000u)) |
@@ -283,7 +295,8 @@ fix_up(uint8_t *l3, uint32_t len)
 			uint32_t dma = rte_be_to_cpu_32(reth->dma_len);
 
 			if (!(ctl & 0x08))
-				reth->va = rte_cpu_to_be_64(rte_be_to_cpu_64(reth->va) %
+				reth->va = rte_cpu_to_be_64((rte_be_to_cpu_64(reth->va) +
+							     (uint64_t)copy * pkt.payload_len) %
 							    (span + 2 * 8192));
 			/* An ONLY packet carries all of it; a FIRST, some. */
 			if (!(ctl & 0x40) && ((pkt.info->flags & DROCE_HDR_LAST) ||
@@ -296,9 +309,12 @@ fix_up(uint8_t *l3, uint32_t len)
 		/* Read as the harness of a unit test reads it: the worker
 		 * that writes it is this thread.
 		 */
+		/* Copies spread over the streams: the copy'th to this one. */
 		if (!(ctl & 0x80))
 			bth->apsn = (bth->apsn & rte_cpu_to_be_32(~DROCE_PSN_MASK)) |
-				    rte_cpu_to_be_32(fs->st->expected_psn & DROCE_PSN_MASK);
+				    rte_cpu_to_be_32((fs->st->expected_psn +
+						      ((burst & 0x08) ? copy / NB_STREAMS : copy)) &
+						     DROCE_PSN_MASK);
 	}
 	if (!(ctl & 0x20)) {
 		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(l3 + ihl);
@@ -317,6 +333,8 @@ fix_up(uint8_t *l3, uint32_t len)
 		for (int i = 0; i < 4; i++)
 			l3[len - DROCE_ICRC_LEN + i] = (uint8_t)(icrc >> (8 * i));
 	}
+	if (copy != 0 && (burst & 0x04) && len >= DROCE_ICRC_LEN)
+		l3[len - 1] ^= 0x01;
 }
 
 static void
@@ -345,29 +363,43 @@ check_guards(const struct fuzz_stream *fs)
 		}
 }
 
+/* Copies after the first that the input asks for (the high byte of an
+ * IPv4 header's identification field, bits 0-1).
+ */
+static unsigned int
+extra_copies(const uint8_t *data, size_t size)
+{
+	if (size < sizeof(struct rte_ipv4_hdr) || (data[0] >> 4) != 4)
+		return 0;
+	return data[offsetof(struct rte_ipv4_hdr, packet_id)] & 0x03;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rte_ether_hdr *eth;
-	struct rte_mbuf *m;
-	uint32_t len;
+	unsigned int copies;
 
 	if (size == 0 || size > 9000)
 		return -1;
-	len = (uint32_t)size;
-	m = rte_pktmbuf_alloc(pool);
-	if (m == NULL || rte_pktmbuf_tailroom(m) < sizeof(*eth) + len)
-		die("mbuf", NULL);
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)(sizeof(*eth) + len));
-	eth->dst_addr = our_mac;
-	eth->src_addr = (struct rte_ether_addr){ .addr_bytes = { 2, 0, 0, 0, 0, 2 } };
-	eth->ether_type = rte_cpu_to_be_16((data[0] >> 4) == 6 ? RTE_ETHER_TYPE_IPV6
-							       : RTE_ETHER_TYPE_IPV4);
-	memcpy(eth + 1, data, len);
-	fix_up((uint8_t *)(eth + 1), len);
-	if (rte_ring_enqueue(rx_ring, m) != 0)
-		die("rx ring full", NULL);
-	/* The packet, then the hooks that complete frames. */
+	copies = 1 + extra_copies(data, size);
+	for (unsigned int c = 0; c < copies; c++) {
+		uint32_t len = (uint32_t)size;
+		struct rte_ether_hdr *eth;
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+		if (m == NULL || rte_pktmbuf_tailroom(m) < sizeof(*eth) + len)
+			die("mbuf", NULL);
+		eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)(sizeof(*eth) + len));
+		eth->dst_addr = our_mac;
+		eth->src_addr = (struct rte_ether_addr){ .addr_bytes = { 2, 0, 0, 0, 0, 2 } };
+		eth->ether_type = rte_cpu_to_be_16((data[0] >> 4) == 6 ? RTE_ETHER_TYPE_IPV6
+								       : RTE_ETHER_TYPE_IPV4);
+		memcpy(eth + 1, data, len);
+		fix_up((uint8_t *)(eth + 1), len, c);
+		if (rte_ring_enqueue(rx_ring, m) != 0)
+			die("rx ring full", NULL);
+	}
+	/* The burst, then the hooks that complete frames. */
 	for (int i = 0; i < 4 && (droce_worker_poll(stack, 0) != 0 || !rte_ring_empty(rx_ring)); i++)
 		;
 	droce_control_poll(stack);

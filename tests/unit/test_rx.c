@@ -1502,6 +1502,93 @@ test_two_streams_one_port(void **state)
 	fixture_fini(&a);
 }
 
+/* One frame of @p f as packets, not injected, its packet @p corrupt (a
+ * data packet) with its first payload byte flipped after the ICRC was
+ * taken. The model takes the frame, that byte flipped if @p corrupt_lands,
+ * else with none of that packet's bytes.
+ */
+static unsigned int
+frame_packets(struct fixture *f, struct rte_mbuf **out, unsigned int max,
+	      unsigned int corrupt, bool corrupt_lands)
+{
+	struct droce_hsb_metadata md = { .timestamp_s = 1700000000 };
+	uint32_t page = f->tx.page;
+	size_t off = (size_t)corrupt * PAYLOAD;
+	size_t len = RTE_MIN((size_t)PAYLOAD, f->layout.frame_size - off);
+	uint8_t *at = f->g.model + (size_t)page * f->layout.page_size + off;
+	struct droce_frame_spec spec;
+	uint8_t old[PAYLOAD];
+	unsigned int n = 0;
+
+	assert_true(off < f->layout.frame_size);
+	next_content(f);
+	md.bytes_written = f->layout.frame_size;
+	droce_hsb_frame_begin(&f->tx, f->frame, &md);
+	memcpy(old, at, len);
+	model_data(f, page, 0, f->frame, f->layout.frame_size);
+	model_data(f, page, f->layout.metadata_offset, f->tx.metadata, DROCE_HSB_METADATA_SIZE);
+	if (corrupt_lands)
+		at[0] ^= 0x01;
+	else
+		memcpy(at, old, len);
+	while (droce_hsb_frame_next(&f->tx, &spec)) {
+		assert_true(n < max);
+		out[n] = build(&spec);
+		if (n == corrupt)   /* first payload byte, after 14 + 20 + 8 + 12 + 16 */
+			rte_pktmbuf_mtod_offset(out[n], uint8_t *, 70)[0] ^= 0x01;
+		n++;
+	}
+	return n;
+}
+
+/* Two streams' packets alternating within one burst: each packet finds
+ * its own stream though the one before was the other's, and an ICRC
+ * verdict taken ahead for the next packet holds for that packet whatever
+ * its stream (a is checked first; b first and then not at all).
+ */
+static void
+test_two_streams_in_one_burst(void **state)
+{
+	static const enum droce_rx_icrc b_modes[] = { DROCE_RX_ICRC_ON, DROCE_RX_ICRC_OFF };
+
+	(void)state;
+	for (unsigned int k = 0; k < RTE_DIM(b_modes); k++) {
+		struct rte_mbuf *pa[8], *pb[8];
+		struct droce_rx_frame_info info;
+		unsigned int na, nb;
+		struct fixture a, b;
+
+		fixture_init(&a, 0, FRAME, PAGES, 8);
+		fixture_init(&b, 0, FRAME, PAGES, 8);
+		b.params.icrc = b_modes[k];
+		b.seed = 99;
+		start(&a);
+		start(&b);
+		monitor_start(&a);
+		monitor_start(&b);
+		na = frame_packets(&a, pa, RTE_DIM(pa), 1, false);
+		nb = frame_packets(&b, pb, RTE_DIM(pb), 2, b_modes[k] == DROCE_RX_ICRC_OFF);
+		for (unsigned int i = 0; i < RTE_MAX(na, nb); i++) {
+			if (i < na)
+				inject(0, pa[i]);
+			if (i < nb)
+				inject(0, pb[i]);
+		}
+		poll_all();
+		take(&a, &info);
+		assert_true(info.lossy);
+		assert_int_equal(info.packets, na - 1);
+		assert_int_equal(refused(&a, DROCE_RX_BAD_ICRC), 1);
+		take(&b, &info);
+		assert_int_equal(info.lossy, b_modes[k] == DROCE_RX_ICRC_ON);
+		assert_int_equal(info.packets, b_modes[k] == DROCE_RX_ICRC_ON ? nb - 1 : nb);
+		assert_int_equal(refused(&b, DROCE_RX_BAD_ICRC),
+				 b_modes[k] == DROCE_RX_ICRC_ON ? 1 : 0);
+		fixture_fini(&b);
+		fixture_fini(&a);
+	}
+}
+
 static void
 test_stream_on_second_port(void **state)
 {
@@ -1957,6 +2044,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_malicious_packets_write_nothing),
 		cmocka_unit_test(test_truncated_and_not_roce),
 		cmocka_unit_test(test_two_streams_one_port),
+		cmocka_unit_test(test_two_streams_in_one_burst),
 		cmocka_unit_test(test_restart_with_smaller_pages),
 		cmocka_unit_test(test_stream_on_second_port),
 		cmocka_unit_test(test_uc_multi_packet_messages),

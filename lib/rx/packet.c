@@ -516,21 +516,16 @@ struct rx_claimed {
 	uint32_t qpn;
 };
 
-/* The stream of a packet, if this worker may handle it. */
+/* The stream of QP @p qpn, if this worker may handle its packets on this
+ * port and queue; @p m is refused if not.
+ */
 static struct droce_rx_stream *
-claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
-      uint16_t queue, struct rte_mbuf *m, const struct droce_pkt *pkt,
-      const struct rte_ipv4_hdr *ip, struct rx_claimed *last)
+stream_for_qp(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
+	      uint16_t queue, uint32_t qpn, struct rte_mbuf *m)
 {
-	uint32_t qpn = droce_bth_dqpn(pkt->bth);
-	struct droce_rx_stream *st;
+	struct droce_rx_stream *st = rx_stream_of_qp(rx, qpn);
 	unsigned int owner;
 
-	if (likely(last->st != NULL && qpn == last->qpn)) {
-		st = last->st;
-		goto peer;
-	}
-	st = rx_stream_of_qp(rx, qpn);
 	if (st == NULL) {
 		refuse_unknown(w, m, DROCE_RX_UNKNOWN_QP);
 		return NULL;
@@ -555,13 +550,29 @@ claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
 			return NULL;
 		}
 	}
-	*last = (struct rx_claimed){ .st = st, .qpn = qpn };
-peer:
-	if (ip->src_addr != st->peer) {
-		refuse(st, m, DROCE_RX_WRONG_PEER);
+	return st;
+}
+
+/* The stream of a packet, if this worker may handle it. */
+static struct droce_rx_stream *
+claim(struct droce_rx *rx, struct rx_worker *w, unsigned int me, uint16_t port,
+      uint16_t queue, struct rte_mbuf *m, const struct droce_pkt *pkt,
+      const struct rte_ipv4_hdr *ip, struct rx_claimed *last)
+{
+	uint32_t qpn = droce_bth_dqpn(pkt->bth);
+
+	if (unlikely(last->st == NULL || qpn != last->qpn)) {
+		struct droce_rx_stream *st = stream_for_qp(rx, w, me, port, queue, qpn, m);
+
+		if (st == NULL)
+			return NULL;
+		*last = (struct rx_claimed){ .st = st, .qpn = qpn };
+	}
+	if (ip->src_addr != last->st->peer) {
+		refuse(last->st, m, DROCE_RX_WRONG_PEER);
 		return NULL;
 	}
-	return st;
+	return last->st;
 }
 
 /* How much of a coming packet is asked for while an earlier one is

@@ -94,11 +94,15 @@ struct droce_rx_frame_info {
 	uint64_t received_tsc;     /**< TSC at the last packet */
 	uint64_t packets;          /**< data packets placed */
 	uint64_t bytes;            /**< their payload bytes */
-	uint64_t lost_packets;     /**< PSN gaps and refused packets */
+	/** PSN gaps and refused packets. A gap across two frames' boundary
+	 * is split: the later frame has the packets its data before its
+	 * first packet seen makes (in the stream's largest payload), the
+	 * earlier one the rest.
+	 */
+	uint64_t lost_packets;
 	/** Never a clean frame: something was lost. Also set, with no lost
-	 * packet counted here, when the frame's first packet seen is past
-	 * the page's start (the gap was counted to the frame before, or the
-	 * stream started while the sensor was mid-frame).
+	 * packet counted, when the stream started while the sensor was
+	 * mid-frame (its first packet seen is past the page's start).
 	 */
 	bool lossy;
 	bool overwritten;          /**< a later frame wrote its page meanwhile */

@@ -45,6 +45,7 @@ rx_stream_reset_worker_state(struct droce_rx_stream *st)
 	st->near_page = 0;
 	st->near_base = 0;
 	st->psn_valid = false;
+	st->packet_payload = 0;
 	st->have_frame_number = false;
 	st->sequence = 0;
 	st->pending_head = st->pending_count = 0;
@@ -349,6 +350,26 @@ icrc_good(const struct rx_icrc_ahead *a, const struct rte_mbuf *m, uint32_t l3_o
 			     rte_pktmbuf_data_len(m) - l3_off);
 }
 
+/*
+ * Of a gap of @p gap packets before a frame's first packet seen, @p in_page
+ * bytes into its page, those that were this frame's: its data before that
+ * point (the metadata block may sit past the frame's end) in packets of
+ * the size the sensor sends, all of them full but a frame's last.
+ */
+static uint32_t
+lost_head(const struct droce_rx_stream *st, const struct droce_pkt *pkt, bool ends,
+	  uint64_t in_page, uint32_t gap)
+{
+	uint32_t per_packet = RTE_MAX(st->packet_payload, ends ? 0 : pkt->payload_len);
+	uint64_t before = RTE_MIN(in_page, (uint64_t)st->frame_size);
+
+	if (per_packet == 0)
+		per_packet = pkt->payload_len;
+	if (per_packet == 0)
+		return 0;
+	return (uint32_t)RTE_MIN((before + per_packet - 1) / per_packet, (uint64_t)gap);
+}
+
 /* One packet of one stream, on its owner worker. Every check comes
  * before any state changes, so a refused packet changes nothing but a
  * counter: not the PSN, not the message, not a byte of the buffer.
@@ -396,28 +417,25 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	}
 	if (order == PSN_BEHIND)
 		return refuse(st, m, DROCE_RX_STALE_PSN); /* duplicate or late */
-	if (order == PSN_AHEAD) {
-		/* UC: the missing packets are lost; the message they were
-		 * part of cannot be completed.
-		 */
-		count_lost(st, gap);
-		st->msg.open = false;
-	}
-	if (why == DROCE_RX_NO_MESSAGE) {
-		st->expected_psn = (psn + 1) & st->psn_mask;
-		st->psn_valid = true;
-		count_lost(st, 1);
-		return refuse(st, m, why);
-	}
 	page = d.page;
-	if (ends) {
+	if (ends && why != DROCE_RX_NO_MESSAGE) {
 		imm = droce_immdt(droce_pkt_ext(pkt, DROCE_EXT_IMMDT));
 		if (!decode_imm(st, imm, page, psn, &imm_page, &imm_psn))
 			return refuse(st, m, DROCE_RX_BAD_IMM_PAGE);
 	}
-	/* Taken: from here on the packet's PSN is used up. */
+	/* From here on the packet's PSN is used up, and the packets of a
+	 * gap before it are lost. UC: the message they were part of cannot
+	 * be completed.
+	 */
 	st->expected_psn = (psn + 1) & st->psn_mask;
 	st->psn_valid = true;
+	if (order == PSN_AHEAD)
+		st->msg.open = false;
+	if (why == DROCE_RX_NO_MESSAGE) {
+		count_lost(st, (uint64_t)gap + 1);
+		return refuse(st, m, why);
+	}
+	/* Taken. */
 	st->nak_sent = false;
 	advance_message(st, pkt, &d);
 	/* The metadata block rides in the last packet: decode it now,
@@ -426,8 +444,15 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	if (ends && d.in_page == st->metadata_offset &&
 	    pkt->payload_len >= DROCE_HSB_METADATA_USED)
 		decode_metadata(st, pkt->payload, &md);
-	/* A new page without the previous frame's end: that one is over. */
+	/* A new page without the previous frame's end: that one is over.
+	 * A gap before this packet took that frame's tail and, if this
+	 * packet is not its page's first, this frame's head.
+	 */
 	if (st->cur.open && page != st->cur.page) {
+		uint32_t head = lost_head(st, pkt, ends, d.in_page, gap);
+
+		count_lost(st, gap - head);
+		gap = head;
 		st->cur.lossy = true;
 		finish_frame(w, st, 0, 0, NULL);
 	}
@@ -435,14 +460,18 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 		st->cur.open = true;
 		st->cur.page = page;
 		/* Frames start at their page's start: one first seen past
-		 * it lost its beginning, to a gap across the previous frame's
-		 * end or to a stream started while its sensor was mid-frame.
+		 * it lost its beginning, to a gap or to a stream started
+		 * while its sensor was mid-frame.
 		 */
 		if (d.in_page != 0)
 			st->cur.lossy = true;
 		rx_store64(&st->page_frame[page], st->sequence + 1);
 		__atomic_store_n(&st->page_psn[page], UINT32_MAX, __ATOMIC_RELEASE);
 	}
+	if (gap != 0)
+		count_lost(st, gap);
+	if (pkt->payload_len > st->packet_payload)
+		st->packet_payload = pkt->payload_len;
 	if (rc && (droce_bth_ackreq(pkt->bth) || (flags & DROCE_HDR_LAST)))
 		ack_due(st, m, psn, AETH_ACK, ack);
 	if (rc && (flags & DROCE_HDR_LAST))

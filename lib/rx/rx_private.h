@@ -108,6 +108,10 @@ struct droce_rx_stream {
 	uint64_t near_base;
 	bool psn_valid;
 	uint32_t expected_psn;
+	/* The largest payload taken: what each packet of a frame but its
+	 * last carries, to tell how many a gap took from a frame's head.
+	 */
+	uint32_t packet_payload;
 	bool have_frame_number;
 	uint64_t frame_number;
 	uint64_t sequence;              /* frames completed */

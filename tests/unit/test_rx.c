@@ -979,9 +979,12 @@ test_lost_end_of_frame(void **state)
 	fixture_fini(&f);
 }
 
-/* Packets in [from, to) of one frame are lost. */
+/* Packets in [from, to) of one frame are lost; with @p bad_imm its
+ * metadata packet names a page out of range (refused, lands nothing).
+ */
 struct lose_range {
 	unsigned int from, to;
+	bool bad_imm;
 };
 
 static bool
@@ -989,30 +992,37 @@ drop_range(struct droce_frame_spec *spec, unsigned int i, void *arg)
 {
 	const struct lose_range *r = arg;
 
-	(void)spec;
+	if (r->bad_imm && (spec->opcode & 0x1f) == DROCE_OP_WRITE_ONLY_IMM)
+		spec->imm |= 0xfff;
 	return i < r->from || i >= r->to;
 }
 
-/* Send a frame of which [from, to) is lost; the model keeps old bytes. */
+/* Send a frame with @p r's losses; the model keeps old bytes there. */
 static void
-send_frame_losing(struct fixture *f, unsigned int from, unsigned int to)
+send_frame_lossy(struct fixture *f, const struct lose_range *r)
 {
-	struct lose_range r = { from, to };
 	uint32_t page = f->tx.page;
 	size_t page_size = f->layout.page_size;
 	uint8_t *old = malloc(page_size);
 
 	assert_non_null(old);
 	memcpy(old, f->g.model + page * page_size, page_size);
-	send_frame_faulty(f, drop_range, &r, true);
-	for (unsigned int i = from; i < to; i++) {
+	send_frame_faulty(f, drop_range, (void *)(uintptr_t)r, true);
+	for (unsigned int i = 0; i * PAYLOAD < FRAME + PAYLOAD; i++) {
 		size_t off = i * PAYLOAD < FRAME ? i * PAYLOAD : f->layout.metadata_offset;
 		size_t len = i * PAYLOAD < FRAME ? RTE_MIN((size_t)PAYLOAD, FRAME - off)
 						 : DROCE_HSB_METADATA_SIZE;
 
-		model_data(f, page, off, old + off, len);
+		if ((i >= r->from && i < r->to) || (r->bad_imm && i * PAYLOAD >= FRAME))
+			model_data(f, page, off, old + off, len);
 	}
 	free(old);
+}
+
+static void
+send_frame_losing(struct fixture *f, unsigned int from, unsigned int to)
+{
+	send_frame_lossy(f, &(struct lose_range){ .from = from, .to = to });
 }
 
 /* A gap across the end of one frame and the start of the next: both are
@@ -1022,7 +1032,18 @@ send_frame_losing(struct fixture *f, unsigned int from, unsigned int to)
 static void
 test_lost_start_of_frame(void **state)
 {
-	static const uint64_t packets[] = { 3, 3, 4, 5 };  /* of 5 each */
+	/* Of 5 packets each: 4 of data (the last one short), then metadata. */
+	static const struct {
+		uint64_t packets, lost;
+		bool lossy, metadata;
+	} want[] = {
+		{ 3, 0, true, true },   /* the stream started at its third */
+		{ 3, 2, true, false },  /* a gap took its last two */
+		{ 4, 1, true, true },   /* and this one's first */
+		{ 4, 1, true, false },  /* a gap took its metadata */
+		{ 1, 4, true, true },   /* and all this one's data */
+		{ 5, 0, false, true },
+	};
 	struct droce_rx_frame_info info;
 	struct droce_rx_stream_stats s;
 	struct fixture f;
@@ -1031,20 +1052,51 @@ test_lost_start_of_frame(void **state)
 	fixture_init(&f, 0, FRAME, PAGES, 8);
 	start(&f);
 	monitor_start(&f);
-	send_frame_losing(&f, 0, 2);     /* the first packet seen is the third */
-	send_frame_losing(&f, 3, 5);     /* its last data packet and metadata, */
-	send_frame_losing(&f, 0, 1);     /* then the next frame's first */
+	send_frame_losing(&f, 0, 2);
+	send_frame_losing(&f, 3, 5);
+	send_frame_losing(&f, 0, 1);
+	send_frame_losing(&f, 4, 5);
+	send_frame_losing(&f, 0, 4);
 	send_frame(&f);
-	for (uint32_t page = 0; page < 4; page++) {
+	for (unsigned int i = 0; i < RTE_DIM(want); i++) {
 		take(&f, &info);
-		assert_int_equal(info.page, page);
-		assert_int_equal(info.lossy, page != 3);
-		assert_int_equal(info.metadata.present, page != 1);
-		assert_int_equal(info.packets, packets[page]);
+		assert_int_equal(info.page, i % PAGES);
+		assert_int_equal(info.lossy, want[i].lossy);
+		assert_int_equal(info.metadata.present, want[i].metadata);
+		assert_int_equal(info.packets, want[i].packets);
+		assert_int_equal(info.lost_packets, want[i].lost);
 	}
 	droce_rx_stream_stats(f.st, &s);
-	assert_int_equal(s.lost_packets, 3);
-	assert_int_equal(s.frames_lossy, 3);
+	assert_int_equal(s.lost_packets, 8);
+	assert_int_equal(s.frames_lossy, 5);
+	fixture_fini(&f);
+}
+
+/* A packet refused after a gap is lost once: as the next gap's part. */
+static void
+test_refused_after_gap_lost_once(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	send_frame_lossy(&f, &(struct lose_range){ .from = 3, .to = 4, .bad_imm = true });
+	send_frame(&f);
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_false(info.metadata.present);
+	assert_int_equal(info.packets, 3);
+	assert_int_equal(info.lost_packets, 2);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.lost_packets, 0);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.refused[DROCE_RX_BAD_IMM_PAGE], 1);
+	assert_int_equal(s.lost_packets, 2);
 	fixture_fini(&f);
 }
 
@@ -2036,6 +2088,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_loss_flags_frame),
 		cmocka_unit_test(test_lost_end_of_frame),
 		cmocka_unit_test(test_lost_start_of_frame),
+		cmocka_unit_test(test_refused_after_gap_lost_once),
 		cmocka_unit_test(test_duplicates_and_reorder),
 		cmocka_unit_test(test_overwritten_before_taken),
 		cmocka_unit_test(test_psn_wraps_at_20_bits),

@@ -55,15 +55,23 @@ rx_stream_reset_worker_state(struct droce_rx_stream *st)
 	st->ack_syndrome = 0;
 }
 
-/* The device's 16-bit frame number, continued past its wrap. */
+/* The device's 16-bit frame number, continued past its wrap: a step of
+ * under half its range either way from the frame before, so that a frame
+ * late behind the next one (reordered on the way) or a sensor started
+ * again steps back rather than on by nearly 65536. Never below zero.
+ */
 static uint64_t
 extend_frame_number(struct droce_rx_stream *st, uint16_t fn)
 {
+	int16_t step = (int16_t)(uint16_t)(fn - (uint16_t)st->frame_number);
+
 	if (!st->have_frame_number) {
 		st->have_frame_number = true;
 		st->frame_number = fn;
+	} else if (step >= 0 || st->frame_number >= (uint64_t)-(int32_t)step) {
+		st->frame_number += (uint64_t)(int64_t)step;
 	} else {
-		st->frame_number += (uint16_t)(fn - (uint16_t)st->frame_number);
+		st->frame_number += (uint16_t)step;
 	}
 	return st->frame_number;
 }

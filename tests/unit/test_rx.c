@@ -1256,16 +1256,30 @@ test_frame_number_extended(void **state)
 	struct droce_rx_frame_info info;
 	struct fixture f;
 
+	/* Numbers sent, and what they must read as: first a step back that
+	 * would go below zero (read forward), then across the wrap, a frame
+	 * late behind the one after it, a sensor started again.
+	 */
+	static const struct {
+		uint16_t sent;
+		uint64_t read;
+	} numbers[] = {
+		{ 2, 2 }, { 0xfffe, 0xfffe }, { 0xffff, 0xffff }, { 1, 0x10001 },
+		{ 0, 0x10000 }, { 2, 0x10002 }, { 0x7000, 0x17000 }, { 0, 0x10000 },
+		{ 1, 0x10001 },
+	};
+
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
+	fixture_init(&f, 0, FRAME, PAGES, RTE_DIM(numbers));
 	start(&f);
 	monitor_start(&f);
-	f.tx.frame_number = 0xfffe;
-	for (int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < RTE_DIM(numbers); i++) {
+		f.tx.frame_number = numbers[i].sent;
 		send_frame(&f);
-	for (uint64_t i = 0; i < 4; i++) {
+	}
+	for (unsigned int i = 0; i < RTE_DIM(numbers); i++) {
 		take(&f, &info);
-		assert_int_equal(info.metadata.frame_number, 0xfffe + i);
+		assert_int_equal(info.metadata.frame_number, numbers[i].read);
 	}
 	fixture_fini(&f);
 }

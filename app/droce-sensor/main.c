@@ -104,7 +104,8 @@ usage(FILE *out, const char *prog)
 		"  --linger S            after the last frame, keep the port (unpolled) until its\n"
 		"                        link goes down or S seconds pass: a net_memif peer must\n"
 		"                        stop polling before this side disconnects (default 0)\n"
-		"  --stats-json FILE     what was sent and what the receiver should report\n",
+		"  --stats-json FILE     what was sent and what the receiver should report (with\n"
+		"                        --faults: for --pages 2 or more)\n",
 		prog);
 }
 
@@ -325,6 +326,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		o->page_size = o->metadata_offset + DROCE_HSB_METADATA_SIZE;
 	if (o->payload == 0)
 		o->payload = droce_hsb_payload_per_packet(o->mtu);
+	if (o->faults != NULL && o->pages == 1)
+		fprintf(stderr, "droce-sensor: warning: --faults with --pages 1: a receiver cannot tell where a frame whose end is lost stops (the next one writes the same page), so the expected frame counts hold with --pages 2 or more only\n");
 	return 0;
 }
 

@@ -378,6 +378,42 @@ lost_head(const struct droce_rx_stream *st, const struct droce_pkt *pkt, bool en
 	return (uint32_t)RTE_MIN((before + per_packet - 1) / per_packet, (uint64_t)gap);
 }
 
+/*
+ * Count a taken packet, and the gap of @p gap packets before it, to its
+ * frame: the one open in its page, or a new one. A new page without the
+ * previous frame's end ends that one; the gap took that frame's tail and,
+ * if this packet is not its page's first, this frame's head.
+ */
+static void
+frame_take(struct rx_worker *w, struct droce_rx_stream *st, const struct droce_pkt *pkt,
+	   const struct rx_dest *d, bool ends, uint32_t gap)
+{
+	if (st->cur.open && d->page != st->cur.page) {
+		uint32_t head = lost_head(st, pkt, ends, d->in_page, gap);
+
+		count_lost(st, gap - head);
+		gap = head;
+		st->cur.lossy = true;
+		finish_frame(w, st, 0, 0, NULL);
+	}
+	if (!st->cur.open) {
+		st->cur.open = true;
+		st->cur.page = d->page;
+		/* Frames start at their page's start: one first seen past
+		 * it lost its beginning, to a gap or to a stream started
+		 * while its sensor was mid-frame.
+		 */
+		if (d->in_page != 0)
+			st->cur.lossy = true;
+		rx_store64(&st->page_frame[d->page], st->sequence + 1);
+		__atomic_store_n(&st->page_psn[d->page], UINT32_MAX, __ATOMIC_RELEASE);
+	}
+	if (gap != 0)
+		count_lost(st, gap);
+	if (pkt->payload_len > st->packet_payload)
+		st->packet_payload = pkt->payload_len;
+}
+
 /* One packet of one stream, on its owner worker. Every check comes
  * before any state changes, so a refused packet changes nothing but a
  * counter: not the PSN, not the message, not a byte of the buffer.
@@ -452,34 +488,7 @@ stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *
 	if (ends && d.in_page == st->metadata_offset &&
 	    pkt->payload_len >= DROCE_HSB_METADATA_USED)
 		decode_metadata(st, pkt->payload, &md);
-	/* A new page without the previous frame's end: that one is over.
-	 * A gap before this packet took that frame's tail and, if this
-	 * packet is not its page's first, this frame's head.
-	 */
-	if (st->cur.open && page != st->cur.page) {
-		uint32_t head = lost_head(st, pkt, ends, d.in_page, gap);
-
-		count_lost(st, gap - head);
-		gap = head;
-		st->cur.lossy = true;
-		finish_frame(w, st, 0, 0, NULL);
-	}
-	if (!st->cur.open) {
-		st->cur.open = true;
-		st->cur.page = page;
-		/* Frames start at their page's start: one first seen past
-		 * it lost its beginning, to a gap or to a stream started
-		 * while its sensor was mid-frame.
-		 */
-		if (d.in_page != 0)
-			st->cur.lossy = true;
-		rx_store64(&st->page_frame[page], st->sequence + 1);
-		__atomic_store_n(&st->page_psn[page], UINT32_MAX, __ATOMIC_RELEASE);
-	}
-	if (gap != 0)
-		count_lost(st, gap);
-	if (pkt->payload_len > st->packet_payload)
-		st->packet_payload = pkt->payload_len;
+	frame_take(w, st, pkt, &d, ends, gap);
 	if (rc && (droce_bth_ackreq(pkt->bth) || (flags & DROCE_HDR_LAST)))
 		ack_due(st, m, psn, AETH_ACK, ack);
 	if (rc && (flags & DROCE_HDR_LAST))

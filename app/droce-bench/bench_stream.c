@@ -15,8 +15,9 @@
  *                 bare receive (below) and the placement's own work
  *                 alone: each packet prefetched as lib/rx does and its
  *                 payload copied as the placer does (streaming stores),
- *                 with and without the ICRC checked first. droce's
- *                 stream path costs what it adds to that work.
+ *                 with and without the ICRC checked first, and the check
+ *                 with no copy. droce's stream path costs what it adds
+ *                 to that work.
  *   stream-pps    64-byte payloads: packets/s through the stream path vs
  *                 testpmd's io forwarding loop (rx burst of 32 from the
  *                 same port, tx burst to net_null) with the same feed;
@@ -129,7 +130,7 @@ struct workload {
 };
 
 enum side {
-	SIDE_BASELINE, SIDE_BARE, SIDE_COPY_ALONE, SIDE_CHECK_COPY_ALONE,
+	SIDE_BASELINE, SIDE_BARE, SIDE_COPY_ALONE, SIDE_CHECK_ALONE, SIDE_CHECK_COPY_ALONE,
 	SIDE_ICRC_OFF, SIDE_ICRC_ON, SIDE_ICRC_FUSED, SIDE_MAX
 };
 
@@ -598,12 +599,12 @@ memcpy_pass(const struct workload *w)
 #define RX_PREFETCH_BYTES 9216u
 
 /* The placement's own work alone, in a loop with nothing else: each
- * packet prefetched as lib/rx does, with @p check its ICRC checked, its
- * payload copied as the placer does (streaming stores). -1 if a check
- * failed.
+ * packet prefetched as lib/rx does, with @p check its ICRC checked, with
+ * @p copy its payload copied as the placer does (streaming stores). -1 if
+ * a check failed.
  */
 static double
-work_alone_pass(const struct workload *w, gpu_copy_lines_t *lines, bool check)
+work_alone_pass(const struct workload *w, gpu_copy_lines_t *lines, bool check, bool copy)
 {
 	unsigned int bad = 0;
 	double t = bench_now();
@@ -620,7 +621,8 @@ work_alone_pass(const struct workload *w, gpu_copy_lines_t *lines, bool check)
 		}
 		if (check && !droce_icrc_ok(c->l3, c->l3_len))
 			bad++;
-		gpu_copy_streaming(lines, c->dst, c->src, c->len);
+		if (copy)
+			gpu_copy_streaming(lines, c->dst, c->src, c->len);
 	}
 	rte_wmb();
 	t = bench_now() - t;
@@ -629,7 +631,8 @@ work_alone_pass(const struct workload *w, gpu_copy_lines_t *lines, bool check)
 
 static const char *const side_name[SIDE_MAX] = {
 	[SIDE_BASELINE] = "memcpy", [SIDE_BARE] = "bare receive",
-	[SIDE_COPY_ALONE] = "copy alone", [SIDE_CHECK_COPY_ALONE] = "check+copy alone",
+	[SIDE_COPY_ALONE] = "copy alone", [SIDE_CHECK_ALONE] = "check alone",
+	[SIDE_CHECK_COPY_ALONE] = "check+copy alone",
 	[SIDE_ICRC_OFF] = "ICRC off",
 	[SIDE_ICRC_ON] = "ICRC on", [SIDE_ICRC_FUSED] = "ICRC fused",
 };
@@ -667,7 +670,8 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 
 	sides |= (1u << SIDE_BASELINE) | (1u << SIDE_BARE);
 	if (lines == NULL)
-		sides &= ~((1u << SIDE_COPY_ALONE) | (1u << SIDE_CHECK_COPY_ALONE));
+		sides &= ~((1u << SIDE_COPY_ALONE) | (1u << SIDE_CHECK_ALONE) |
+			   (1u << SIDE_CHECK_COPY_ALONE));
 	for (unsigned int n = 0; n < samples; n++)
 		for (int k = 0; k < SIDE_MAX; k++) {
 			int side = (int)((n + (unsigned int)k) % SIDE_MAX);
@@ -677,10 +681,11 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 				continue;
 			t = side == SIDE_BASELINE ? memcpy_pass(w)
 				: side == SIDE_BARE ? bare_receive_pass(r, w, err, errlen)
-				: side == SIDE_COPY_ALONE ? work_alone_pass(w, lines, false)
-				: side == SIDE_CHECK_COPY_ALONE ? work_alone_pass(w, lines, true)
+				: side == SIDE_COPY_ALONE ? work_alone_pass(w, lines, false, true)
+				: side == SIDE_CHECK_ALONE ? work_alone_pass(w, lines, true, false)
+				: side == SIDE_CHECK_COPY_ALONE ? work_alone_pass(w, lines, true, true)
 				: droce_pass(r, w, side_icrc[side], err, errlen);
-			if (t < 0 && side == SIDE_CHECK_COPY_ALONE)
+			if (t < 0 && (side == SIDE_CHECK_ALONE || side == SIDE_CHECK_COPY_ALONE))
 				snprintf(err, errlen, "a packet failed its ICRC check");
 			if (t < 0)
 				return -1;
@@ -716,7 +721,8 @@ int
 bench_stream_place(const struct bench_opts *o)
 {
 	static const uint32_t payloads[] = { 1408, 4096 };
-	const unsigned int all = (1u << SIDE_COPY_ALONE) | (1u << SIDE_CHECK_COPY_ALONE) |
+	const unsigned int all = (1u << SIDE_COPY_ALONE) | (1u << SIDE_CHECK_ALONE) |
+				 (1u << SIDE_CHECK_COPY_ALONE) |
 				 (1u << SIDE_ICRC_OFF) | (1u << SIDE_ICRC_ON) |
 				 (1u << SIDE_ICRC_FUSED);
 	const unsigned int unchecked = (1u << SIDE_COPY_ALONE) | (1u << SIDE_ICRC_OFF);

@@ -60,14 +60,18 @@ export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 for target in "$top"/build-fuzz/tests/fuzz/fuzz_*; do
 	[ -x "$target" ] && [ -f "$target" ] || continue
-	echo "droce-fuzz: $(basename "$target") for $seconds s"
+	name=$(basename "$target")
+	echo "droce-fuzz: $name for $seconds s"
+	# Each target grows its own corpus from the same seeds: what one
+	# target finds new says nothing about the other's code.
+	cp -r "$work/corpus" "$work/corpus-$name"
 	"$target" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=9000 \
-		-print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" \
+		-print_final_stats=1 -artifact_prefix="$work/" "$work/corpus-$name" \
 		>"$work/fuzz.log" 2>&1 || {
 		tail -40 "$work/fuzz.log"
 		mkdir -p "$top/build-fuzz/artifacts"
 		cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$top/build-fuzz/artifacts/" 2>/dev/null || true
-		echo "droce-fuzz: $(basename "$target") FAILED (inputs in build-fuzz/artifacts/)"
+		echo "droce-fuzz: $name FAILED (inputs in build-fuzz/artifacts/)"
 		exit 1
 	}
 	grep -E "^stat::number_of_executed_units|^stat::new_units_added|^stat::peak_rss_mb" "$work/fuzz.log" | sed 's/^/  /'

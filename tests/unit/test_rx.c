@@ -902,83 +902,6 @@ test_placement_device_fails(void **state)
 
 /* ---- loss, duplicates, overwrite ---------------------------------------- */
 
-static bool
-drop_packet(struct droce_frame_spec *spec, unsigned int i, void *arg)
-{
-	(void)spec;
-	return i != *(unsigned int *)arg;
-}
-
-static void
-test_loss_flags_frame(void **state)
-{
-	struct droce_rx_frame_info info;
-	struct droce_rx_stream_stats s;
-	unsigned int which = 1;
-	struct fixture f;
-
-	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
-	send_frame(&f);
-	/* Packet 1 lost: the model keeps the old bytes there. */
-	{
-		uint32_t page = f.tx.page;
-		uint8_t old[PAYLOAD];
-
-		memcpy(old, f.g.model + page * f.layout.page_size + PAYLOAD, PAYLOAD);
-		send_frame_faulty(&f, drop_packet, &which, true);
-		model_data(&f, page, PAYLOAD, old, PAYLOAD);
-	}
-	send_frame(&f);
-	take(&f, &info);
-	assert_false(info.lossy);
-	take(&f, &info);
-	assert_true(info.lossy);
-	assert_int_equal(info.lost_packets, 1);
-	assert_int_equal(info.packets, 4);
-	assert_int_equal(info.bytes, FRAME + 128 - PAYLOAD);
-	take(&f, &info);
-	assert_false(info.lossy);
-	droce_rx_stream_stats(f.st, &s);
-	assert_int_equal(s.lost_packets, 1);
-	assert_int_equal(s.frames_lossy, 1);
-	fixture_fini(&f);
-}
-
-static void
-test_lost_end_of_frame(void **state)
-{
-	struct droce_rx_frame_info info;
-	unsigned int which = 4;     /* the metadata packet */
-	struct fixture f;
-
-	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
-	{
-		uint32_t page = f.tx.page;
-		uint8_t old[128];
-
-		memcpy(old, f.g.model + page * f.layout.page_size + 5120, 128);
-		send_frame_faulty(&f, drop_packet, &which, true);
-		model_data(&f, page, 5120, old, 128);
-	}
-	/* The frame ends when the next one starts elsewhere: lossy. */
-	send_frame(&f);
-	take(&f, &info);
-	assert_int_equal(info.page, 0);
-	assert_true(info.lossy);
-	assert_int_equal(info.lost_packets, 1);
-	assert_false(info.metadata.present);
-	take(&f, &info);
-	assert_int_equal(info.page, 1);
-	assert_false(info.lossy);
-	fixture_fini(&f);
-}
-
 /* Packets in [from, to) of one frame are lost; with @p bad_imm its
  * metadata packet names a page out of range (refused, lands nothing).
  */
@@ -1023,6 +946,59 @@ static void
 send_frame_losing(struct fixture *f, unsigned int from, unsigned int to)
 {
 	send_frame_lossy(f, &(struct lose_range){ .from = from, .to = to });
+}
+
+static void
+test_loss_flags_frame(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	send_frame_losing(&f, 1, 2);
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	assert_int_equal(info.packets, 4);
+	assert_int_equal(info.bytes, FRAME + 128 - PAYLOAD);
+	take(&f, &info);
+	assert_false(info.lossy);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.lost_packets, 1);
+	assert_int_equal(s.frames_lossy, 1);
+	fixture_fini(&f);
+}
+
+static void
+test_lost_end_of_frame(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	start(&f);
+	monitor_start(&f);
+	send_frame_losing(&f, 4, 5);    /* the metadata packet */
+	/* The frame ends when the next one starts elsewhere: lossy. */
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.page, 0);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	assert_false(info.metadata.present);
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_false(info.lossy);
+	fixture_fini(&f);
 }
 
 /* A gap across the end of one frame and the start of the next: both are

@@ -340,22 +340,26 @@ struct rx_icrc_ahead {
 	bool ok;
 };
 
+/* Whether @p m, whose IP header is at @p l3_off, has a good ICRC. */
+static inline bool
+packet_icrc_ok(const struct rte_mbuf *m, uint32_t l3_off)
+{
+	return droce_icrc_ok(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
+			     rte_pktmbuf_data_len(m) - l3_off);
+}
+
 static inline void
 icrc_ahead_take(struct rx_icrc_ahead *a, const struct rte_mbuf *m)
 {
 	a->m = m;
-	a->ok = droce_icrc_ok(rte_pktmbuf_mtod_offset(m, const uint8_t *, m->l2_len),
-			      rte_pktmbuf_data_len(m) - m->l2_len);
+	a->ok = packet_icrc_ok(m, m->l2_len);
 }
 
-/* Whether @p m, whose IP header is at @p l3_off, has a good ICRC. */
+/* packet_icrc_ok(), or the verdict taken ahead for @p m. */
 static inline bool
 icrc_good(const struct rx_icrc_ahead *a, const struct rte_mbuf *m, uint32_t l3_off)
 {
-	if (a->m == m)
-		return a->ok;
-	return droce_icrc_ok(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
-			     rte_pktmbuf_data_len(m) - l3_off);
+	return a->m == m ? a->ok : packet_icrc_ok(m, l3_off);
 }
 
 /*
@@ -416,7 +420,10 @@ frame_take(struct rx_worker *w, struct droce_rx_stream *st, const struct droce_p
 
 /* One packet of one stream, on its owner worker. Every check comes
  * before any state changes, so a refused packet changes nothing but a
- * counter: not the PSN, not the message, not a byte of the buffer.
+ * counter: not the PSN, not the message, not a byte of the buffer. The
+ * one exception passed every check but has no message to belong to (a
+ * MIDDLE or LAST without its FIRST): its PSN is used up, and it counts
+ * as lost.
  */
 static void
 stream_packet(struct rx_worker *w, struct droce_rx_stream *st, struct rte_mbuf *m,

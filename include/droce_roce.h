@@ -361,7 +361,9 @@ enum droce_crc_impl {
  * Choose the CRC implementation. AUTO takes AVX512 where the CPU has
  * VPCLMULQDQ and the EAL's max SIMD bitwidth allows 512, else VPCLMUL256
  * where it allows 256 (DPDK's default), else PCLMUL where the CPU has it,
- * else TABLE.
+ * else TABLE. AUTO is also what is in use until this is called. Before
+ * rte_eal_init() it goes by DPDK's default and is chosen again at the first
+ * CRC after it, under the bitwidth the EAL was given.
  *
  * @return
  *   The implementation in use, or -ENOTSUP when this CPU lacks @p impl.

@@ -163,30 +163,59 @@ cpu_has(enum droce_crc_impl impl)
 	}
 }
 
-void
+/* The implementations this CPU has, one bit each, looked up once:
+ * rte_cpu_get_flag_enabled() runs CPUID, which a hypervisor traps.
+ */
+static unsigned int
+cpu_impls(void)
+{
+	static unsigned int have;       /* 0: not looked up yet */
+	unsigned int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+
+	if (h == 0) {
+		for (int impl = DROCE_CRC_TABLE; impl <= DROCE_CRC_AVX512; impl++)
+			if (cpu_has((enum droce_crc_impl)impl))
+				h |= 1u << impl;
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
+	}
+	return h;
+}
+
+enum droce_crc_impl
 crc_resolve(void)
 {
+	uint16_t bitwidth = rte_vect_get_max_simd_bitwidth();
+	unsigned int have = cpu_impls();
+	bool eal_up = bitwidth != 0;
 	enum droce_crc_impl impl = DROCE_CRC_TABLE;
 
-	uint16_t bitwidth = rte_vect_get_max_simd_bitwidth();
-
-	if (cpu_has(DROCE_CRC_AVX512) && bitwidth >= RTE_VECT_SIMD_512)
+	/* Before rte_eal_init() DPDK has no SIMD policy yet (the bitwidth
+	 * reads 0): this call goes by its default, 256 bits, and the next
+	 * one looks again, so that what the user tells the EAL counts once
+	 * it is up. Chosen for good there, a CRC taken before the EAL would
+	 * keep 128-bit PCLMULQDQ.
+	 */
+	if (!eal_up)
+		bitwidth = RTE_VECT_SIMD_256;
+	if ((have & (1u << DROCE_CRC_AVX512)) && bitwidth >= RTE_VECT_SIMD_512)
 		impl = DROCE_CRC_AVX512;
-	else if (cpu_has(DROCE_CRC_VPCLMUL256) && bitwidth >= RTE_VECT_SIMD_256)
+	else if ((have & (1u << DROCE_CRC_VPCLMUL256)) && bitwidth >= RTE_VECT_SIMD_256)
 		impl = DROCE_CRC_VPCLMUL256;
-	else if (cpu_has(DROCE_CRC_PCLMUL))
+	else if (have & (1u << DROCE_CRC_PCLMUL))
 		impl = DROCE_CRC_PCLMUL;
-	__atomic_store_n(&crc_active, impl, __ATOMIC_RELAXED);
+	if (eal_up)
+		__atomic_store_n(&crc_active, impl, __ATOMIC_RELAXED);
+	return impl;
 }
 
 int
 droce_crc_select(enum droce_crc_impl impl)
 {
 	if (impl == DROCE_CRC_AUTO) {
-		crc_resolve();
-		return __atomic_load_n(&crc_active, __ATOMIC_RELAXED);
+		__atomic_store_n(&crc_active, DROCE_CRC_AUTO, __ATOMIC_RELAXED);
+		return crc_resolve();
 	}
-	if (!cpu_has(impl))
+	if ((unsigned int)impl > DROCE_CRC_AVX512 || !(cpu_impls() & (1u << impl)))
 		return -ENOTSUP;
 	__atomic_store_n(&crc_active, impl, __ATOMIC_RELAXED);
 	return impl;

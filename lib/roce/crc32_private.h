@@ -80,22 +80,21 @@ uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
 #define CRC_HAVE_X86 0
 #endif
 
-/* The implementation in use; resolved on first use (after EAL init the
- * SIMD bitwidth the user allowed is known).
+/* The implementation in use: AUTO until resolved, at the first use after
+ * EAL init (only then is the SIMD bitwidth the user allowed known).
  */
 extern enum droce_crc_impl crc_active;
-void crc_resolve(void);
+/* The implementation AUTO stands for now; kept in crc_active once the EAL
+ * is up.
+ */
+enum droce_crc_impl crc_resolve(void);
 
 static inline enum droce_crc_impl
 crc_impl_now(void)
 {
 	enum droce_crc_impl impl = __atomic_load_n(&crc_active, __ATOMIC_RELAXED);
 
-	if (unlikely(impl == DROCE_CRC_AUTO)) {
-		crc_resolve();
-		impl = __atomic_load_n(&crc_active, __ATOMIC_RELAXED);
-	}
-	return impl;
+	return likely(impl != DROCE_CRC_AUTO) ? impl : crc_resolve();
 }
 
 /* Direct calls behind a predictable branch: no per-packet pointer call. */

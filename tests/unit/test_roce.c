@@ -69,6 +69,25 @@ test_fold_constants(void **state)
 	assert_int_equal(crc_k.poly, 0x1db710641ull);
 }
 
+/* main() took a CRC before rte_eal_init(), when DPDK has no SIMD policy
+ * yet: the implementation in use now, with the EAL up, is the one AUTO
+ * chooses under its policy, not one fixed before it (128-bit PCLMULQDQ
+ * on a CPU with 256-bit VPCLMULQDQ).
+ */
+static char crc_before_eal[32];
+
+static void
+test_crc_chosen_after_eal(void **state)
+{
+	char in_use[sizeof(crc_before_eal)];
+
+	(void)state;
+	snprintf(in_use, sizeof(in_use), "%s", droce_crc_impl_name());
+	droce_crc_select(DROCE_CRC_AUTO);
+	print_message("CRC before the EAL: %s, after it: %s\n", crc_before_eal, in_use);
+	assert_string_equal(in_use, droce_crc_impl_name());
+}
+
 static void
 test_crc32_matches_zlib(void **state)
 {
@@ -569,6 +588,7 @@ main(int argc, char **argv)
 			"--file-prefix", prefix, "-l", "0",
 			"--log-level", "lib.eal:error", NULL };
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc_chosen_after_eal),
 		cmocka_unit_test(test_fold_constants),
 		cmocka_unit_test(test_crc32_matches_zlib),
 		cmocka_unit_test(test_icrc_hardware_vector),
@@ -586,6 +606,8 @@ main(int argc, char **argv)
 
 	(void)argc;
 	snprintf(prefix, sizeof(prefix), "droce-test-roce-%d", getpid());
+	(void)droce_crc32(0, prefix, strlen(prefix));
+	snprintf(crc_before_eal, sizeof(crc_before_eal), "%s", droce_crc_impl_name());
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
 	pool = rte_pktmbuf_pool_create("roce_test", 1024, 0, 0,

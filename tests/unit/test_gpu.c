@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include <rte_atomic.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_gpudev.h>
@@ -196,6 +198,26 @@ random_mbuf(unsigned int *seed, uint32_t len)
 /* Place random entries, some across page boundaries, some empty; check
  * the buffer against the model and that every mbuf came back.
  */
+/* Wait until batch @p ticket is complete, polling the engine unless it
+ * has a thread. Bounded in time, not in spins: on a loaded machine (the
+ * tests run in parallel on two cores) the engine thread may wait for a
+ * core for milliseconds, and a million spins once ran out first.
+ */
+static void
+wait_completed(struct droce_placer *pl, uint64_t ticket, bool thread)
+{
+	uint64_t deadline = rte_get_timer_cycles() + 10 * rte_get_timer_hz();
+
+	while (droce_placer_completed(pl) < ticket) {
+		if (thread)
+			sched_yield();  /* give the engine the core */
+		else
+			droce_placer_engine_poll(pl);
+		if (rte_get_timer_cycles() > deadline)
+			fail_msg("batch %" PRIu64 " not complete after 10 s", ticket);
+	}
+}
+
 static void
 random_entries(enum droce_place_mode mode, bool thread, enum droce_copy_stores stores)
 {
@@ -239,12 +261,7 @@ random_entries(enum droce_place_mode mode, bool thread, enum droce_copy_stores s
 		if (mode == DROCE_PLACE_GATHER && !thread)
 			droce_placer_engine_poll(pl);
 		/* Items may still be busy: wait for this batch. */
-		for (int spin = 0; droce_placer_completed(pl) < ticket; spin++) {
-			if (!thread)
-				droce_placer_engine_poll(pl);
-			if (spin > 1000000)
-				fail_msg("batch %" PRIu64 " never completed", ticket);
-		}
+		wait_completed(pl, ticket, thread);
 	}
 	assert_int_equal(droce_placer_completed(pl), ticket);
 	guarded_check(&g);

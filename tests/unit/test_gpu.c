@@ -195,9 +195,6 @@ random_mbuf(unsigned int *seed, uint32_t len)
 	return m;
 }
 
-/* Place random entries, some across page boundaries, some empty; check
- * the buffer against the model and that every mbuf came back.
- */
 /* Wait until batch @p ticket is complete, polling the engine unless it
  * has a thread. Bounded in time, not in spins: on a loaded machine (the
  * tests run in parallel on two cores) the engine thread may wait for a
@@ -218,6 +215,9 @@ wait_completed(struct droce_placer *pl, uint64_t ticket, bool thread)
 	}
 }
 
+/* Place random entries, some across page boundaries, some empty; check
+ * the buffer against the model and that every mbuf came back.
+ */
 static void
 random_entries(enum droce_place_mode mode, bool thread, enum droce_copy_stores stores)
 {

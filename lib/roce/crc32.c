@@ -192,8 +192,8 @@ crc_resolve(void)
 	/* Before rte_eal_init() DPDK has no SIMD policy yet (the bitwidth
 	 * reads 0): this call goes by its default, 256 bits, and the next
 	 * one looks again, so that what the user tells the EAL counts once
-	 * it is up. Chosen for good there, a CRC taken before the EAL would
-	 * keep 128-bit PCLMULQDQ.
+	 * it is up. Kept from that first call, the choice would be 128-bit
+	 * PCLMULQDQ for the life of the process.
 	 */
 	if (!eal_up)
 		bitwidth = RTE_VECT_SIMD_256;

@@ -169,6 +169,17 @@ monitor_start(struct fixture *f)
 	assert_true(atomic_load(&f->st->monitoring));
 }
 
+/* The usual stream of a test: port 0, FRAME-byte frames in PAGES pages,
+ * @p queue_size frames waiting at most, started and monitored.
+ */
+static void
+fixture_running(struct fixture *f, unsigned int queue_size)
+{
+	fixture_init(f, 0, FRAME, PAGES, queue_size);
+	start(f);
+	monitor_start(f);
+}
+
 /* close(), and the monitor returns 0. */
 static void
 close_stream(struct fixture *f)
@@ -599,9 +610,7 @@ test_queue_discards_oldest(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 2);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 2);
 	for (int i = 0; i < 5; i++)
 		send_frame(&f);
 	/* Frames 1..3 were recycled for 4 and 5, oldest first. */
@@ -734,9 +743,7 @@ test_close_while_monitoring(void **state)
 	pthread_t t;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 4);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 4);
 	/* A consumer waiting in get_next_frame() returns at close. */
 	w.st = f.st;
 	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
@@ -765,9 +772,7 @@ test_get_next_frame_timeout(void **state)
 	double t0, dt;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 4);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 4);
 	t0 = now_s();
 	assert_false(droce_rx_stream_get_next_frame(f.st, 100, &info));
 	dt = now_s() - t0;
@@ -814,9 +819,7 @@ test_port_removed(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 4);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 4);
 	send_frame(&f);
 	/* The PMD's removal event, as DPDK delivers it. */
 	pmd_event("net_ring_r0", RTE_ETH_EVENT_INTR_RMV);
@@ -876,9 +879,7 @@ test_placement_device_fails(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 4);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 4);
 	assert_int_equal(droce_gpu_host_set_failed(host_dev, true), 0);
 	/* The write barrier at the frame's end fails: fatal. The bytes did
 	 * land (host memory), so the model takes them.
@@ -956,9 +957,7 @@ test_loss_flags_frame(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	send_frame(&f);
 	send_frame_losing(&f, 1, 2);
 	send_frame(&f);
@@ -984,9 +983,7 @@ test_lost_end_of_frame(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	send_frame_losing(&f, 4, 5);    /* the metadata packet */
 	/* The frame ends when the next one starts elsewhere: lossy. */
 	send_frame(&f);
@@ -1025,9 +1022,7 @@ test_lost_start_of_frame(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	send_frame_losing(&f, 0, 2);
 	send_frame_losing(&f, 3, 5);
 	send_frame_losing(&f, 0, 1);
@@ -1057,9 +1052,7 @@ test_refused_after_gap_lost_once(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	send_frame_lossy(&f, &(struct lose_range){ .from = 3, .to = 4, .bad_imm = true });
 	send_frame(&f);
 	take(&f, &info);
@@ -1116,9 +1109,7 @@ test_duplicates_and_reorder(void **state)
 	struct dup d = { .f = &f, .which = 2 };
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	droce_rx_stream_stats(f.st, &before);
 	send_frame_faulty(&f, duplicate_packet, &d, true);
 	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 1);
@@ -1186,9 +1177,7 @@ test_psn_wraps_at_20_bits(void **state)
 	struct fixture f;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	sensor_init(&f, DROCE_HSB_IMM_CURRENT, DROCE_HSB_PSN_MASK - 2);
 	send_frame(&f);            /* PSNs 0xffffd..0xfffff, 0, 1 */
 	send_frame(&f);
@@ -1428,9 +1417,7 @@ test_truncated_and_not_roce(void **state)
 	uint32_t cuts[] = { 60, 40, 30, 20 };
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	next_content(&f);
 	droce_hsb_frame_begin(&f.tx, f.frame, &md);
 	assert_true(droce_hsb_frame_next(&f.tx, &spec));
@@ -1471,9 +1458,7 @@ test_restart_with_smaller_pages(void **state)
 	size_t old_page;
 
 	(void)state;
-	fixture_init(&f, 0, FRAME, PAGES, 8);
-	start(&f);
-	monitor_start(&f);
+	fixture_running(&f, 8);
 	for (uint32_t page = 0; page < 2; page++) {
 		send_frame(&f);
 		take(&f, &info);

@@ -10,11 +10,16 @@
  * droce hsb: what a Holoscan Sensor Bridge puts on the wire, both ways.
  *
  * A frame is a run of RDMA WRITE ONLY packets (UC) carrying the frame's
- * bytes into one page of the host's buffer, then one RDMA WRITE ONLY with
- * IMMEDIATE that writes the 128-byte metadata block at the page's
- * metadata offset and ends the frame; its immediate names the page and
- * the PSN. The receiver (lib/rx) decodes with these functions; the sender
- * (app/droce-sensor, tests, benchmarks) builds frames with them.
+ * bytes into one page of the host's buffer and one RDMA WRITE ONLY with
+ * IMMEDIATE that ends it, its immediate naming the page and its own PSN.
+ * The 128-byte metadata block lands at the page's metadata offset, in one
+ * of two layouts: embedded (the device's default), where the packet that
+ * ends the frame carries its last data, zeros up to the metadata offset
+ * and the block, when one packet has room for them; or separate, where
+ * the data ends in a plain WRITE ONLY and the block travels alone in the
+ * frame's last packet. The receiver (lib/rx) decodes with these
+ * functions; the sender (app/droce-sensor, tests, benchmarks) builds
+ * frames with them.
  */
 
 #include <stdbool.h>
@@ -45,11 +50,28 @@ extern "C" {
  */
 #define DROCE_HSB_OVERHEAD 74
 
+/** Most payload per packet: the payload rule at the largest MTU a sender
+ *  takes (9600).
+ */
+#define DROCE_HSB_MAX_PAYLOAD 9472
+
 /** How the immediate of a frame's last packet names page and PSN. */
 enum droce_hsb_imm {
 	DROCE_HSB_IMM_CURRENT = 0, /**< page = imm & 0xfff, psn = imm >> 12 */
 	DROCE_HSB_IMM_LITE,        /**< HSB-Lite 2510: page = imm & 0xff, psn = imm >> 8 */
 	DROCE_HSB_IMM_OPAQUE,      /**< not HSB: the page comes from the VA */
+};
+
+/** Where a sender puts a frame's metadata block (see the file comment). */
+enum droce_hsb_metadata_layout {
+	/** The device's default: in the packet with the frame's last data
+	 *  when it has room, else as SEPARATE.
+	 */
+	DROCE_HSB_METADATA_EMBEDDED = 0,
+	/** Always alone, in a 128-byte packet after the frame's data (a
+	 *  device built with SEPARATE_FRAMEMETADATA_PACKET).
+	 */
+	DROCE_HSB_METADATA_SEPARATE,
 };
 
 /** The metadata block, decoded (the wire is big-endian). */
@@ -82,6 +104,13 @@ const char *droce_hsb_imm_name(enum droce_hsb_imm fmt);
 
 /** Parse an immediate format name; -EINVAL for anything else. */
 int droce_hsb_imm_parse(const char *s, enum droce_hsb_imm *fmt);
+
+/** Name of a metadata layout ("embedded", "separate"); NULL for others. */
+const char *droce_hsb_metadata_layout_name(enum droce_hsb_metadata_layout l);
+
+/** Parse a metadata layout name; -EINVAL for anything else. */
+int droce_hsb_metadata_layout_parse(const char *s,
+				    enum droce_hsb_metadata_layout *l);
 
 /**
  * Payload bytes per data packet at @p mtu (IP MTU): the device's rule,
@@ -133,9 +162,17 @@ struct droce_hsb_sender_conf {
 	uint64_t page_base;             /**< VA of page 0 (HSB: 0) */
 	size_t frame_size, page_size, metadata_offset;
 	unsigned int pages;
-	uint32_t payload_per_packet;    /**< a multiple of 128 */
+	uint32_t payload_per_packet;    /**< a multiple of 128, at most
+					 *   DROCE_HSB_MAX_PAYLOAD
+					 */
 	enum droce_hsb_imm imm;
+	enum droce_hsb_metadata_layout metadata; /**< 0: embedded */
 	uint32_t first_psn;
+	/** Page of the first frame, < pages. A device counts pages up before
+	 *  each frame from 0, so its first frame lands in page 1 (0 when
+	 *  there is one page); 0 here keeps the simple order.
+	 */
+	unsigned int first_page;
 };
 
 /** A sender's position: page, PSN and frame number move on per frame. */
@@ -149,15 +186,21 @@ struct droce_hsb_sender {
 	const uint8_t *data;
 	size_t offset;                  /**< bytes handed out so far */
 	bool metadata_sent;
+	bool embedded;                  /**< the block rides with the last data */
 	uint8_t metadata[DROCE_HSB_METADATA_SIZE];
+	/** The payload of an embedded frame end: the last data, zeros, the
+	 *  block, contiguous as droce_frame_build() takes it.
+	 */
+	uint8_t last_payload[DROCE_HSB_MAX_PAYLOAD];
 };
 
 /**
  * Set up a sender.
  *
  * @return
- *   0, or -EINVAL with a message (payload not a multiple of 128, frame
- *   larger than the metadata offset, pages out of 1..4096, ...).
+ *   0, or -EINVAL with a message (payload not a multiple of 128 or over
+ *   DROCE_HSB_MAX_PAYLOAD, frame larger than the metadata offset, pages
+ *   out of 1..4096, first page not below pages, an unknown layout, ...).
  */
 int droce_hsb_sender_init(struct droce_hsb_sender *s,
 			  const struct droce_hsb_sender_conf *conf, char *err,
@@ -165,8 +208,10 @@ int droce_hsb_sender_init(struct droce_hsb_sender *s,
 
 /**
  * Begin the next frame: @p data (frame_size bytes) goes to the current
- * page; @p md is written as its metadata block, with psn and frame number
- * set by the sender.
+ * page; @p md is written as its metadata block, with psn (that of the
+ * packet that will carry the block, the frame's last) and frame number
+ * set by the sender. @p data must stay valid until the frame's last
+ * packet was built.
  */
 void droce_hsb_frame_begin(struct droce_hsb_sender *s, const void *data,
 			   struct droce_hsb_metadata *md);
@@ -174,7 +219,8 @@ void droce_hsb_frame_begin(struct droce_hsb_sender *s, const void *data,
 /**
  * The next packet of the frame, as a frame spec for droce_frame_build()
  * (a caller may change it first: fault injection). The spec points into
- * the frame data and into @p s.
+ * the frame data and into @p s; the frame's last packet is always the
+ * WRITE ONLY with IMMEDIATE.
  *
  * @return
  *   True with @p spec filled; false once the frame's last packet was
@@ -183,7 +229,19 @@ void droce_hsb_frame_begin(struct droce_hsb_sender *s, const void *data,
 bool droce_hsb_frame_next(struct droce_hsb_sender *s,
 			  struct droce_frame_spec *spec);
 
-/** Data packets per frame, metadata packet included. */
+/**
+ * Whether a frame's metadata block rides in the packet with its last data.
+ * The device's rule, for the EMBEDDED layout: with rem bytes of data in
+ * that packet and pad zeros between their end and the metadata offset,
+ * payload_per_packet - rem - pad - 128 (block) - 4 (immediate) must leave
+ * at least 128 bytes spare, and pad be at most 128. Always false for the
+ * SEPARATE layout. @p c must be one droce_hsb_sender_init() accepts.
+ */
+bool droce_hsb_metadata_embedded(const struct droce_hsb_sender_conf *c);
+
+/** Packets per frame: the data packets, and a packet for the metadata
+ *  block unless it is embedded.
+ */
 unsigned int droce_hsb_packets_per_frame(const struct droce_hsb_sender_conf *c);
 
 #ifdef __cplusplus

@@ -119,6 +119,28 @@ droce_hsb_imm_parse(const char *s, enum droce_hsb_imm *fmt)
 	return -EINVAL;
 }
 
+static const char *const layout_names[] = {
+	[DROCE_HSB_METADATA_EMBEDDED] = "embedded",
+	[DROCE_HSB_METADATA_SEPARATE] = "separate",
+};
+
+const char *
+droce_hsb_metadata_layout_name(enum droce_hsb_metadata_layout l)
+{
+	return (unsigned int)l < RTE_DIM(layout_names) ? layout_names[l] : NULL;
+}
+
+int
+droce_hsb_metadata_layout_parse(const char *s, enum droce_hsb_metadata_layout *l)
+{
+	for (unsigned int i = 0; i < RTE_DIM(layout_names); i++)
+		if (strcmp(s, layout_names[i]) == 0) {
+			*l = (enum droce_hsb_metadata_layout)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 uint32_t
 droce_hsb_payload_per_packet(uint32_t mtu)
 {
@@ -218,14 +240,20 @@ droce_hsb_sender_init(struct droce_hsb_sender *s,
 		      const struct droce_hsb_sender_conf *c, char *err,
 		      size_t errlen)
 {
-	if (c->payload_per_packet == 0 || c->payload_per_packet % 128 != 0) {
-		snprintf(err, errlen, "sender: payload per packet %u; allowed: a positive multiple of 128",
-			 c->payload_per_packet);
+	if (c->payload_per_packet == 0 || c->payload_per_packet % 128 != 0 ||
+	    c->payload_per_packet > DROCE_HSB_MAX_PAYLOAD) {
+		snprintf(err, errlen, "sender: payload per packet %u; allowed: a positive multiple of 128, at most %u (MTU 9600)",
+			 c->payload_per_packet, DROCE_HSB_MAX_PAYLOAD);
 		return -EINVAL;
 	}
 	if (c->pages < 1 || c->pages > DROCE_HSB_MAX_PAGES) {
 		snprintf(err, errlen, "sender: %u pages; allowed: 1..%u", c->pages,
 			 DROCE_HSB_MAX_PAGES);
+		return -EINVAL;
+	}
+	if (c->first_page >= c->pages) {
+		snprintf(err, errlen, "sender: first page %u; allowed: 0..%u (%u pages)",
+			 c->first_page, c->pages - 1, c->pages);
 		return -EINVAL;
 	}
 	if (c->frame_size == 0 || c->metadata_offset < c->frame_size ||
@@ -239,19 +267,54 @@ droce_hsb_sender_init(struct droce_hsb_sender *s,
 			 c->pages);
 		return -EINVAL;
 	}
+	if (droce_hsb_metadata_layout_name(c->metadata) == NULL) {
+		snprintf(err, errlen, "sender: metadata layout %d; allowed: embedded (%d), separate (%d)",
+			 (int)c->metadata, DROCE_HSB_METADATA_EMBEDDED,
+			 DROCE_HSB_METADATA_SEPARATE);
+		return -EINVAL;
+	}
 	memset(s, 0, sizeof(*s));
 	s->conf = *c;
 	s->psn_mask = c->imm == DROCE_HSB_IMM_CURRENT ? DROCE_HSB_PSN_MASK
 						      : DROCE_PSN_MASK;
 	s->psn = c->first_psn & s->psn_mask;
+	s->page = c->first_page;
+	s->embedded = droce_hsb_metadata_embedded(c);
 	return 0;
+}
+
+/* Bytes of the frame's last data packet: a whole packet's worth when the
+ * frame fills its packets exactly.
+ */
+static size_t
+last_chunk(const struct droce_hsb_sender_conf *c)
+{
+	size_t rem = c->frame_size % c->payload_per_packet;
+
+	return rem != 0 ? rem : c->payload_per_packet;
+}
+
+bool
+droce_hsb_metadata_embedded(const struct droce_hsb_sender_conf *c)
+{
+	int64_t rem = (int64_t)last_chunk(c);
+	int64_t pad = (int64_t)(c->metadata_offset - c->frame_size);
+	int64_t spare = (int64_t)c->payload_per_packet - rem -
+			DROCE_HSB_METADATA_SIZE - 4 - pad;
+
+	/* The device keeps 128 bytes of the packet free, and has 128 zero
+	 * bytes to pad with: a block further off goes alone.
+	 */
+	return c->metadata == DROCE_HSB_METADATA_EMBEDDED &&
+	       spare >= DROCE_HSB_METADATA_SIZE && pad <= DROCE_HSB_METADATA_SIZE;
 }
 
 unsigned int
 droce_hsb_packets_per_frame(const struct droce_hsb_sender_conf *c)
 {
 	return (unsigned int)((c->frame_size + c->payload_per_packet - 1) /
-			      c->payload_per_packet) + 1;
+			      c->payload_per_packet) +
+	       (droce_hsb_metadata_embedded(c) ? 0 : 1);
 }
 
 void
@@ -263,10 +326,40 @@ droce_hsb_frame_begin(struct droce_hsb_sender *s, const void *data,
 	s->data = data;
 	s->offset = 0;
 	s->metadata_sent = false;
-	/* The block names the PSN the frame's last packet will carry. */
+	/* The block names the PSN of the packet that carries it: the
+	 * frame's last, in either layout.
+	 */
 	md->psn = (s->psn + n - 1) & s->psn_mask;
 	md->frame_number = s->frame_number;
 	droce_hsb_metadata_encode(md, s->metadata);
+}
+
+/* Make @p spec the frame's end: a WRITE ONLY with IMMEDIATE naming the
+ * page and its PSN; the sender moves on to the next frame's page.
+ */
+static void
+frame_end(struct droce_hsb_sender *s, struct droce_frame_spec *spec)
+{
+	spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_ONLY_IMM;
+	spec->imm = droce_hsb_imm_encode(s->conf.imm, s->page, spec->psn);
+	s->metadata_sent = true;
+	s->page = (s->page + 1) % s->conf.pages;
+	s->frame_number++;
+}
+
+/* The last @p len data bytes, the zeros up to the metadata offset and the
+ * block, as one payload in s->last_payload.
+ */
+static uint32_t
+embed_metadata(struct droce_hsb_sender *s, uint32_t len)
+{
+	const struct droce_hsb_sender_conf *c = &s->conf;
+	size_t pad = c->metadata_offset - c->frame_size;
+
+	memcpy(s->last_payload, s->data + s->offset, len);
+	memset(s->last_payload + len, 0, pad);
+	memcpy(s->last_payload + len + pad, s->metadata, DROCE_HSB_METADATA_SIZE);
+	return len + (uint32_t)pad + DROCE_HSB_METADATA_SIZE;
 }
 
 bool
@@ -293,18 +386,21 @@ droce_hsb_frame_next(struct droce_hsb_sender *s, struct droce_frame_spec *spec)
 
 		spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_ONLY;
 		spec->va = page_va + s->offset;
+		if (s->embedded && s->offset + len == c->frame_size) {
+			spec->payload = s->last_payload;
+			spec->payload_len = spec->dma_len = embed_metadata(s, len);
+			s->offset += len;
+			frame_end(s, spec);
+			return true;
+		}
 		spec->payload = s->data + s->offset;
 		spec->payload_len = spec->dma_len = len;
 		s->offset += len;
 		return true;
 	}
-	spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_ONLY_IMM;
 	spec->va = page_va + c->metadata_offset;
 	spec->payload = s->metadata;
 	spec->payload_len = spec->dma_len = DROCE_HSB_METADATA_SIZE;
-	spec->imm = droce_hsb_imm_encode(c->imm, s->page, spec->psn);
-	s->metadata_sent = true;
-	s->page = (s->page + 1) % c->pages;
-	s->frame_number++;
+	frame_end(s, spec);
 	return true;
 }

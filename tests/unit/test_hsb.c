@@ -5,7 +5,8 @@
 /*
  * lib/hsb: the metadata block byte by byte (big-endian, the offsets of
  * reference/hsb-wire.md), both immediate formats, the payload rule, the
- * page layout, and the packets a sender makes of a frame.
+ * page layout, and the packets a sender makes of a frame in either
+ * metadata layout (the device's rule for embedding the block).
  */
 
 #include <errno.h>
@@ -108,6 +109,7 @@ test_sender_packets(void **state)
 		.frame_size = 3000, .page_size = 3200, .metadata_offset = 3072,
 		.pages = 2, .payload_per_packet = 1408,
 		.imm = DROCE_HSB_IMM_CURRENT, .first_psn = 0xffffe,
+		.metadata = DROCE_HSB_METADATA_SEPARATE,
 	};
 	static uint8_t frame[3000];
 	struct droce_hsb_metadata md = { .crc = 1 };
@@ -169,6 +171,270 @@ test_sender_packets(void **state)
 	assert_non_null(strstr(err, "frame 3000, metadata offset 2944"));
 }
 
+/* A sender's packets against a model of the device written out here:
+ * data in payload_per_packet chunks, and the block either in the packet
+ * with the last chunk (@p embeds) or alone after it. @p frames frames, in
+ * pages first_page, first_page + 1, ... The payloads, opcodes, VAs,
+ * lengths, immediates and the block's psn are all checked.
+ */
+static void
+check_frames(const struct droce_hsb_sender_conf *c, bool embeds,
+	     unsigned int frames)
+{
+	static uint8_t frame[8192];
+	static const uint8_t zeros[DROCE_HSB_METADATA_SIZE];
+	unsigned int data_pkts = (unsigned int)((c->frame_size + c->payload_per_packet - 1) /
+						c->payload_per_packet);
+	unsigned int n = data_pkts + (embeds ? 0 : 1);
+	size_t pad = c->metadata_offset - c->frame_size;
+	struct droce_hsb_sender s;
+	uint32_t psn = c->first_psn & DROCE_HSB_PSN_MASK;
+	char err[256];
+
+	assert_true(c->frame_size <= sizeof(frame));
+	assert_int_equal(droce_hsb_metadata_embedded(c), embeds);
+	assert_int_equal(droce_hsb_packets_per_frame(c), n);
+	if (droce_hsb_sender_init(&s, c, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	/* The zeros are written with each frame, not left over from init. */
+	memset(s.last_payload, 0xee, sizeof(s.last_payload));
+	for (unsigned int f = 0; f < frames; f++) {
+		unsigned int page = (c->first_page + f) % c->pages;
+		uint64_t page_va = c->page_base + (uint64_t)page * c->page_size;
+		uint32_t last_psn = (psn + n - 1) & DROCE_HSB_PSN_MASK;
+		struct droce_hsb_metadata md = { .crc = 0x1234, .bytes_written = c->frame_size };
+		struct droce_hsb_metadata back;
+		struct droce_frame_spec spec;
+
+		droce_hsb_pattern_fill(frame, c->frame_size, f);
+		droce_hsb_frame_begin(&s, frame, &md);
+		assert_int_equal(md.psn, last_psn);
+		assert_int_equal(md.frame_number, f);
+		for (unsigned int i = 0; i < n; i++, psn = (psn + 1) & DROCE_HSB_PSN_MASK) {
+			size_t off = (size_t)i * c->payload_per_packet;
+			uint32_t len = (uint32_t)RTE_MIN((size_t)c->payload_per_packet,
+							 c->frame_size - RTE_MIN(off, c->frame_size));
+			const uint8_t *p;
+			size_t block_at;
+
+			assert_true(droce_hsb_frame_next(&s, &spec));
+			assert_int_equal(spec.psn, psn);
+			assert_int_equal(spec.dest_qp, c->qp);
+			assert_int_equal(spec.rkey, c->rkey);
+			/* Every packet fits the MTU the payload rule came from. */
+			assert_true(droce_frame_len(&spec) <=
+				    c->payload_per_packet + DROCE_HSB_OVERHEAD + 4);
+			if (i + 1 < n) {
+				assert_int_equal(spec.opcode, DROCE_OP_UC | DROCE_OP_WRITE_ONLY);
+				assert_int_equal(spec.va, page_va + off);
+				assert_int_equal(spec.dma_len, len);
+				assert_int_equal(spec.payload_len, len);
+				assert_memory_equal(spec.payload, frame + off, len);
+				continue;
+			}
+			/* The frame's last packet ends it and carries the block. */
+			p = spec.payload;
+			assert_int_equal(spec.opcode, DROCE_OP_UC | DROCE_OP_WRITE_ONLY_IMM);
+			assert_int_equal(spec.imm, psn << 12 | page);
+			assert_int_equal(psn, last_psn);
+			if (embeds) {
+				assert_int_equal(spec.va, page_va + off);
+				assert_int_equal(spec.dma_len, len + pad + DROCE_HSB_METADATA_SIZE);
+				assert_int_equal(spec.payload_len, spec.dma_len);
+				assert_memory_equal(p, frame + off, len);
+				assert_memory_equal(p + len, zeros, pad);
+				block_at = len + pad;
+				/* The block lands at the metadata offset. */
+				assert_int_equal(spec.va + block_at, page_va + c->metadata_offset);
+			} else {
+				assert_int_equal(spec.va, page_va + c->metadata_offset);
+				assert_int_equal(spec.dma_len, DROCE_HSB_METADATA_SIZE);
+				assert_int_equal(spec.payload_len, DROCE_HSB_METADATA_SIZE);
+				block_at = 0;
+			}
+			droce_hsb_metadata_decode(p + block_at, &back);
+			assert_int_equal(back.psn, psn);
+			assert_int_equal(back.bytes_written, c->frame_size);
+			assert_int_equal(back.crc, 0x1234);
+			assert_int_equal(back.frame_number, f);
+			assert_memory_equal(p + block_at + DROCE_HSB_METADATA_USED, zeros,
+					    DROCE_HSB_METADATA_SIZE - DROCE_HSB_METADATA_USED);
+		}
+		assert_false(droce_hsb_frame_next(&s, &spec));
+		assert_int_equal(s.page, (page + 1) % c->pages);
+	}
+}
+
+static const struct droce_hsb_sender_conf base_conf = {
+	.src_ip = RTE_BE32(0xc6120002), .dst_ip = RTE_BE32(0xc6120001),
+	.qp = 0x123, .rkey = 0xabcd, .page_base = 0x100000,
+	.frame_size = 3000, .page_size = 3200, .metadata_offset = 3072,
+	.pages = 2, .payload_per_packet = 1408, .imm = DROCE_HSB_IMM_CURRENT,
+};
+
+/* 184 bytes left for the last packet, 72 zeros to the block: 1020 bytes
+ * spare, so the block rides with them (the zero value of the conf is the
+ * device's default, embedded). Across the 20-bit PSN wrap.
+ */
+static void
+test_embedded(void **state)
+{
+	struct droce_hsb_sender_conf c = base_conf;
+
+	(void)state;
+	c.first_psn = 0xffffe;
+	check_frames(&c, true, 3);
+	assert_int_equal(droce_hsb_packets_per_frame(&c), 3);
+	c.metadata = DROCE_HSB_METADATA_SEPARATE;
+	check_frames(&c, false, 3);
+	assert_int_equal(droce_hsb_packets_per_frame(&c), 4);
+	/* The MTU 1500 payload and the most a packet takes. */
+	c = base_conf;
+	c.frame_size = 5000;
+	c.metadata_offset = 5120;
+	c.page_size = 5248;
+	c.payload_per_packet = DROCE_HSB_MAX_PAYLOAD;
+	check_frames(&c, true, 2);
+}
+
+/* The device embeds when 128 bytes or more stay spare: payload 1408 less
+ * 1100 data, 48 zeros, 128 block and 4 immediate is 128 (embeds); one more
+ * zero (or one more data byte) leaves 127 (separate). Only an offset that
+ * is not a multiple of 128 can land there.
+ */
+static void
+test_embedded_spare_boundary(void **state)
+{
+	struct droce_hsb_sender_conf c = base_conf;
+
+	(void)state;
+	c.frame_size = 1408 + 1100;
+	c.metadata_offset = c.frame_size + 48;
+	c.page_size = 2816;
+	check_frames(&c, true, 2);
+	c.metadata_offset++;
+	check_frames(&c, false, 2);
+	c.frame_size++;         /* 1101 data, 48 zeros */
+	check_frames(&c, false, 2);
+	c.metadata_offset--;    /* 1101 data, 47 zeros: 128 again */
+	check_frames(&c, true, 2);
+	/* With the usual offset (rounded up to 128) the spare steps by 128:
+	 * 1408 - 1152 - 132 = 124 goes alone.
+	 */
+	c.frame_size = 1408 + 1100;
+	c.metadata_offset = RTE_ALIGN_CEIL(c.frame_size, 128);
+	check_frames(&c, false, 2);
+	c.frame_size = 1408 + 1024;
+	c.metadata_offset = RTE_ALIGN_CEIL(c.frame_size, 128);
+	check_frames(&c, true, 2);
+}
+
+/* The device pads with at most 128 zeros: a block 200 bytes past the data
+ * goes alone although the packet has room; 128 bytes past it, embedded.
+ */
+static void
+test_embedded_pad_limit(void **state)
+{
+	struct droce_hsb_sender_conf c = base_conf;
+
+	(void)state;
+	c.metadata_offset = 3000 + 200;
+	c.page_size = 3328;
+	check_frames(&c, false, 2);
+	c.metadata_offset = 3000 + 129;
+	check_frames(&c, false, 2);
+	c.metadata_offset = 3000 + 128;
+	check_frames(&c, true, 2);
+	c.metadata_offset = 3000;
+	check_frames(&c, true, 2);
+}
+
+/* A frame of whole packets has no room in its last: the block follows. */
+static void
+test_embedded_full_packets(void **state)
+{
+	struct droce_hsb_sender_conf c = base_conf;
+
+	(void)state;
+	c.frame_size = c.metadata_offset = 2 * 1408;
+	c.page_size = 2 * 1408 + 128;
+	check_frames(&c, false, 2);
+	assert_int_equal(droce_hsb_packets_per_frame(&c), 3);
+	/* One packet's worth exactly, the smallest payload. */
+	c.payload_per_packet = 128;
+	c.frame_size = c.metadata_offset = 128;
+	c.page_size = 256;
+	check_frames(&c, false, 2);
+	/* The smallest payload never has room: 128 - rem - 132 < 128. */
+	c.frame_size = 100;
+	check_frames(&c, false, 2);
+}
+
+/* The device's order: the first frame in page 1, then 2, ... and round to
+ * page 0 after the last.
+ */
+static void
+test_first_page(void **state)
+{
+	struct droce_hsb_sender_conf c = base_conf;
+
+	(void)state;
+	c.pages = 3;
+	c.first_page = 1;
+	check_frames(&c, true, 5);
+	c.first_page = 2;
+	c.metadata = DROCE_HSB_METADATA_SEPARATE;
+	check_frames(&c, false, 4);
+	c.pages = 1;
+	c.first_page = 0;
+	c.metadata = DROCE_HSB_METADATA_EMBEDDED;
+	check_frames(&c, true, 2);
+}
+
+static void
+test_sender_init_errors(void **state)
+{
+	struct droce_hsb_sender_conf c = base_conf;
+	struct droce_hsb_sender s;
+	char err[256];
+
+	(void)state;
+	c.payload_per_packet = DROCE_HSB_MAX_PAYLOAD + 128;
+	assert_int_equal(droce_hsb_sender_init(&s, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "payload per packet 9600; allowed: a positive multiple of 128, at most 9472"));
+	c.payload_per_packet = 0;
+	assert_int_equal(droce_hsb_sender_init(&s, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "payload per packet 0"));
+	c.payload_per_packet = 1408;
+	c.first_page = 2;
+	assert_int_equal(droce_hsb_sender_init(&s, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "first page 2; allowed: 0..1 (2 pages)"));
+	c.first_page = 1;
+	assert_int_equal(droce_hsb_sender_init(&s, &c, err, sizeof(err)), 0);
+	assert_int_equal(s.page, 1);
+	c.metadata = (enum droce_hsb_metadata_layout)2;
+	assert_int_equal(droce_hsb_sender_init(&s, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "metadata layout 2; allowed: embedded (0), separate (1)"));
+}
+
+static void
+test_layout_names(void **state)
+{
+	enum droce_hsb_metadata_layout l = DROCE_HSB_METADATA_EMBEDDED;
+
+	(void)state;
+	assert_int_equal(droce_hsb_metadata_layout_parse("separate", &l), 0);
+	assert_int_equal(l, DROCE_HSB_METADATA_SEPARATE);
+	assert_int_equal(droce_hsb_metadata_layout_parse("embedded", &l), 0);
+	assert_int_equal(l, DROCE_HSB_METADATA_EMBEDDED);
+	assert_int_equal(droce_hsb_metadata_layout_parse("embed", &l), -EINVAL);
+	assert_string_equal(droce_hsb_metadata_layout_name(DROCE_HSB_METADATA_SEPARATE),
+			    "separate");
+	assert_string_equal(droce_hsb_metadata_layout_name(DROCE_HSB_METADATA_EMBEDDED),
+			    "embedded");
+	assert_null(droce_hsb_metadata_layout_name((enum droce_hsb_metadata_layout)2));
+}
+
 static void
 test_pattern(void **state)
 {
@@ -223,6 +489,13 @@ main(void)
 		cmocka_unit_test(test_immediates),
 		cmocka_unit_test(test_payload_rule_and_layout),
 		cmocka_unit_test(test_sender_packets),
+		cmocka_unit_test(test_embedded),
+		cmocka_unit_test(test_embedded_spare_boundary),
+		cmocka_unit_test(test_embedded_pad_limit),
+		cmocka_unit_test(test_embedded_full_packets),
+		cmocka_unit_test(test_first_page),
+		cmocka_unit_test(test_sender_init_errors),
+		cmocka_unit_test(test_layout_names),
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_pattern_any_position),
 	};

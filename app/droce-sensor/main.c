@@ -7,10 +7,11 @@
  *              --frame-size N [options]
  *
  * An HSB-compatible frame sender on one DPDK port: RDMA WRITE ONLY packets
- * with the frame, then WRITE ONLY with IMMEDIATE carrying the metadata
- * block, page after page. It paces frames (--fps) or sends as fast as the
- * port takes them, injects faults on request, and prints what a receiver
- * should report, so tests can hold the receiver to it.
+ * with the frame, ended by a WRITE ONLY with IMMEDIATE that carries the
+ * metadata block (with the frame's last data, or alone: --metadata), page
+ * after page. It paces frames (--fps) or sends as fast as the port takes
+ * them, injects faults on request, and prints what a receiver should
+ * report, so tests can hold the receiver to it.
  */
 
 #include <arpa/inet.h>
@@ -50,7 +51,11 @@ struct opts {
 	double linger;            /* seconds to wait for the receiver to go */
 	const char *content;      /* "pattern" or a file */
 	enum droce_hsb_imm imm;
+	enum droce_hsb_metadata_layout metadata;
 	uint32_t first_psn;
+	bool have_first_page;
+	unsigned int first_page;
+	bool frame_crc;           /* false: 0 in the block, as NVIDIA's emulator */
 	const char *faults;
 	const char *stats_json;
 };
@@ -91,10 +96,19 @@ usage(FILE *out, const char *prog)
 		"  --page-base VA        device address of page 0 (default 0, as HSB)\n"
 		"  --content C           pattern (default: droce's counter pattern) or a file\n"
 		"  --immediate F         hsb (12-bit page, 20-bit PSN; default) or hsb-lite\n"
+		"  --metadata L          where the metadata block goes: embedded (default, as the\n"
+		"                        device: in the packet with the frame's last data when\n"
+		"                        that has room, else alone) or separate (always alone,\n"
+		"                        in a 128-byte packet after the data)\n"
+		"  --first-page N        page of the first frame, 0..P-1; default: the device's\n"
+		"                        order (it counts pages up before each frame): page 1,\n"
+		"                        or 0 with --pages 1\n"
+		"  --frame-crc on|off    the block's crc: the frame's CRC-32/JAMCRC (on, default)\n"
+		"                        or 0 (off, as NVIDIA's emulator sends it)\n"
 		"  --first-psn N         PSN of the first packet (default 0)\n"
 		"Wire:\n"
 		"  --mtu M               IP MTU; payload per packet floor((M-74)/128)*128 (default 1500)\n"
-		"  --payload N           payload per packet instead (a multiple of 128)\n"
+		"  --payload N           payload per packet instead (a multiple of 128, at most 9472)\n"
 		"  --fps F               frames per second per stream; default: as fast as possible\n"
 		"  --frames N            stop after N frames (all streams); default: --duration\n"
 		"  --duration S          stop after S seconds\n"
@@ -152,6 +166,17 @@ parse_double(const char *name, const char *arg, double *out)
 	return 0;
 }
 
+static int
+parse_on_off(const char *name, const char *arg, bool *out)
+{
+	if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
+		fprintf(stderr, "droce-sensor: %s \"%s\": allowed: on, off\n", name, arg);
+		return -1;
+	}
+	*out = strcmp(arg, "on") == 0;
+	return 0;
+}
+
 /* How long the port stays open after its link went down (see linger()). */
 #define LINK_DOWN_SETTLE_US 200000
 
@@ -179,7 +204,7 @@ linger(struct sensor_port *p, double secs)
 			 * that time frees it twice (a crash seen under load).
 			 */
 			rte_delay_us_sleep(LINK_DOWN_SETTLE_US);
-			printf("droce-sensor: the receiver's link went down; closing\n");
+			printf("droce-sensor: the receiver closed the link; done\n");
 			return;
 		}
 		rte_delay_us_sleep(10000);
@@ -193,7 +218,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	enum { O_SRC = 256, O_DST, O_DST_MAC, O_QP, O_RKEY, O_STREAMS, O_FRAME,
 	       O_PAGES, O_MDOFF, O_PAGESZ, O_BASE, O_CONTENT, O_IMM, O_PSN,
 	       O_MTU, O_PAYLOAD, O_FPS, O_FRAMES, O_DURATION, O_FAULTS, O_JSON,
-	       O_PORT, O_LINGER };
+	       O_PORT, O_LINGER, O_METADATA, O_FIRST_PAGE, O_FRAME_CRC };
 	static const struct option longopts[] = {
 		{ "src", required_argument, NULL, O_SRC },
 		{ "dst", required_argument, NULL, O_DST },
@@ -208,6 +233,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "page-base", required_argument, NULL, O_BASE },
 		{ "content", required_argument, NULL, O_CONTENT },
 		{ "immediate", required_argument, NULL, O_IMM },
+		{ "metadata", required_argument, NULL, O_METADATA },
+		{ "first-page", required_argument, NULL, O_FIRST_PAGE },
+		{ "frame-crc", required_argument, NULL, O_FRAME_CRC },
 		{ "first-psn", required_argument, NULL, O_PSN },
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "payload", required_argument, NULL, O_PAYLOAD },
@@ -270,6 +298,21 @@ parse_args(int argc, char **argv, struct opts *o)
 				bad = -1;
 			}
 			break;
+		case O_METADATA:
+			if (droce_hsb_metadata_layout_parse(optarg, &o->metadata) != 0) {
+				fprintf(stderr, "droce-sensor: --metadata \"%s\": allowed: embedded, separate\n",
+					optarg);
+				bad = -1;
+			}
+			break;
+		case O_FIRST_PAGE:
+			bad = parse_u64("--first-page", optarg, DROCE_HSB_MAX_PAGES - 1, &v);
+			o->first_page = (unsigned int)v;
+			o->have_first_page = true;
+			break;
+		case O_FRAME_CRC:
+			bad = parse_on_off("--frame-crc", optarg, &o->frame_crc);
+			break;
 		case O_PSN:
 			bad = parse_u64("--first-psn", optarg, DROCE_PSN_MASK, &v);
 			o->first_psn = (uint32_t)v;
@@ -279,7 +322,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			o->mtu = (uint32_t)v;
 			break;
 		case O_PAYLOAD:
-			bad = parse_u64("--payload", optarg, 9472, &v);
+			bad = parse_u64("--payload", optarg, DROCE_HSB_MAX_PAYLOAD, &v);
 			o->payload = (uint32_t)v;
 			break;
 		case O_FPS: bad = parse_double("--fps", optarg, &o->fps); break;
@@ -318,6 +361,13 @@ parse_args(int argc, char **argv, struct opts *o)
 	if (o->qp < 2 || o->qp + o->streams - 1 > DROCE_QPN_MASK) {
 		fprintf(stderr, "droce-sensor: --qp %#x with --streams %u: allowed: QPs 2..0xffffff\n",
 			o->qp, o->streams);
+		return -1;
+	}
+	if (!o->have_first_page)
+		o->first_page = o->pages > 1 ? 1 : 0;
+	if (o->first_page >= o->pages) {
+		fprintf(stderr, "droce-sensor: --first-page %u with --pages %u: allowed: 0..%u\n",
+			o->first_page, o->pages, o->pages - 1);
 		return -1;
 	}
 	if (o->metadata_offset == 0)
@@ -384,6 +434,17 @@ content_next(struct content *c, size_t frame_size, uint64_t frame_number)
 		return c->file + (frame_number % c->file_frames) * frame_size;
 	droce_hsb_pattern_fill(c->frame, frame_size, frame_number);
 	return c->frame;
+}
+
+/* Where the frames' metadata blocks go, for the line that opens a run. */
+static const char *
+metadata_where(const struct droce_hsb_sender_conf *c)
+{
+	if (droce_hsb_metadata_embedded(c))
+		return "embedded in the last data packet";
+	if (c->metadata == DROCE_HSB_METADATA_EMBEDDED)
+		return "in a packet of its own (no room beside the last data)";
+	return "in a packet of its own";
 }
 
 static void
@@ -491,7 +552,8 @@ run(const struct opts *o)
 			.frame_size = o->frame_size, .page_size = o->page_size,
 			.metadata_offset = o->metadata_offset, .pages = o->pages,
 			.payload_per_packet = o->payload, .imm = o->imm,
-			.first_psn = o->first_psn,
+			.metadata = o->metadata, .first_psn = o->first_psn,
+			.first_page = o->first_page,
 		};
 
 		if (o->have_dst_mac) {
@@ -517,10 +579,10 @@ run(const struct opts *o)
 				return 1;
 			}
 		}
-		printf("droce-sensor: to " RTE_ETHER_ADDR_PRT_FMT ", QP %#x%s, %zu-byte frames in %u pages of %zu, %u bytes per packet, %u packets per frame\n",
+		printf("droce-sensor: to " RTE_ETHER_ADDR_PRT_FMT ", QP %#x%s, %zu-byte frames in %u pages of %zu from page %u, %u bytes per packet, %u packets per frame, metadata %s\n",
 		       RTE_ETHER_ADDR_BYTES(&c.dst_mac), o->qp, o->streams > 1 ? " and up" : "",
-		       o->frame_size, o->pages, o->page_size, o->payload,
-		       droce_hsb_packets_per_frame(&c));
+		       o->frame_size, o->pages, o->page_size, o->first_page, o->payload,
+		       droce_hsb_packets_per_frame(&c), metadata_where(&c));
 		fflush(stdout);
 	}
 	t0 = rte_get_timer_cycles();
@@ -550,7 +612,7 @@ run(const struct opts *o)
 			next_round += round_tsc;
 		}
 		data = content_next(&content, o->frame_size, s->tx.frame_number);
-		md.crc = droce_hsb_frame_crc(data, o->frame_size);
+		md.crc = o->frame_crc ? droce_hsb_frame_crc(data, o->frame_size) : 0;
 		now_ptp(&md.timestamp_s, &md.timestamp_ns);
 		md.metadata_s = md.timestamp_s;
 		md.metadata_ns = md.timestamp_ns;
@@ -603,7 +665,8 @@ run(const struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .pages = 4, .mtu = 1500, .imm = DROCE_HSB_IMM_CURRENT };
+	struct opts o = { .pages = 4, .mtu = 1500, .imm = DROCE_HSB_IMM_CURRENT,
+			  .metadata = DROCE_HSB_METADATA_EMBEDDED, .frame_crc = true };
 	int eal_n, ret;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {

@@ -10,8 +10,9 @@ PACKAGES=(
 	# build
 	gcc pkg-config meson ninja-build
 	libdpdk-dev libssl-dev libcmocka-dev zlib1g-dev libpcap-dev
-	# DPDK runtime: PMDs, testpmd, dpdk-telemetry.py, dpdk-devbind.py,
-	# dpdk-hugepages.py; rdma-core for the mlx5 PMD
+	# DPDK runtime: dpdk has the PMDs, dpdk-devbind.py and
+	# dpdk-hugepages.py; dpdk-dev has dpdk-testpmd (the benchmarks'
+	# baseline) and dpdk-telemetry.py; rdma-core for the mlx5 PMD
 	dpdk dpdk-dev python3 rdma-core ibverbs-providers libibverbs-dev
 	# integration tests and the demo: kernel peers in network namespaces
 	iproute2 iputils-ping ethtool procps
@@ -21,12 +22,31 @@ PACKAGES=(
 	clang libclang-rt-14-dev
 )
 
+# Programs the tests call by name, each with its package: one that is
+# missing after the install is an error here, never a skipped test later.
+COMMANDS=(
+	dpdk-testpmd:dpdk-dev dpdk-telemetry.py:dpdk-dev
+	dpdk-devbind.py:dpdk dpdk-hugepages.py:dpdk
+	ip:iproute2 ping:iputils-ping ethtool:ethtool tshark:tshark clang:clang
+)
+
+check_commands() {
+	local c bad=0
+	for c in "${COMMANDS[@]}"; do
+		command -v "${c%%:*}" >/dev/null && continue
+		echo "droce-deps: ${c%%:*} is not on PATH although package ${c#*:} is installed" >&2
+		bad=1
+	done
+	return $bad
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+	check_commands
 	echo "droce-deps: all ${#PACKAGES[@]} packages are installed"
 	exit 0
 fi
@@ -40,3 +60,4 @@ echo "droce-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q </dev/null
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+check_commands

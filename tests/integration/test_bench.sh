@@ -6,21 +6,35 @@
 # checks (every packet placed, none refused or lost) make it fail if not.
 set -euo pipefail
 bench=${DROCE_BENCH:?the droce-bench binary}
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# rx-drop's baseline is DPDK's own testpmd: without it the case measures
+# nothing, so a missing one fails here (DROCE_TESTPMD: another binary).
+testpmd=${DROCE_TESTPMD:-dpdk-testpmd}
+prefix=droce-bench-test-$$
+work=$(mktemp -d /tmp/droce-bench-test.XXXXXX)
+log=$work/log
+: >"$log"
+# The DPDK runtime folders of a run: droce-bench's, and its testpmd's,
+# which are named after droce-bench's pid (droce-bench-tpmd-PID-ROUND).
+remove_runtime_folders() {
+	rm -rf "/var/run/dpdk/$prefix"
+	[ ! -s "$work/pid" ] || rm -rf /var/run/dpdk/droce-bench-tpmd-"$(cat "$work/pid")"-*
+}
+trap 'remove_runtime_folders; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; sed 's/^/  | /' "$log" | tail -30; exit 1; }
 lcores=$(/usr/bin/python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print("0@%d,1@%d" % (c[0], c[1] if len(c) > 1 else c[0]))')
 
+command -v "$testpmd" >/dev/null ||
+	fail "rx-drop: no $testpmd, the baseline it is measured against (package dpdk-dev; usertools/droce-deps.sh installs it)"
+
 # case, and a line each case prints with its ratio
 while read -r name ratio_line; do
-	if [ "$name" = rx-drop ] && ! command -v dpdk-testpmd >/dev/null; then
-		echo "$name: skipped (no dpdk-testpmd)"
-		continue
-	fi
-	timeout 300 "$bench" --no-pci --no-huge -m 1024 --file-prefix "droce-bench-test-$$" \
+	# The shell writes its pid, then exec makes it droce-bench's.
+	timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$work/pid" \
+		"$bench" --no-pci --no-huge -m 1024 --file-prefix "$prefix" \
 		--lcores "$lcores" --vdev net_null0 --log-level lib.eal:error --log-level droce.rx:warning \
-		-- --case "$name" --rounds 1 >"$log" 2>&1 ||
+		-- --case "$name" --rounds 1 --testpmd "$testpmd" </dev/null >"$log" 2>&1 ||
 		fail "$name exited $?"
+	remove_runtime_folders
 	grep -Eq "$ratio_line" "$log" || fail "$name printed no '$ratio_line'"
 	echo "$name: $(grep -E "$ratio_line" "$log" | head -1 | sed 's/^ *//')"
 done <<'CASES'

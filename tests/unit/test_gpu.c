@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,10 +644,13 @@ test_mode_names(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
+	char prefix[64], rundir[PATH_MAX];
+	/* No shared files and no telemetry socket: the runtime folder stays
+	 * empty, and main() removes it (the EAL never does).
+	 */
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256",
-			"--file-prefix", prefix, "-l", "0",
-			"--log-level", "lib.eal:error", NULL };
+			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"-l", "0", "--log-level", "lib.eal:error", NULL };
 	struct droce_gpu_host_opts opts = { .total_memory = 64u << 20 };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_device),
@@ -672,13 +676,15 @@ main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "droce-test-gpu-%d", getpid());
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	pool = rte_pktmbuf_pool_create("gpu_test", 4096, 0, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	host_dev = (int16_t)droce_gpu_host_create("droce_host0", &opts);
-	if (pool == NULL || host_dev < 0)
-		return 1;
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_gpu_close(host_dev);
+	ret = pool != NULL && host_dev >= 0
+		? cmocka_run_group_tests(tests, NULL, NULL) : 1;
+	if (host_dev >= 0)
+		rte_gpu_close(host_dev);
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return ret;
 }

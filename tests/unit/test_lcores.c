@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -206,10 +207,13 @@ test_layout_disagrees(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[64];
+	char prefix[64], lcores[64], rundir[PATH_MAX];
+	/* No shared files and no telemetry socket: the runtime folder stays
+	 * empty, and main() removes it (the EAL never does).
+	 */
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "64",
-			"--file-prefix", prefix, "--lcores", lcores,
-			"--log-level", "lib.eal:error", NULL };
+			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"--lcores", lcores, "--log-level", "lib.eal:error", NULL };
 	/* Before rte_eal_init(), which pins this thread to lcore 0's cpu. */
 	const struct CMUnitTest before_eal[] = {
 		cmocka_unit_test(test_find_eal_option),
@@ -233,7 +237,9 @@ main(int argc, char **argv)
 	ret = cmocka_run_group_tests(before_eal, NULL, NULL);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	ret |= cmocka_run_group_tests(after_eal, NULL, NULL);
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return ret;
 }

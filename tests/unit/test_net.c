@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1172,12 +1173,15 @@ test_create_errors(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[32];
+	char prefix[64], lcores[32], rundir[PATH_MAX];
 	cpu_set_t set;
 	int cpu = 0;
+	/* No shared files and no telemetry socket: the runtime folder stays
+	 * empty, and main() removes it (the EAL never does).
+	 */
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256",
-			"--file-prefix", prefix, "--lcores", lcores,
-			"--log-level", "lib.eal:error", NULL };
+			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"--lcores", lcores, "--log-level", "lib.eal:error", NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gratuitous_arp),
 		cmocka_unit_test(test_arp_request_gets_reply),
@@ -1212,8 +1216,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "rte_eal_init failed\n");
 		return 1;
 	}
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_timer_subsystem_init();
 	ret = cmocka_run_group_tests(tests, setup, teardown);
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return ret;
 }

@@ -85,7 +85,7 @@ start_droce udp.echo.port=7 stats.period=2 --stats-json "$WORK/stats.json"
 echo "droce-demo: droce runs in namespace $NS_D on $IF_D, MAC $(droce_mac)"
 
 ping_out=$(peer ping -c 100 -i 0.01 -W 1 "$DROCE_IP" 2>&1) || true
-neigh=$(peer ip neigh show "$DROCE_IP" dev "$IF_P")
+neigh=$(peer ip neigh show "$DROCE_IP" dev "$IF_P" | sed 's/ *$//')
 udp_echo() {
 	peer python3 - "$DROCE_IP" <<'PY'
 import os, socket, sys
@@ -110,14 +110,39 @@ stop_droce
 received=$(echo "$ping_out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
 rtt=$(echo "$ping_out" | sed -n 's/^rtt [^=]*= [0-9.]*\/\([0-9.]*\)\/.*/\1/p')
 tel_rx=$(echo "$tel" | python3 -c 'import json,sys; print(json.load(sys.stdin)["/droce/stats"]["rx_packets"])' 2>/dev/null || echo "?")
+mac=$(droce_mac)
+rx=$(json "$WORK/stats.json" 'j["ports"][0]["rx_packets"]' 2>/dev/null || echo "?")
+tx=$(json "$WORK/stats.json" 'j["ports"][0]["tx_packets"]' 2>/dev/null || echo "?")
+drops=$(json "$WORK/stats.json" 'j["ports"][0]["drops"]' 2>/dev/null || echo "?")
+
+positive() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+whole() { [[ $1 =~ ^[0-9]+$ ]]; }
+counts_ok() { positive "$rx" && positive "$tx"; }
+# The kernel resolved droce: the entry has droce's MAC and a usable state
+# (not FAILED or INCOMPLETE).
+neigh_ok() {
+	[ -n "$mac" ] && [[ $neigh =~ lladdr\ $mac\ (.*\ )?(REACHABLE|STALE|DELAY)$ ]]
+}
+failed=()
+# row LABEL VALUE CHECK...: a summary row, marked when CHECK fails.
+row() {
+	local label=$1 value=$2
+	shift 2
+	if "$@"; then
+		printf '  %-34s %s\n' "$label" "$value"
+	else
+		printf '  %-34s %s   <- FAILED\n' "$label" "$value"
+		failed+=("$label")
+	fi
+}
 echo
 echo "droce-demo part 2 summary"
-printf '  %-34s %s\n' \
-	"kernel ping, replies / sent" "${received:-0} / 100 (avg rtt ${rtt:-?} ms)" \
-	"kernel neighbour entry for droce" "$neigh" \
-	"UDP echo (RFC 862), datagrams back" "$udp_out" \
-	"droce rx / tx packets (JSON)" "$(json "$WORK/stats.json" 'j["ports"][0]["rx_packets"]') / $(json "$WORK/stats.json" 'j["ports"][0]["tx_packets"]')" \
-	"droce drops (JSON)" "$(json "$WORK/stats.json" 'j["ports"][0]["drops"]')" \
-	"rx_packets via rte_telemetry" "$tel_rx"
-[ "${received:-0}" = 100 ] && [ "$udp_out" = "20/20" ] || fail "the demo did not get every answer"
+row "kernel ping, replies / sent" "${received:-0} / 100 (avg rtt ${rtt:-?} ms)" \
+	[ "${received:-0}" = 100 ]
+row "kernel neighbour entry for droce" "${neigh:-none} (droce's MAC ${mac:-?})" neigh_ok
+row "UDP echo (RFC 862), datagrams back" "$udp_out" [ "$udp_out" = 20/20 ]
+row "droce rx / tx packets (JSON)" "$rx / $tx" counts_ok
+row "droce drops (JSON)" "$drops" whole "$drops"
+row "rx_packets via rte_telemetry" "$tel_rx" positive "$tel_rx"
+[ ${#failed[@]} -eq 0 ] || fail "part 2: ${#failed[@]} row(s) marked FAILED above"
 echo "droce-demo: OK (namespaces and veth removed on exit)"

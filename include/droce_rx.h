@@ -29,9 +29,20 @@
  *   true, and nothing arrives until start() again.
  *
  * Every packet is checked before its bytes go anywhere: source IP, QP,
- * rkey, opcode, P_Key, ICRC (unless rx.icrc=off or fused) and that VA..VA+len lies
- * inside one page of the stream's buffer. A refused packet costs a counter,
- * never a byte outside the buffer.
+ * rkey, opcode, P_Key, ICRC (unless rx.icrc=off or fused) and that
+ * VA..VA+len lies inside one page of the stream's buffer and covers a
+ * page's metadata block whole or not at all. A refused packet costs a
+ * counter, never a byte outside the buffer.
+ *
+ * The metadata block is decoded from the packet that covers it, wherever
+ * that packet starts: the frame's last data packet (the device's
+ * "embedded" layout) or a packet of its own.
+ *
+ * One worker owns a stream: the first to see a packet of it that passed
+ * every check. A packet of the stream that comes in on another worker's
+ * queue is checked there and handed to the owner through a ring; with a
+ * reorder window (UC), packets after a PSN gap wait there for the gap to
+ * fill, so that the stream still sees its packets in PSN order.
  */
 
 #include <stdbool.h>
@@ -80,7 +91,27 @@ struct droce_rx_params {
 	enum droce_rx_icrc icrc;/**< ICRC check (default on) */
 	enum droce_copy_stores copy_stores; /**< copy placement: streaming (default) or cached */
 	uint32_t remote_qp;     /**< RC: the requester's QP, for ACKs */
+	/** Device address of page 0, as the sensor was programmed
+	 *  (external_frame_memory()); 0 as an HSB's receiver registers it.
+	 *  The sensor writes page n at device_va + n x page_size.
+	 */
+	uint64_t device_va;
+	/** UC: packets held back while a PSN gap may still fill (packets
+	 *  that came in by another queue, or reordered on the way), at most;
+	 *  a power of two up to DROCE_RX_REORDER_MAX. 0: a gap is a loss at
+	 *  once.
+	 */
+	uint32_t reorder_window;
+	/** How long a gap may wait to fill, in microseconds (with
+	 *  @p reorder_window); 0: DROCE_RX_REORDER_TIMEOUT_US.
+	 */
+	uint32_t reorder_timeout_us;
 };
+
+/** Largest reorder window. */
+#define DROCE_RX_REORDER_MAX 1024
+/** Default wait for a PSN gap to fill. */
+#define DROCE_RX_REORDER_TIMEOUT_US 20000
 
 /** What get_next_frame() hands out (RoceReceiverFrameInfoV1 and more). */
 struct droce_rx_frame_info {
@@ -116,12 +147,14 @@ enum droce_rx_refusal {
 	DROCE_RX_UNKNOWN_QP,     /**< no stream has that QP */
 	DROCE_RX_NOT_STARTED,    /**< the stream is closed or failed */
 	DROCE_RX_WRONG_PORT,     /**< the stream is on another port or queue */
-	DROCE_RX_WRONG_WORKER,   /**< another worker owns the stream */
+	DROCE_RX_HANDOFF_FULL,   /**< came in on another worker's queue, and the
+				  *  owner's hand-over ring was full */
 	DROCE_RX_WRONG_PEER,     /**< source IP is not peer_ip */
 	DROCE_RX_BAD_OPCODE,     /**< not an RDMA WRITE opcode */
 	DROCE_RX_BAD_PKEY,
 	DROCE_RX_BAD_RKEY,
 	DROCE_RX_BAD_VA,         /**< outside one page of the buffer */
+	DROCE_RX_PARTIAL_METADATA, /**< covers part of a page's metadata block */
 	DROCE_RX_BAD_LENGTH,     /**< DMA length disagrees with the payload */
 	DROCE_RX_BAD_ICRC,
 	DROCE_RX_BAD_IMM_PAGE,   /**< page index of the immediate out of range */
@@ -144,6 +177,9 @@ struct droce_rx_stream_stats {
 	uint64_t bytes;
 	uint64_t lost_packets;
 	uint64_t acks;            /**< RC: ACK and NAK packets sent */
+	uint64_t handed_over;     /**< taken after coming in on another
+				   *  worker's queue */
+	uint64_t reordered;       /**< held back until the PSNs before them came */
 	uint64_t refused[DROCE_RX_REFUSAL_MAX];
 };
 
@@ -236,8 +272,8 @@ uint32_t droce_rx_stream_qp_number(const struct droce_rx_stream *st);
 /** rkey the device must present; 0 (rte_errno = EINVAL) before start(). */
 uint32_t droce_rx_stream_rkey(const struct droce_rx_stream *st);
 /**
- * Device view of the first page: 0, the buffer is registered at IOVA 0
- * (rte_errno = EINVAL before start()).
+ * Device view of the first page: droce_rx_params.device_va, 0 unless the
+ * sensor was programmed otherwise (rte_errno = EINVAL before start()).
  */
 uint64_t droce_rx_stream_external_frame_memory(const struct droce_rx_stream *st);
 /** frame_size as start() got it. */

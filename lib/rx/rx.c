@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
@@ -31,12 +32,13 @@ static const char *const refusal_names[DROCE_RX_REFUSAL_MAX] = {
 	[DROCE_RX_UNKNOWN_QP] = "unknown_qp",
 	[DROCE_RX_NOT_STARTED] = "not_started",
 	[DROCE_RX_WRONG_PORT] = "wrong_port",
-	[DROCE_RX_WRONG_WORKER] = "wrong_worker",
+	[DROCE_RX_HANDOFF_FULL] = "handoff_full",
 	[DROCE_RX_WRONG_PEER] = "wrong_peer",
 	[DROCE_RX_BAD_OPCODE] = "bad_opcode",
 	[DROCE_RX_BAD_PKEY] = "bad_pkey",
 	[DROCE_RX_BAD_RKEY] = "bad_rkey",
 	[DROCE_RX_BAD_VA] = "bad_va",
+	[DROCE_RX_PARTIAL_METADATA] = "partial_metadata",
 	[DROCE_RX_BAD_LENGTH] = "bad_length",
 	[DROCE_RX_BAD_ICRC] = "bad_icrc",
 	[DROCE_RX_BAD_IMM_PAGE] = "bad_imm_page",
@@ -243,11 +245,12 @@ stats_json(FILE *out, void *arg)
 			"\"frames\": %" PRIu64 ", \"frames_lossy\": %" PRIu64
 			", \"frames_dropped\": %" PRIu64 ", \"packets\": %" PRIu64
 			", \"bytes\": %" PRIu64 ", \"lost_packets\": %" PRIu64
-			", \"acks\": %" PRIu64 ", \"refused\": ",
+			", \"acks\": %" PRIu64 ", \"handed_over\": %" PRIu64
+			", \"reordered\": %" PRIu64 ", \"refused\": ",
 			first ? "" : ",", st->qpn, st->rkey, st->port,
 			atomic_load(&st->failed) ? "true" : "false", s.frames,
 			s.frames_lossy, s.frames_dropped, s.packets, s.bytes,
-			s.lost_packets, s.acks);
+			s.lost_packets, s.acks, s.handed_over, s.reordered);
 		json_refusals(out, s.refused);
 		fputc('}', out);
 		first = false;
@@ -256,6 +259,36 @@ stats_json(FILE *out, void *arg)
 	fputs("\n    ],\n    \"refused_without_stream\": ", out);
 	json_refusals(out, unknown);
 	fputs("\n  }", out);
+}
+
+/* A ring per worker for the packets of its streams that other workers
+ * receive; the note a packet carries on the way is an mbuf dynfield.
+ */
+static int
+make_handoff_rings(struct droce_rx *rx, char *err, size_t errlen)
+{
+	static unsigned int instance;
+	unsigned int id = __atomic_fetch_add(&instance, 1, __ATOMIC_RELAXED);
+	int ret = rx_note_register();
+
+	if (ret != 0) {
+		snprintf(err, errlen, "rx: no mbuf dynfield for hand-overs: %s",
+			 rte_strerror(-ret));
+		return ret;
+	}
+	for (unsigned int w = 0; w < rx->nb_workers; w++) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "droce_rxh%u_%u", id, w);
+		rx->workers[w].handoff = rte_ring_create(name, RX_HANDOFF_SIZE, SOCKET_ID_ANY,
+							 RING_F_SC_DEQ);
+		if (rx->workers[w].handoff == NULL) {
+			snprintf(err, errlen, "rx: no hand-over ring for worker %u: %s", w,
+				 rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 struct droce_rx *
@@ -276,6 +309,10 @@ droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 	rx->workers = rte_zmalloc("droce_rx_workers",
 				  sizeof(*rx->workers) * rx->nb_workers,
 				  RTE_CACHE_LINE_SIZE);
+	if (rx->workers != NULL && make_handoff_rings(rx, err, errlen) != 0) {
+		droce_rx_destroy(rx);
+		return NULL;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rx->base_tsc = rte_get_tsc_cycles();
 	rx->base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -294,8 +331,7 @@ droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 	if (ret != 0) {
 		snprintf(err, errlen, "rx: cannot take UDP port %u on the workers: %s",
 			 DROCE_ROCE_UDP_PORT, strerror(-ret));
-		rte_free(rx->workers);
-		rte_free(rx);
+		droce_rx_destroy(rx);
 		return NULL;
 	}
 	for (uint16_t p = 0; p < droce_stack_nb_ports(stack); p++) {
@@ -330,6 +366,14 @@ droce_rx_destroy(struct droce_rx *rx)
 			pthread_cond_destroy(&rx->streams[i]->cond);
 			rte_free(rx->streams[i]);
 		}
+	for (unsigned int w = 0; rx->workers != NULL && w < rx->nb_workers; w++) {
+		struct rte_mbuf *m;
+
+		while (rx->workers[w].handoff != NULL &&
+		       rte_ring_sc_dequeue(rx->workers[w].handoff, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(rx->workers[w].handoff);
+	}
 	rte_free(rx->workers);
 	pthread_mutex_destroy(&rx->lock);
 	rte_free(rx);

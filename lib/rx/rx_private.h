@@ -25,6 +25,43 @@
 #define RX_PENDING 64
 /* Streams one packet burst can need to ACK (RC). */
 #define RX_BURST_STREAMS 32
+/* Mbufs a copy placer is done with, freed together (rte_pktmbuf_free_bulk)
+ * when the burst ends or this fills.
+ */
+#define RX_DONE_MAX 64
+/* Packets another worker can hand to one worker before it takes them:
+ * af_packet's fanout rollover moves a quarter of a queue's ring (4096
+ * frames in the tests) to another queue at once.
+ */
+#define RX_HANDOFF_SIZE 4096
+/* Handed-over packets a worker takes per round. */
+#define RX_HANDOFF_BURST 64
+
+/* The verdict of a check that finds nothing wrong: every check returns
+ * this or the refusal that says why not.
+ */
+#define RX_ACCEPT ((enum droce_rx_refusal)DROCE_RX_REFUSAL_MAX)
+
+/* Where a payload lands: its offset in the stream's buffer, the page that
+ * holds it and the offset in that page.
+ */
+struct rx_dest {
+	uint64_t buf_off;
+	uint32_t page;
+	uint64_t page_off;
+};
+
+/* One packet on its way through a worker. */
+struct rx_packet {
+	struct rte_mbuf *m;
+	struct droce_pkt pkt;
+	uint32_t l3_off;        /* IP header, from the frame's start */
+	uint32_t payload_off;   /* payload, from the frame's start */
+	uint32_t psn;
+	bool icrc_checked;      /* its ICRC was found good already */
+	bool handed_over;       /* it came in on another worker's queue */
+	struct rx_dest dest;    /* checked, when the packet has a RETH */
+};
 
 /* The frame a stream is assembling (worker-owned). */
 struct rx_frame {
@@ -34,14 +71,27 @@ struct rx_frame {
 	uint64_t bytes;
 	uint64_t lost;
 	bool lossy;
+	struct droce_hsb_metadata metadata; /* present once a packet brought it */
 };
 
 /* An RDMA message in progress: FIRST seen, LAST not yet. */
 struct rx_message {
 	bool open;
-	uint64_t va;            /* where the next packet goes */
+	uint64_t buf_off;       /* where the next packet goes */
 	uint32_t page;          /* the page it lies in */
 	uint32_t remaining;     /* bytes the RETH still promises */
+};
+
+/* UC packets held back behind a PSN gap, each in the slot of its PSN
+ * modulo the window; all of them lie within the window after the expected
+ * PSN.
+ */
+struct rx_reorder {
+	uint32_t window;        /* 0: off; else a power of two */
+	uint64_t timeout_tsc;
+	uint32_t held;
+	uint64_t since_tsc;     /* when the gap at the expected PSN began to wait */
+	struct rte_mbuf **slot;
 };
 
 struct rx_pending {
@@ -73,6 +123,7 @@ struct droce_rx_stream {
 	bool icrc;                      /* checked at all */
 	bool icrc_first;                /* before any state changes */
 	uint32_t psn_mask;              /* 20 bits for HSB, 24 otherwise */
+	uint64_t device_va;             /* the sensor's address of page 0 */
 	size_t frame_size, page_size, metadata_offset;
 	unsigned int pages, queue_size;
 	struct droce_gpu_buf buf;
@@ -98,6 +149,7 @@ struct droce_rx_stream {
 
 	/* Worker-owned state. */
 	atomic_uint owner;              /* worker index + 1, 0: none yet */
+	bool listed;                    /* in the owner's waiting list, this run */
 	struct rx_frame cur;
 	struct rx_message msg;
 	/* The page the last checked address fell in, and its first byte's
@@ -117,6 +169,7 @@ struct droce_rx_stream {
 	uint64_t sequence;              /* frames completed */
 	struct rx_pending pending[RX_PENDING];
 	unsigned int pending_head, pending_count;
+	struct rx_reorder reorder;
 	/* RC responder */
 	uint32_t msn;
 	bool nak_sent;
@@ -127,27 +180,41 @@ struct droce_rx_stream {
 	struct droce_rx_stream_stats stats;
 };
 
-/* A stream with frames waiting, for the run it was listed in. */
+/* A stream with frames or packets waiting, for the run it was listed in. */
 struct rx_waiting {
 	struct droce_rx_stream *st;
 	unsigned int run;
 };
 
 /*
- * Streams of a worker with frames waiting for their placement to finish:
- * the worker's poll hook looks at these only, however many streams it
- * owns. A stream goes in when its first frame starts to wait and leaves
- * when none does, or when its run is over (closed, perhaps started again)
- * or another worker owns it now. Every round of the hook visits every
- * entry, so a stream is listed at most twice: for a run that ended since
- * the last round and for the present one. Appended and removed by that
- * worker only.
+ * Streams of a worker with frames waiting for their placement to finish,
+ * or packets held behind a PSN gap: the worker's poll hook looks at these
+ * only, however many streams it owns. A stream goes in when it starts to
+ * wait and leaves when nothing does, or when its run is over (closed,
+ * perhaps started again) or another worker owns it now. Every round of the
+ * hook visits every entry, so a stream is listed at most twice: for a run
+ * that ended since the last round and for the present one. Appended and
+ * removed by that worker only.
  */
 struct rx_worker {
+	struct rte_ring *handoff;       /* packets other workers hand to this one */
 	unsigned int nb_waiting;
 	struct rx_waiting waiting[2 * DROCE_RX_MAX_STREAMS];
 	uint64_t refused[DROCE_RX_REFUSAL_MAX];   /* before a stream is known */
 } __rte_cache_aligned;
+
+/* A burst's work on a worker: the ACKs it owes and the mbufs it frees,
+ * both once at its end.
+ */
+struct rx_burst {
+	struct droce_lcore_ctx *ctx;
+	struct rx_worker *w;
+	unsigned int me;                /* worker index + 1, as in owner */
+	unsigned int nb_ack;
+	struct droce_rx_stream *to_ack[RX_BURST_STREAMS];
+	unsigned int nb_done;
+	struct rte_mbuf *done[RX_DONE_MAX];
+};
 
 struct droce_rx {
 	struct droce_stack *stack;
@@ -172,11 +239,56 @@ int rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index);
 void rx_qp_remove(struct droce_rx *rx, uint32_t qpn);
 void rx_stream_fail(struct droce_rx_stream *st, const char *why);
 
-/* packet.c: the worker's share. */
+/* packet.c: a packet's way to its stream's owner. */
 void rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		    struct rte_mbuf **pkts, uint16_t n, void *arg);
 unsigned int rx_worker_hook(struct droce_lcore_ctx *ctx, void *arg);
+int rx_note_register(void);
+bool rx_packet_parse(struct rte_mbuf *m, struct rx_packet *p);
+enum droce_rx_refusal rx_check_destination(struct droce_rx_stream *st,
+					   struct rx_packet *p, bool owner);
+void rx_refuse(struct droce_rx_stream *st, struct rte_mbuf *m,
+	       enum droce_rx_refusal why);
+void rx_burst_init(struct rx_burst *b, struct droce_lcore_ctx *ctx,
+		   struct rx_worker *w, unsigned int me);
+void rx_burst_end(struct rx_burst *b);
+void rx_list_waiting(struct rx_worker *w, struct droce_rx_stream *st);
+
+/* responder.c: the owner's steps for a packet that passed every check. */
+void rx_respond(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p);
+unsigned int rx_stream_attend(struct rx_burst *b, struct droce_rx_stream *st);
 void rx_stream_reset_worker_state(struct droce_rx_stream *st);
+void rx_reorder_drop(struct droce_rx_stream *st);
+
+/* A counter only its owner worker writes: no locked instruction. */
+static inline void
+rx_count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/* Any worker may refuse a packet of any stream: a locked add (refusals
+ * are rare).
+ */
+static inline void
+rx_count_refusal(struct droce_rx_stream *st, enum droce_rx_refusal why)
+{
+	__atomic_fetch_add(&st->stats.refused[why], 1, __ATOMIC_RELAXED);
+}
+
+/* A packet's bytes [page_off, page_off + len) against its page's metadata
+ * block: apart from it or over all of it, never over a part (a block is
+ * decoded from one packet).
+ */
+static inline bool
+rx_covers_part_of_block(const struct droce_rx_stream *st, uint64_t page_off,
+			uint64_t len)
+{
+	uint64_t md = st->metadata_offset, end = page_off + len;
+
+	return len != 0 && end > md && page_off < md + DROCE_HSB_METADATA_SIZE &&
+	       (page_off > md || end < md + DROCE_HSB_METADATA_SIZE);
+}
 
 static inline uint64_t
 rx_load64(const uint64_t *p)

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -133,7 +134,8 @@ check_layout(const struct droce_rx_params *p, char *err, size_t errlen)
 	if (p->frame_size == 0)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: frame size 0; allowed: at least 1 byte");
-	if (p->metadata_offset < p->frame_size || p->metadata_offset % 128 != 0)
+	if (p->metadata_offset < p->frame_size || p->metadata_offset % 128 != 0 ||
+	    p->metadata_offset > SIZE_MAX - 2 * DROCE_HSB_METADATA_SIZE)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: metadata offset %zu: allowed: a multiple of 128, at least the frame size %zu",
 				   p->metadata_offset, p->frame_size);
@@ -158,8 +160,21 @@ check_layout(const struct droce_rx_params *p, char *err, size_t errlen)
 		return param_error(err, errlen, -EINVAL,
 				   "rx: immediate format %d; allowed: hsb, hsb-lite, opaque",
 				   (int)p->imm);
+	if (p->reorder_window > DROCE_RX_REORDER_MAX ||
+	    (p->reorder_window & (p->reorder_window - 1)) != 0)
+		return param_error(err, errlen, -EINVAL,
+				   "rx: reorder window %u; allowed: 0 (off) or a power of two up to %u",
+				   p->reorder_window, DROCE_RX_REORDER_MAX);
 	if (p->buf == NULL || p->buf->gpu == NULL)
 		return param_error(err, errlen, -EINVAL, "rx: no frame buffer");
+	/* The sensor writes page n at device_va + n x page_size: the last
+	 * page's end must be an address, checked without wrapping.
+	 */
+	if (p->page_size > UINT64_MAX / p->pages ||
+	    p->device_va > UINT64_MAX - ((uint64_t)p->page_size * p->pages - 1))
+		return param_error(err, errlen, -EINVAL,
+				   "rx: device address %#" PRIx64 " + %u pages of %zu bytes passes 2^64; allowed: an address whose pages end below it",
+				   p->device_va, p->pages, p->page_size);
 	return droce_gpu_buf_fits(p->buf, p->page_size, p->pages, err, errlen) == 0
 	       ? 0 : -EINVAL;
 }
@@ -202,6 +217,15 @@ make_queues(struct droce_rx_stream *st, char *err, size_t errlen)
 	if (st->page_frame == NULL || st->page_psn == NULL)
 		return param_error(err, errlen, -ENOMEM, "rx: out of memory");
 	memset(st->page_psn, 0xff, sizeof(uint32_t) * st->pages);
+	rte_free(st->reorder.slot);
+	st->reorder.slot = NULL;
+	if (st->reorder.window != 0) {
+		st->reorder.slot = rte_zmalloc("droce_rx_reorder",
+					       sizeof(struct rte_mbuf *) * st->reorder.window,
+					       RTE_CACHE_LINE_SIZE);
+		if (st->reorder.slot == NULL)
+			return param_error(err, errlen, -ENOMEM, "rx: out of memory");
+	}
 	return 0;
 }
 
@@ -209,6 +233,7 @@ make_queues(struct droce_rx_stream *st, char *err, size_t errlen)
 static void
 teardown(struct droce_rx_stream *st)
 {
+	rx_reorder_drop(st);
 	droce_placer_destroy(st->placer);
 	st->placer = NULL;
 }
@@ -260,6 +285,13 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 	st->psn_mask = p->imm == DROCE_HSB_IMM_CURRENT ? DROCE_HSB_PSN_MASK
 						    : DROCE_PSN_MASK;
 	st->remote_qp = p->remote_qp;
+	st->device_va = p->device_va;
+	rx_reorder_drop(st);
+	st->reorder.window = p->reorder_window;
+	st->reorder.timeout_tsc = (uint64_t)(p->reorder_timeout_us != 0
+					     ? p->reorder_timeout_us
+					     : DROCE_RX_REORDER_TIMEOUT_US) *
+				  rte_get_tsc_hz() / 1000000;
 	st->frame_size = p->frame_size;
 	st->page_size = p->page_size;
 	st->metadata_offset = p->metadata_offset;
@@ -343,8 +375,11 @@ droce_rx_stream_free(struct droce_rx_stream *st)
 	st->frames = NULL;
 	rte_free(st->page_frame);
 	rte_free(st->page_psn);
+	rte_free(st->reorder.slot);
 	st->page_frame = NULL;
 	st->page_psn = NULL;
+	st->reorder.slot = NULL;
+	st->reorder.window = 0;
 	st->in_use = false;
 	pthread_mutex_unlock(&st->rx->lock);
 }
@@ -511,8 +546,7 @@ droce_rx_stream_rkey(const struct droce_rx_stream *st)
 uint64_t
 droce_rx_stream_external_frame_memory(const struct droce_rx_stream *st)
 {
-	(void)ever_started(st);
-	return 0;
+	return ever_started(st) ? st->device_va : 0;
 }
 size_t droce_rx_stream_frame_size(const struct droce_rx_stream *st) { return st->frame_size; }
 size_t droce_rx_stream_page_size(const struct droce_rx_stream *st) { return st->page_size; }

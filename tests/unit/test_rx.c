@@ -47,7 +47,13 @@
 #include "rx_private.h"
 
 #define NB_PORTS 2
-#define TX_RINGS 2          /* 0: control lcore, 1: the worker */
+#define NB_WORKERS 2
+#define TX_RINGS (NB_WORKERS + 1) /* 0: control lcore, 1 + i: worker i */
+/* Port 0 has a queue for each worker (queue i polled by worker i), so
+ * that a test can send a stream's packets to either; port 1 has one,
+ * polled by worker 0.
+ */
+#define PORT0_QUEUES NB_WORKERS
 
 /* The layout most tests use: 4 packets of data (3 x 1408 + 776), then
  * the metadata packet.
@@ -60,7 +66,7 @@ static struct droce_stack *stack;
 static struct droce_rx *rx;
 #define TEST_POOL_MBUFS 8192
 static struct rte_mempool *test_pool;
-static struct rte_ring *rx_ring[NB_PORTS];
+static struct rte_ring *rx_ring[NB_PORTS][PORT0_QUEUES];
 static struct rte_ring *tx_ring[NB_PORTS][TX_RINGS];
 static struct rte_ether_addr our_mac[NB_PORTS];
 static int16_t host_dev;
@@ -95,6 +101,11 @@ struct fixture {
 	int monitor_ret;
 	uint8_t *frame;       /* the next frame's content */
 	uint64_t seed;
+	/* The sensor's metadata layout and first page (by default the
+	 * separate layout from page 0, which the older tests count on).
+	 */
+	enum droce_hsb_metadata_layout metadata_layout;
+	unsigned int first_page;
 };
 
 static void
@@ -113,6 +124,7 @@ fixture_init(struct fixture *f, uint16_t port, size_t frame_size,
 	};
 	f->st = droce_rx_stream_new(rx);
 	assert_non_null(f->st);
+	f->metadata_layout = DROCE_HSB_METADATA_SEPARATE;
 	f->frame = malloc(frame_size);
 	assert_non_null(f->frame);
 	f->seed = 1;
@@ -132,6 +144,7 @@ sensor_init(struct fixture *f, enum droce_hsb_imm imm, uint32_t first_psn)
 		.metadata_offset = f->layout.metadata_offset,
 		.pages = f->layout.pages, .payload_per_packet = PAYLOAD,
 		.imm = imm, .first_psn = first_psn,
+		.metadata = f->metadata_layout, .first_page = f->first_page,
 	};
 	char err[256];
 
@@ -192,13 +205,30 @@ close_stream(struct fixture *f)
 	}
 }
 
+static bool
+rx_rings_empty(void)
+{
+	for (uint16_t p = 0; p < NB_PORTS; p++)
+		for (unsigned int q = 0; q < PORT0_QUEUES; q++)
+			if (rx_ring[p][q] != NULL && !rte_ring_empty(rx_ring[p][q]))
+				return false;
+	return true;
+}
+
+/* Worker 0's rounds, then worker 1's, until neither has anything left
+ * (a packet one hands to the other is taken in the other's next round).
+ */
 static void
 poll_all(void)
 {
-	for (int i = 0; i < 64; i++)
-		if (droce_worker_poll(stack, 0) == 0 && rte_ring_empty(rx_ring[0]) &&
-		    rte_ring_empty(rx_ring[1]))
+	for (int i = 0; i < 64; i++) {
+		unsigned int busy = 0;
+
+		for (unsigned int w = 0; w < NB_WORKERS; w++)
+			busy += droce_worker_poll(stack, w);
+		if (busy == 0 && rx_rings_empty())
 			break;
+	}
 	droce_control_poll(stack);
 }
 
@@ -236,10 +266,17 @@ build(const struct droce_frame_spec *spec)
 	return m;
 }
 
+/* A packet for RX queue @p queue of @p port. */
+static void
+inject_queue(uint16_t port, unsigned int queue, struct rte_mbuf *m)
+{
+	assert_int_equal(rte_ring_enqueue(rx_ring[port][queue], m), 0);
+}
+
 static void
 inject(uint16_t port, struct rte_mbuf *m)
 {
-	assert_int_equal(rte_ring_enqueue(rx_ring[port], m), 0);
+	inject_queue(port, 0, m);
 }
 
 /* New content for the next frame, and the model updated as if it landed
@@ -277,7 +314,13 @@ send_frame_faulty(struct fixture *f, packet_fault_t fault, void *arg, bool lands
 	md.crc = droce_hsb_frame_crc(f->frame, f->layout.frame_size);
 	droce_hsb_frame_begin(&f->tx, f->frame, &md);
 	if (lands) {
+		static const uint8_t zeros[128];
+
 		model_data(f, page, 0, f->frame, f->layout.frame_size);
+		/* An embedded block comes with the zeros up to it. */
+		if (droce_hsb_metadata_embedded(&f->tx.conf))
+			model_data(f, page, f->layout.frame_size, zeros,
+				   f->layout.metadata_offset - f->layout.frame_size);
 		model_data(f, page, f->layout.metadata_offset, f->tx.metadata,
 			   DROCE_HSB_METADATA_SIZE);
 	}
@@ -341,12 +384,15 @@ expect_refusals(struct fixture *f, const struct droce_rx_stream_stats *before,
 static void
 make_ring_port(uint16_t port)
 {
+	unsigned int queues = port == 0 ? PORT0_QUEUES : 1;
 	char name[32];
 
-	snprintf(name, sizeof(name), "rxr%u", port);
-	rx_ring[port] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
-					RING_F_SP_ENQ | RING_F_SC_DEQ);
-	assert_non_null(rx_ring[port]);
+	for (unsigned int q = 0; q < queues; q++) {
+		snprintf(name, sizeof(name), "rxr%u_%u", port, q);
+		rx_ring[port][q] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
+						   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(rx_ring[port][q]);
+	}
 	for (unsigned int r = 0; r < TX_RINGS; r++) {
 		snprintf(name, sizeof(name), "txr%u_%u", port, r);
 		tx_ring[port][r] = rte_ring_create(name, 4096, SOCKET_ID_ANY,
@@ -354,7 +400,7 @@ make_ring_port(uint16_t port)
 		assert_non_null(tx_ring[port][r]);
 	}
 	snprintf(name, sizeof(name), "r%u", port);
-	assert_true(rte_eth_from_rings(name, &rx_ring[port], 1, tx_ring[port],
+	assert_true(rte_eth_from_rings(name, rx_ring[port], queues, tx_ring[port],
 				       TX_RINGS, SOCKET_ID_ANY) >= 0);
 }
 
@@ -379,7 +425,7 @@ setup(void **state)
 		"port.0.rxd=1024", "port.0.txd=256",
 		"port.1.device=net_ring_r1", "port.1.address=198.18.1.1/24",
 		"port.1.rxd=1024", "port.1.txd=256",
-		"stats.period=0", "worker.thread.groups=1",
+		"stats.period=0", "worker.thread.groups=2",
 	};
 	static struct droce_conf conf;
 	struct droce_lcore_layout layout;
@@ -1255,7 +1301,7 @@ enum attack {
 	WRONG_PEER, WRONG_QP, WRONG_RKEY, SEND_OPCODE, READ_OPCODE, WRONG_PKEY,
 	BAD_ICRC, VA_BELOW, VA_ABOVE, VA_CROSSES_PAGE, HUGE_DMA_LENGTH,
 	SHORT_DMA_LENGTH, IMM_PAGE_OUT_OF_RANGE, MIDDLE_WITHOUT_FIRST,
-	ATTACK_MAX
+	PART_OF_BLOCK, ATTACK_MAX
 };
 
 static const struct {
@@ -1276,6 +1322,7 @@ static const struct {
 	[SHORT_DMA_LENGTH] = { "DMA length shorter than the payload", DROCE_RX_BAD_LENGTH },
 	[IMM_PAGE_OUT_OF_RANGE] = { "page in the immediate out of range", DROCE_RX_BAD_IMM_PAGE },
 	[MIDDLE_WITHOUT_FIRST] = { "WRITE MIDDLE without FIRST", DROCE_RX_NO_MESSAGE },
+	[PART_OF_BLOCK] = { "half of the metadata block", DROCE_RX_PARTIAL_METADATA },
 };
 
 struct attack_arg {
@@ -1339,6 +1386,10 @@ make_attack(struct droce_frame_spec *spec, unsigned int i, void *arg)
 		break;
 	case MIDDLE_WITHOUT_FIRST:
 		spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_MIDDLE;
+		break;
+	case PART_OF_BLOCK:   /* its first half with bytes before, or its second */
+		spec->va = f->layout.metadata_offset + (i % 2 ? 64 : -64);
+		spec->payload_len = i % 2 ? 64 : 128;
 		break;
 	default:
 		break;
@@ -1730,7 +1781,7 @@ test_uc_multi_packet_messages(void **state)
 		/* take the MIDDLE (second packet) back out of the ring */
 		struct rte_mbuf *pk[3];
 
-		assert_int_equal(rte_ring_dequeue_bulk(rx_ring[0], (void **)pk, 3, NULL), 3);
+		assert_int_equal(rte_ring_dequeue_bulk(rx_ring[0][0], (void **)pk, 3, NULL), 3);
 		inject(0, pk[0]);
 		inject(0, pk[2]);
 		rte_pktmbuf_free(pk[1]);
@@ -1918,7 +1969,7 @@ take_gathered(struct fixture *f, uint32_t n)
 		bool got = false;
 
 		for (int t = 0; t < 20000 && !got; t++) {
-			droce_worker_poll(stack, 0);
+			poll_all();
 			got = droce_rx_stream_get_next_frame(f->st, 0, &info);
 			if (!got)
 				usleep(50);
@@ -1964,7 +2015,7 @@ static void
 wait_until_none_waiting(void)
 {
 	for (int t = 0; t < 20000 && rx->workers[0].nb_waiting != 0; t++) {
-		droce_worker_poll(stack, 0);
+		poll_all();
 		usleep(50);
 	}
 	assert_int_equal(rx->workers[0].nb_waiting, 0);
@@ -1986,6 +2037,437 @@ test_frames_waiting_across_runs(void **state)
 	take_gathered(&f, 2);
 	wait_until_none_waiting();
 	expect_no_frame(&f);
+	fixture_fini(&f);
+}
+
+/* ---- the device's layouts and addresses -------------------------------------- */
+
+/* The device's default layout: the block rides in the packet with the
+ * frame's last data, after zeros up to its offset, and the first frame of
+ * a run lands in page 1. Every frame has its metadata, and a page written
+ * again is known by its block's PSN.
+ */
+static void
+test_embedded_metadata(void **state)
+{
+	struct droce_rx_frame_info info, first;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.metadata_layout = DROCE_HSB_METADATA_EMBEDDED;
+	f.first_page = 1;
+	start(&f);
+	monitor_start(&f);
+	assert_true(droce_hsb_metadata_embedded(&f.tx.conf));
+	for (unsigned int i = 0; i < PAGES; i++) {
+		send_frame(&f);
+		take(&f, &info);
+		assert_int_equal(info.page, (1 + i) % PAGES);
+		assert_false(info.lossy);
+		assert_true(info.metadata.present);
+		assert_int_equal(info.metadata.frame_number, i);
+		assert_int_equal(info.metadata.psn, info.psn);
+		assert_int_equal(info.metadata.bytes_written, FRAME);
+		/* 3 x 1408 bytes of data, then 776, the zeros and the block */
+		assert_int_equal(info.packets, 4);
+		assert_int_equal(info.bytes, f.layout.metadata_offset + DROCE_HSB_METADATA_SIZE);
+		if (i == 0)
+			first = info;
+	}
+	/* The first page again: the frame taken from it earlier is gone. */
+	assert_true(droce_rx_stream_frame_intact(f.st, &info));
+	send_frame(&f);
+	assert_false(droce_rx_stream_frame_intact(f.st, &first));
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_true(info.metadata.present);
+	fixture_fini(&f);
+}
+
+/* rx.N.va: a sensor programmed to write page 0 at a base address of its
+ * own; droce takes that range, and nothing below or past it.
+ */
+static void
+test_device_va(void **state)
+{
+	const uint64_t base = 0x100000000ull;
+	struct droce_rx_stream_stats before;
+	struct droce_rx_frame_info info;
+	struct droce_rx_params p;
+	struct fixture f;
+	uint64_t size;
+	uint8_t junk[128];
+
+	(void)state;
+	memset(junk, 0xee, sizeof(junk));
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	size = (uint64_t)f.layout.page_size * PAGES;
+	p = f.params;
+	p.device_va = UINT64_MAX - size + 2;
+	expect_start_error(&f, &p, -EINVAL, "passes 2^64");
+	p.device_va = UINT64_MAX - size + 1;    /* the last page ends at 2^64 - 1 */
+	assert_int_equal(droce_rx_stream_start(f.st, &p, (char *)junk, sizeof(junk)), 0);
+	droce_rx_stream_close(f.st);
+	f.params.device_va = base;
+	start(&f);
+	monitor_start(&f);
+	assert_int_equal(droce_rx_stream_external_frame_memory(f.st), base);
+	send_frame(&f);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_true(info.metadata.present);
+	/* Below the base, at 0, and past the last page. */
+	droce_rx_stream_stats(f.st, &before);
+	send_message(&f, DROCE_OP_UC, f.tx.psn, base - 128, junk, 128, false, 0, 0, false);
+	send_message(&f, DROCE_OP_UC, f.tx.psn, 0, junk, 128, false, 0, 0, false);
+	send_message(&f, DROCE_OP_UC, f.tx.psn, base + size, junk, 128, false, 0, 0, false);
+	send_message(&f, DROCE_OP_UC, f.tx.psn, base + size - 64, junk, 128, false, 0, 0, false);
+	poll_all();
+	expect_refusals(&f, &before, DROCE_RX_BAD_VA, 4);
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.page, 1);
+	assert_false(info.lossy);
+	fixture_fini(&f);
+}
+
+/* ---- reordering and hand-overs --------------------------------------------- */
+
+/* Packets 1, 2 and 2 again, then 1: the copy of a held packet is a
+ * duplicate.
+ */
+static bool
+swap_repeating(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	static struct droce_frame_spec held;
+	struct fixture *f = arg;
+
+	if (i == 1) {
+		held = *spec;
+		return false;
+	}
+	inject(f->port, build(spec));
+	if (i == 2) {
+		inject(f->port, build(spec));
+		inject(f->port, build(&held));
+	}
+	return false;
+}
+
+/* UC with a reorder window: packets that come ahead of a gap wait for it
+ * to fill, so a swap costs nothing; a gap that does not fill is given up
+ * on after the timeout, or at once when the window is full.
+ */
+static void
+test_reorder_window(void **state)
+{
+	struct droce_rx_stream_stats before, s;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.reorder_window = 8;
+	f.params.reorder_timeout_us = 2000;
+	start(&f);
+	monitor_start(&f);
+	droce_rx_stream_stats(f.st, &before);
+	send_frame_faulty(&f, swap_packets, &f, true);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.lost_packets, 0);
+	assert_int_equal(info.packets, 5);
+	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 0);
+	send_frame_faulty(&f, swap_repeating, &f, true);
+	take(&f, &info);
+	assert_false(info.lossy);
+	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 1);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.reordered, 2);
+	/* A packet that never comes: the rest of its frame waits for it. */
+	send_frame_losing(&f, 1, 2);
+	expect_no_frame(&f);
+	assert_int_equal(f.st->reorder.held, 3);
+	usleep(3000);
+	poll_all();
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	assert_int_equal(info.packets, 4);
+	/* Its first packet lost: 4 packets wait, the next frame's 5 fill
+	 * the window of 8, and both go on at once.
+	 */
+	send_frame_losing(&f, 0, 1);
+	send_frame(&f);
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_int_equal(info.lost_packets, 1);
+	assert_int_equal(info.packets, 4);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(f.st->reorder.held, 0);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.lost_packets, 2);
+	/* Held packets of a run that ends go back to their pool, unplaced. */
+	send_frame_faulty(&f, drop_range, &(struct lose_range){ .from = 0, .to = 1 }, false);
+	assert_int_equal(f.st->reorder.held, 4);
+	fixture_fini(&f);
+}
+
+/* Packets @p from .. of a frame come in on RX queue 1 (worker 1's), the
+ * others on queue 0 (worker 0's), all before either worker polls.
+ */
+struct split {
+	struct fixture *f;
+	unsigned int from, to;
+};
+
+static bool
+split_queues(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	const struct split *sp = arg;
+
+	inject_queue(sp->f->port, i >= sp->from && i < sp->to ? 1 : 0, build(spec));
+	return false;
+}
+
+/* A stream's packets that come in on another worker's queue (af_packet's
+ * fanout rollover moves a flow so under load) are handed to the worker
+ * that owns it, and, with a reorder window, taken in PSN order.
+ */
+static void
+test_hand_over_to_owner(void **state)
+{
+	struct droce_rx_stream_stats before, s;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	struct split sp = { .f = &f };
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.reorder_window = 16;
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);          /* queue 0: worker 0 owns the stream */
+	take(&f, &info);
+	assert_int_equal(atomic_load(&f.st->owner), 1);
+	droce_rx_stream_stats(f.st, &before);
+	/* The frame's tail on worker 1's queue: in order all the same. */
+	sp.from = 2;
+	sp.to = 5;
+	send_frame_faulty(&f, split_queues, &sp, true);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.packets, 5);
+	/* Its head there: worker 0 sees the tail first and holds it. */
+	sp.from = 0;
+	sp.to = 3;
+	send_frame_faulty(&f, split_queues, &sp, true);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.lost_packets, 0);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.handed_over - before.handed_over, 6);
+	assert_int_equal(s.reordered - before.reordered, 2);
+	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 0);
+	assert_int_equal(atomic_load(&f.st->owner), 1);
+	/* More than the owner's ring holds before it polls: the rest is
+	 * refused, counted.
+	 */
+	{
+		struct droce_frame_spec spec;
+		struct droce_hsb_metadata md = { .psn = 0 };
+		unsigned int n = 0, total = RX_HANDOFF_SIZE + 100;
+
+		next_content(&f);
+		droce_hsb_frame_begin(&f.tx, f.frame, &md);
+		assert_true(droce_hsb_frame_next(&f.tx, &spec));
+		droce_rx_stream_stats(f.st, &before);
+		while (n < total) {
+			for (unsigned int k = 0; k < 2000 && n < total; k++, n++)
+				inject_queue(0, 1, build(&spec));
+			while (!rte_ring_empty(rx_ring[0][1]))
+				droce_worker_poll(stack, 1);
+		}
+		poll_all();
+		droce_rx_stream_stats(f.st, &s);
+		assert_int_equal(s.refused[DROCE_RX_HANDOFF_FULL] -
+				 before.refused[DROCE_RX_HANDOFF_FULL],
+				 total - (RX_HANDOFF_SIZE - 1));
+		/* the ones taken: the first placed, the rest duplicates */
+		assert_int_equal(s.refused[DROCE_RX_STALE_PSN] - before.refused[DROCE_RX_STALE_PSN],
+				 RX_HANDOFF_SIZE - 2);
+		while (droce_hsb_frame_next(&f.tx, &spec))
+			inject(0, build(&spec));
+		model_data(&f, f.tx.page == 0 ? PAGES - 1 : f.tx.page - 1, 0, f.frame, FRAME);
+		model_data(&f, f.tx.page == 0 ? PAGES - 1 : f.tx.page - 1,
+			   f.layout.metadata_offset, f.tx.metadata, DROCE_HSB_METADATA_SIZE);
+		poll_all();
+		take(&f, &info);
+		assert_false(info.lossy);
+	}
+	fixture_fini(&f);
+}
+
+/* A stream is owned by the first worker that sees a packet of it that
+ * passed every check: packets forged or broken on another worker's queue
+ * before the sensor's first one do not take it.
+ */
+static bool
+forge(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	struct fixture *f = arg;
+	struct droce_frame_spec bad = *spec;
+	struct rte_mbuf *m;
+
+	if (i == 0) {
+		bad.rkey ^= 1;
+		inject_queue(f->port, 1, build(&bad));
+		bad = *spec;
+		bad.src_ip4 = ip("198.18.0.99");
+		inject_queue(f->port, 1, build(&bad));
+		m = build(spec);
+		rte_pktmbuf_mtod_offset(m, uint8_t *, 70)[0] ^= 0x01;
+		inject_queue(f->port, 1, m);
+		bad = *spec;
+		bad.opcode = DROCE_OP_UC | DROCE_OP_WRITE_MIDDLE;
+		inject_queue(f->port, 1, build(&bad));
+		/* worker 1 sees them first */
+		while (!rte_ring_empty(rx_ring[f->port][1]))
+			droce_worker_poll(stack, 1);
+		assert_int_equal(atomic_load(&f->st->owner), 0);
+	}
+	inject(f->port, build(spec));
+	return false;
+}
+
+static void
+test_forged_packets_take_no_stream(void **state)
+{
+	struct droce_rx_stream_stats s;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	uint64_t unknown[DROCE_RX_REFUSAL_MAX];
+
+	(void)state;
+	fixture_running(&f, 8);
+	send_frame_faulty(&f, forge, &f, true);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(atomic_load(&f.st->owner), 1);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.handed_over, 0);
+	assert_int_equal(s.refused[DROCE_RX_BAD_RKEY], 1);
+	assert_int_equal(s.refused[DROCE_RX_WRONG_PEER], 1);
+	assert_int_equal(s.refused[DROCE_RX_BAD_ICRC], 1);
+	assert_int_equal(s.refused[DROCE_RX_NO_MESSAGE], 1);
+	assert_int_equal(s.refused[DROCE_RX_HANDOFF_FULL], 0);
+	droce_rx_refusals(rx, unknown);
+	assert_int_equal(s.packets, 5);
+	fixture_fini(&f);
+}
+
+/* ---- what is placed is what is acknowledged --------------------------------- */
+
+/* RC, ICRC checked in the copy's pass: a packet whose placement fails is
+ * neither ACKed nor counted in the MSN; its PSN stays expected, the next
+ * one is NAKed, and the requester's retry fills it.
+ */
+static void
+test_rc_ack_only_placed(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct rte_mbuf *pk[3];
+	struct fixture f;
+	uint32_t psn = 10;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.imm = DROCE_HSB_IMM_OPAQUE;
+	f.params.remote_qp = 0x77;
+	f.params.icrc = DROCE_RX_ICRC_FUSED;
+	start(&f);
+	monitor_start(&f);
+	drain_tx();
+	next_content(&f);
+	send_message(&f, DROCE_OP_RC, psn, 0, f.frame, 3000, true, 5, 0x77, true);
+	assert_int_equal(rte_ring_dequeue_bulk(rx_ring[0][0], (void **)pk, 3, NULL), 3);
+	rte_pktmbuf_mtod_offset(pk[1], uint8_t *, 14 + 20 + 8 + 12)[0] ^= 0x01;
+	for (int i = 0; i < 3; i++)
+		inject(0, pk[i]);
+	poll_all();
+	expect_ack(0x60, psn + 1, 0, 0x77);    /* NAK: still expects the second */
+	assert_int_equal(refused(&f, DROCE_RX_BAD_ICRC), 1);
+	expect_no_frame(&f);
+	/* The requester goes back to the second packet. */
+	{
+		struct droce_frame_spec spec = {
+			.src_mac = sensor_mac, .dst_mac = our_mac[0],
+			.src_ip4 = ip(sensor_ip[0]), .dst_ip4 = ip(our_ip[0]),
+			.src_qp = 0x77, .dest_qp = droce_rx_stream_qp_number(f.st),
+			.opcode = DROCE_OP_RC | DROCE_OP_WRITE_MIDDLE, .psn = psn + 1,
+			.payload = f.frame + 1024, .payload_len = 1024,
+		};
+
+		inject(0, build(&spec));
+		spec.opcode = DROCE_OP_RC | DROCE_OP_WRITE_LAST_IMM;
+		spec.psn = psn + 2;
+		spec.payload = f.frame + 2048;
+		spec.payload_len = 952;
+		spec.imm = 5;
+		spec.ackreq = true;
+		inject(0, build(&spec));
+	}
+	model_data(&f, 0, 0, f.frame, 3000);
+	poll_all();
+	expect_ack(0x1f, psn + 2, 1, 0x77);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.bytes, 3000);
+	fixture_fini(&f);
+}
+
+/* Fused ICRC: a block whose packet fails its ICRC is not taken as the
+ * frame's metadata (its bytes land, as fused ones do).
+ */
+static bool
+corrupt_block(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	struct fixture *f = arg;
+	struct rte_mbuf *m = build(spec);
+
+	if (i == 4)   /* the block's first byte: after 14 + 20 + 8 + 12 + 16 + 4 */
+		rte_pktmbuf_mtod_offset(m, uint8_t *, 74)[0] ^= 0x01;
+	inject(f->port, m);
+	return false;
+}
+
+static void
+test_fused_bad_block_not_metadata(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	uint32_t page;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.icrc = DROCE_RX_ICRC_FUSED;
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	assert_true(info.metadata.present);
+	page = f.tx.page;
+	send_frame_faulty(&f, corrupt_block, &f, true);
+	f.g.model[page * f.layout.page_size + f.layout.metadata_offset] ^= 0x01;
+	take(&f, &info);
+	assert_true(info.lossy);
+	assert_false(info.metadata.present);
+	send_frame(&f);
+	take(&f, &info);
+	assert_true(info.metadata.present);
+	assert_int_equal(info.metadata.frame_number, 2);
 	fixture_fini(&f);
 }
 
@@ -2042,7 +2524,7 @@ test_many_streams(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[32];
+	char prefix[64], lcores[48];
 	cpu_set_t set;
 	int cpu = 0;
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "512",
@@ -2080,23 +2562,35 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_icrc_modes),
 		cmocka_unit_test(test_gather_placement),
 		cmocka_unit_test(test_frames_waiting_across_runs),
+		cmocka_unit_test(test_embedded_metadata),
+		cmocka_unit_test(test_device_va),
+		cmocka_unit_test(test_reorder_window),
+		cmocka_unit_test(test_hand_over_to_owner),
+		cmocka_unit_test(test_forged_packets_take_no_stream),
+		cmocka_unit_test(test_rc_ack_only_placed),
+		cmocka_unit_test(test_fused_bad_block_not_metadata),
 		cmocka_unit_test(test_refusal_names),
 		cmocka_unit_test(test_many_streams),
 	};
 	int ret;
 
 	(void)argc;
-	/* Both lcores on one cpu the process may use; only lcore 0 runs. */
+	/* Every lcore on one cpu the process may use; only lcore 0 runs, and
+	 * it runs the workers' rounds by hand.
+	 */
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
 			cpu++;
-	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d,2@%d", cpu, cpu, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-test-rx-%d", getpid());
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
 		return 1;
 	}
 	rte_timer_subsystem_init();
+	/* DROCE_TEST_FILTER=test_name (cmocka's wildcards) runs only those. */
+	if (getenv("DROCE_TEST_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("DROCE_TEST_FILTER"));
 	ret = cmocka_run_group_tests(tests, setup, teardown);
 	rte_eal_cleanup();
 	return ret;

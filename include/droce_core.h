@@ -30,6 +30,7 @@
 
 #include <rte_config.h>
 #include <rte_byteorder.h>
+#include <rte_ether.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,8 @@ struct droce_port_conf {
 	uint16_t rx_desc;     /**< RX descriptors per queue. */
 	uint16_t tx_desc;     /**< TX descriptors per queue. */
 	char capture[256];    /**< pcapng file for its RoCEv2 packets, or "". */
+	/** MAC to set on the device (unicast); all zero: the device's own. */
+	struct rte_ether_addr mac;
 };
 
 /** Most receiver sections (`rx.N.*`); each may make many streams. */
@@ -122,6 +125,8 @@ struct droce_rx_conf {
 	uint32_t metadata_offset; /**< 0: round_up(frame_size, 128). */
 	uint32_t page_size;     /**< 0: metadata_offset + 128. */
 	uint16_t pages;         /**< Pages per stream, 1..4096. */
+	/** Device address of page 0 that the sensor was programmed with. */
+	uint64_t va;
 	uint32_t queue_size;    /**< Frames held for the application. */
 	uint8_t placement;      /**< Index in "auto", "copy", "gather". */
 	uint8_t icrc;           /**< Index in "on", "fused", "off". */

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ enum key_kind {
 	KIND_IPV4_PREFIX, /* writes addr and, at offset + 4, prefix_len */
 	KIND_WORKERS,     /* read as a pair by droce_workers_parse() */
 	KIND_CHOICE,      /* one of a list of words, stored as its index */
+	KIND_UINT64,      /* the full 64-bit range; min and max unused */
+	KIND_MAC,         /* a unicast MAC address, struct rte_ether_addr */
 };
 
 /* Keys are global, or belong to an indexed section: port.N.*, rx.N.*. */
@@ -111,6 +114,8 @@ static const struct key_desc conf_keys[] = {
 		"TX descriptors per queue"),
 	PORT_KEY("capture", KIND_STRING, capture, 0, 0, NULL,
 		"pcapng file that gets every RoCEv2 packet the port sends or receives"),
+	PORT_KEY("mac", KIND_MAC, mac, 0, 0, NULL,
+		"MAC address set on the device before it starts (xx:xx:xx:xx:xx:xx, unicast); default: the device's own"),
 	RX_KEY("port", KIND_UINT, port, 0, DROCE_MAX_PORTS - 1, "0",
 		"port the sensor's frames arrive on"),
 	RX_KEY("peer", KIND_IPV4, peer, 0, 0, NULL,
@@ -127,6 +132,8 @@ static const struct key_desc conf_keys[] = {
 		"offset of the 128-byte metadata block in a page; 0: frame size rounded up to 128"),
 	RX_KEY("page.size", KIND_UINT, page_size, 0, UINT32_MAX, "0",
 		"bytes from one page to the next; 0: metadata offset + 128"),
+	RX_KEY("va", KIND_UINT64, va, 0, 0, "0",
+		"device address of page 0 that the sensor was programmed with (0x.. or decimal)"),
 	RX_KEY("queue.size", KIND_UINT, queue_size, 1, 65536, "4",
 		"completed frames held for the application; the oldest is discarded beyond"),
 	RX_CHOICE_KEY("placement", placement, placement_choices, "auto",
@@ -204,11 +211,15 @@ parse_bool(const char *s, bool *out)
 	return false;
 }
 
-/* Decimal, or hexadecimal after 0x (QP numbers and keys are written so). */
-static bool
-parse_u32(const char *s, uint32_t *out)
+/* Decimal, or hexadecimal after 0x (QP numbers, keys and addresses are
+ * written so). Returns 0, -EINVAL for what is not a number, -ERANGE for
+ * a number past UINT64_MAX.
+ */
+static int
+parse_u64(const char *s, uint64_t *out)
 {
 	unsigned int base = 10;
+	bool overflow = false;
 	uint64_t v = 0;
 
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -216,7 +227,7 @@ parse_u32(const char *s, uint32_t *out)
 		s += 2;
 	}
 	if (*s == '\0')
-		return false;
+		return -EINVAL;
 	for (; *s != '\0'; s++) {
 		unsigned int d;
 
@@ -227,13 +238,70 @@ parse_u32(const char *s, uint32_t *out)
 		else if (base == 16 && *s >= 'A' && *s <= 'F')
 			d = (unsigned int)(*s - 'A' + 10);
 		else
-			return false;
-		v = v * base + d;
-		if (v > UINT32_MAX)
-			return false;
+			return -EINVAL;
+		/* Past UINT64_MAX, the rest is only checked to be digits. */
+		if (overflow || v > (UINT64_MAX - d) / base)
+			overflow = true;
+		else
+			v = v * base + d;
 	}
+	if (overflow)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static bool
+parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) != 0 || v > UINT32_MAX)
+		return false;
 	*out = (uint32_t)v;
 	return true;
+}
+
+static unsigned int
+hex_value(char c)
+{
+	return isdigit((unsigned char)c) ? (unsigned int)(c - '0')
+		: (unsigned int)(tolower((unsigned char)c) - 'a' + 10);
+}
+
+/* Exactly xx:xx:xx:xx:xx:xx, as ip(8) prints it, in either case. */
+static bool
+parse_mac_syntax(const char *s, struct rte_ether_addr *out)
+{
+	for (unsigned int i = 0; i < RTE_ETHER_ADDR_LEN; i++, s += 3) {
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) ||
+		    s[2] != (i + 1 < RTE_ETHER_ADDR_LEN ? ':' : '\0'))
+			return false;
+		out->addr_bytes[i] = (uint8_t)(hex_value(s[0]) << 4 | hex_value(s[1]));
+	}
+	return true;
+}
+
+/* A port's own address: the device sends from it and answers ARP for it,
+ * so a group address (multicast, broadcast) or zero cannot be one.
+ */
+static int
+parse_mac(const struct key_ref *ref, struct rte_ether_addr *field,
+	  char *err, size_t errlen)
+{
+	const char *allowed = "a unicast MAC address xx:xx:xx:xx:xx:xx (first byte even, not all zero), e.g. 02:00:00:00:00:01";
+	struct rte_ether_addr mac;
+
+	if (!parse_mac_syntax(ref->value, &mac))
+		return value_error(ref, err, errlen, "not a MAC address", allowed);
+	if (rte_is_broadcast_ether_addr(&mac))
+		return value_error(ref, err, errlen, "the broadcast address", allowed);
+	if (rte_is_multicast_ether_addr(&mac))
+		return value_error(ref, err, errlen, "a multicast address", allowed);
+	if (rte_is_zero_ether_addr(&mac))
+		return value_error(ref, err, errlen, "the zero address", allowed);
+	*field = mac;
+	return 0;
 }
 
 static bool
@@ -306,8 +374,9 @@ parse_value(struct droce_conf *conf, const struct key_ref *ref,
 {
 	const struct key_desc *d = ref->desc;
 	void *field = key_field(conf, ref);
-	char allowed[64];
-	uint32_t v;
+	char allowed[80];
+	uint64_t v;
+	int ret;
 
 	switch (d->kind) {
 	case KIND_BOOL:
@@ -318,14 +387,28 @@ parse_value(struct droce_conf *conf, const struct key_ref *ref,
 	case KIND_UINT:
 		snprintf(allowed, sizeof(allowed), "a whole number %u..%u",
 			 d->min, d->max);
-		if (!parse_u32(ref->value, &v))
+		ret = parse_u64(ref->value, &v);
+		if (ret == -EINVAL)
 			return value_error(ref, err, errlen, "not a number",
 					   allowed);
-		if (v < d->min || v > d->max)
+		if (ret != 0 || v < d->min || v > d->max)
 			return value_error(ref, err, errlen, "out of range",
 					   allowed);
-		store_uint(field, d->size, v);
+		store_uint(field, d->size, (uint32_t)v);
 		return 0;
+	case KIND_UINT64:
+		snprintf(allowed, sizeof(allowed),
+			 "a whole number 0..%" PRIu64 " (decimal or 0x hex)",
+			 UINT64_MAX);
+		ret = parse_u64(ref->value, &v);
+		if (ret != 0)
+			return value_error(ref, err, errlen, ret == -ERANGE
+					   ? "out of range" : "not a number",
+					   allowed);
+		*(uint64_t *)field = v;
+		return 0;
+	case KIND_MAC:
+		return parse_mac(ref, field, err, errlen);
 	case KIND_STRING:
 		if (ref->value[0] == '\0')
 			return value_error(ref, err, errlen, "empty",
@@ -705,6 +788,8 @@ droce_conf_print_keys(FILE *out)
 		fprintf(out, "  %-22s %s", d->name, d->help);
 		if (d->kind == KIND_UINT)
 			fprintf(out, " (%u..%u)", d->min, d->max);
+		if (d->kind == KIND_UINT64)
+			fprintf(out, " (0..2^64-1)");
 		if (d->kind == KIND_CHOICE) {
 			fputs(" (", out);
 			for (unsigned int c = 0; d->choices[c] != NULL; c++)

@@ -278,7 +278,9 @@ test_value_errors(void **state)
 		     "stats.period = \"soon\": not a number", "allowed: a whole number 0..3600");
 	EXPECT_ERROR("stats.period = 3601\n", "out of range", "0..3600");
 	EXPECT_ERROR("stats.period = -1\n", "not a number");
-	EXPECT_ERROR("stats.period = 99999999999\n", "not a number");
+	EXPECT_ERROR("stats.period = 99999999999\n", "out of range", "0..3600");
+	EXPECT_ERROR("stats.period = 99999999999999999999999\n", "out of range");
+	EXPECT_ERROR("stats.period = 99999999999999999999999x\n", "not a number");
 	EXPECT_ERROR("udp.echo.port = 65536\n", "udp.echo.port = \"65536\": out of range",
 		     "0..65535");
 	EXPECT_ERROR("arp.timeout = 0\n", "out of range", "1..86400");
@@ -329,6 +331,69 @@ test_port_errors(void **state)
 }
 
 #define PORT0 "[port.0]\ndevice = a\naddress = 198.18.0.1/24\n"
+
+static void
+test_port_mac(void **state)
+{
+	const struct rte_ether_addr none = { .addr_bytes = { 0 } };
+	const struct rte_ether_addr want = {
+		.addr_bytes = { 0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f } };
+	char *const args[] = { "port.1.device=b", "port.1.address=198.18.1.1/24",
+			       "port.1.mac=0A:1b:2C:3d:4E:5f" };
+
+	(void)state;
+	assert_int_equal(load(PORT0, args, 3), 0);
+	assert_memory_equal(&conf.port[0].mac, &none, sizeof(none));
+	assert_memory_equal(&conf.port[1].mac, &want, sizeof(want));
+	assert_int_equal(load(PORT0 "mac = 02:00:00:00:00:01\n", NULL, 0), 0);
+	assert_int_equal(conf.port[0].mac.addr_bytes[0], 0x02);
+	assert_int_equal(conf.port[0].mac.addr_bytes[5], 0x01);
+
+	EXPECT_ERROR(PORT0 "mac = 01:00:5e:00:00:01\n",
+		     ":4: port.0.mac = \"01:00:5e:00:00:01\": a multicast address; allowed: a unicast MAC address xx:xx:xx:xx:xx:xx (first byte even, not all zero)");
+	EXPECT_ERROR(PORT0 "mac = ff:ff:ff:ff:ff:ff\n",
+		     "port.0.mac = \"ff:ff:ff:ff:ff:ff\": the broadcast address; allowed: a unicast");
+	EXPECT_ERROR(PORT0 "mac = 00:00:00:00:00:00\n",
+		     "port.0.mac = \"00:00:00:00:00:00\": the zero address; allowed: a unicast");
+	EXPECT_OVERRIDE_ERROR("port.0.mac=02:00:00:00:00",
+			      "command line 'port.0.mac=02:00:00:00:00'",
+			      "port.0.mac = \"02:00:00:00:00\": not a MAC address; allowed: a unicast MAC address xx:xx:xx:xx:xx:xx");
+	EXPECT_OVERRIDE_ERROR("port.0.mac=02:00:00:00:00:01:", "not a MAC address");
+	EXPECT_OVERRIDE_ERROR("port.0.mac=02-00-00-00-00-01", "not a MAC address");
+	EXPECT_OVERRIDE_ERROR("port.0.mac=02:00:00:00:00:0g", "not a MAC address");
+	EXPECT_OVERRIDE_ERROR("port.0.mac=2:0:0:0:0:1", "not a MAC address");
+	EXPECT_OVERRIDE_ERROR("port.0.mac=", "not a MAC address");
+}
+
+static void
+test_rx_va(void **state)
+{
+	(void)state;
+	assert_int_equal(load(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\n"
+			      "[rx.1]\npeer = 198.18.0.3\nframe.size = 1\n"
+			      "va = 0xFFFFffffFFFFffff\n"
+			      "[rx.2]\npeer = 198.18.0.4\nframe.size = 1\n"
+			      "va = 18446744073709551615\n"
+			      "[rx.3]\npeer = 198.18.0.5\nframe.size = 1\n"
+			      "va = 0x00000000000000000000000123456789a\n", NULL, 0), 0);
+	assert_true(conf.rx[0].va == 0);
+	assert_true(conf.rx[1].va == UINT64_MAX);
+	assert_true(conf.rx[2].va == UINT64_MAX);
+	assert_true(conf.rx[3].va == 0x123456789aull);
+
+	EXPECT_ERROR(PORT0 "[rx.0]\npeer = 198.18.0.2\nframe.size = 1\n"
+		     "va = 18446744073709551616\n",
+		     ":7: rx.0.va = \"18446744073709551616\": out of range; allowed: a whole number 0..18446744073709551615 (decimal or 0x hex)");
+	EXPECT_OVERRIDE_ERROR("rx.0.va=0x10000000000000000",
+			      "rx.0.va = \"0x10000000000000000\": out of range");
+	EXPECT_OVERRIDE_ERROR("rx.0.va=99999999999999999999999", "out of range");
+	EXPECT_OVERRIDE_ERROR("rx.0.va=12abc",
+			      "command line 'rx.0.va=12abc'",
+			      "rx.0.va = \"12abc\": not a number; allowed: a whole number 0..18446744073709551615");
+	EXPECT_OVERRIDE_ERROR("rx.0.va=0x", "not a number");
+	EXPECT_OVERRIDE_ERROR("rx.0.va=-1", "not a number");
+	EXPECT_OVERRIDE_ERROR("rx.0.va=99999999999999999999999x", "not a number");
+}
 
 static void
 test_rx_sections(void **state)
@@ -456,6 +521,9 @@ test_print_keys(void **state)
 	assert_non_null(strstr(buf, "worker.thread.groups"));
 	assert_non_null(strstr(buf, "port.N.mtu"));
 	assert_non_null(strstr(buf, "(68..9600) [1500]"));
+	assert_non_null(strstr(buf, "port.N.mac "));
+	assert_non_null(strstr(buf, "rx.N.va "));
+	assert_non_null(strstr(buf, "(0..2^64-1) [0]"));
 	free(buf);
 }
 
@@ -493,6 +561,8 @@ main(void)
 		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_print_keys),
 		cmocka_unit_test(test_rx_sections),
+		cmocka_unit_test(test_port_mac),
+		cmocka_unit_test(test_rx_va),
 		cmocka_unit_test(test_str_append),
 	};
 

@@ -23,6 +23,16 @@
 /* Room for the largest frame the MTU allows: Ethernet, two VLAN tags. */
 #define FRAME_OVERHEAD (RTE_ETHER_HDR_LEN + 2 * 4 + RTE_ETHER_CRC_LEN)
 
+/* Why a driver failed, from its negative return. Many return -1 for any
+ * failure, which rte_strerror() would read as EPERM, "Operation not
+ * permitted": that is no reason at all.
+ */
+static const char *
+driver_reason(int ret)
+{
+	return ret == -1 ? "the driver gave no reason" : rte_strerror(-ret);
+}
+
 static void
 list_ethdevs(char *buf, size_t len)
 {
@@ -287,12 +297,44 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 	return 0;
 }
 
-/* Some vdevs (ring, null) report no MAC: give them a random local one. */
+/* port.N.mac on the device, before it starts: from then on it is the
+ * device's own, which p->mac takes and droce uses everywhere.
+ */
 static int
-port_mac(struct net_port *p)
+set_configured_mac(struct net_port *p, const struct droce_port_conf *pc,
+		   char *err, size_t errlen)
 {
-	int ret = rte_eth_macaddr_get(p->port_id, &p->mac);
+	struct rte_ether_addr mac = pc->mac; /* the API takes no const */
+	struct rte_eth_dev_info info;
+	char key[64];
+	int ret;
 
+	ret = rte_eth_dev_default_mac_addr_set(p->port_id, &mac);
+	if (ret == 0)
+		return rte_eth_macaddr_get(p->port_id, &p->mac);
+	snprintf(key, sizeof(key), "port.%u.mac", p->index);
+	snprintf(err, errlen,
+		 "%s: %s = " RTE_ETHER_ADDR_PRT_FMT ": device %s (%s) refused the address: %s; allowed: an address the driver accepts, or no %s (the device's own address)",
+		 droce_conf_origin(&p->stack->conf, key), key,
+		 RTE_ETHER_ADDR_BYTES(&pc->mac), p->name,
+		 rte_eth_dev_info_get(p->port_id, &info) == 0
+		 ? info.driver_name : "driver unknown",
+		 driver_reason(ret), key);
+	return ret;
+}
+
+/* The device's MAC, or port.N.mac. Some vdevs (ring, null) report none:
+ * they get a random local one.
+ */
+static int
+port_mac(struct net_port *p, const struct droce_port_conf *pc, char *err,
+	 size_t errlen)
+{
+	int ret;
+
+	if (!rte_is_zero_ether_addr(&pc->mac))
+		return set_configured_mac(p, pc, err, errlen);
+	ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (ret != 0 || !rte_is_zero_ether_addr(&p->mac))
 		return ret;
 	rte_eth_random_addr(p->mac.addr_bytes);
@@ -399,7 +441,7 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	if (ret == 0)
 		ret = setup_queues(p, pc, err, errlen);
 	if (ret == 0)
-		ret = port_mac(p);
+		ret = port_mac(p, pc, err, errlen);
 	if (ret == 0)
 		ret = net_arp_init(p);
 	if (ret != 0 && err[0] == '\0')

@@ -1132,6 +1132,60 @@ test_register_rules(void **state)
 					    worker_handler, NULL), -EBUSY);
 }
 
+/* A stack of its own on one port given by @kv; NULL when it fails. */
+static struct droce_stack *
+other_stack(char **kv, unsigned int n, char *err, size_t errlen)
+{
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+
+	if (droce_conf_load(&conf, NULL, kv, (int)n, err, errlen) != 0 ||
+	    droce_lcores_layout(&conf, "test", &layout, err, errlen) != 0)
+		fail_msg("%s", err);
+	return droce_stack_create(&conf, &layout, err, errlen);
+}
+
+/* port.N.mac goes on the device before it starts and is the port's MAC
+ * from then on. net_null takes any address; net_ring has no mac_addr_set,
+ * and droce will not answer for an address the device does not know.
+ */
+static void
+test_configured_mac(void **state)
+{
+	static const struct rte_ether_addr want = {
+		.addr_bytes = { 0x02, 0x00, 0x00, 0x00, 0x07, 0x01 } };
+	char *on_null[] = { "port.0.device=net_null_mac", "port.0.address=198.18.7.1/24",
+			    "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
+			    "port.0.mac=02:00:00:00:07:01" };
+	char *on_ring[] = { "port.0.device=net_ring_mac", "port.0.address=198.18.7.1/24",
+			    "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
+			    "port.0.mac=02:00:00:00:07:01" };
+	struct rte_ring *rx, *tx[TX_RINGS];
+	struct rte_ether_addr mac, dev_mac;
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s;
+	uint16_t port_id;
+
+	(void)state;
+	s = other_stack(on_null, RTE_DIM(on_null), err, sizeof(err));
+	if (s == NULL)
+		fail_msg("%s", err);
+	droce_port_mac(s, 0, &mac);
+	assert_true(rte_is_same_ether_addr(&mac, &want));
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_null_mac", &port_id), 0);
+	assert_int_equal(rte_eth_macaddr_get(port_id, &dev_mac), 0);
+	assert_true(rte_is_same_ether_addr(&dev_mac, &want));
+	droce_stack_destroy(s);
+
+	rx = rte_ring_create("ring_mac_rx", 256, SOCKET_ID_ANY, 0);
+	tx[0] = rte_ring_create("ring_mac_tx0", 256, SOCKET_ID_ANY, 0);
+	tx[1] = rte_ring_create("ring_mac_tx1", 256, SOCKET_ID_ANY, 0);
+	assert_true(rte_eth_from_rings("mac", &rx, 1, tx, TX_RINGS,
+				       SOCKET_ID_ANY) >= 0);
+	assert_null(other_stack(on_ring, RTE_DIM(on_ring), err, sizeof(err)));
+	assert_non_null(strstr(err, "command line 'port.0.mac=02:00:00:00:07:01': port.0.mac = 02:00:00:00:07:01: device net_ring_mac (net_ring) refused the address: Operation not supported"));
+}
+
 static void
 test_create_errors(void **state)
 {
@@ -1202,6 +1256,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_arp_refresh),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_create_errors),
+		cmocka_unit_test(test_configured_mac),
 	};
 	int ret;
 

@@ -24,6 +24,15 @@
 	rte_log(RTE_LOG_ ## level, droce_net_logtype, \
 		"droce.net: " fmt "\n", ##__VA_ARGS__)
 
+/* Errors reach stderr at once, while what droce printed on stdout may
+ * still wait in its buffer (a log file is block-buffered): stdout goes
+ * first, so that a log file keeps the order the lines were written in.
+ */
+#define NET_LOG_ERR(fmt, ...) do { \
+	fflush(stdout); \
+	NET_LOG(ERR, fmt, ##__VA_ARGS__); \
+} while (0)
+
 /* An IPv4 address in network order, for "%u.%u.%u.%u". */
 #define NET_IPV4_FMT "%u.%u.%u.%u"
 #define NET_IPV4_BYTES(a) \

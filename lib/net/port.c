@@ -51,6 +51,23 @@ list_ethdevs(char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/* Why rte_dev_probe() failed. Drivers often return a bare -1 and give
+ * their reason only in their log. rte_errno is no help there: the vdev
+ * bus leaves EEXIST in it whatever the driver did.
+ */
+static const char *
+probe_reason(int ret)
+{
+	if (ret == 0)
+		return "no ethdev of that name appeared";
+	if (ret == -1)
+		return "the driver gave no reason; see the driver's message above";
+	/* rte_devargs_parse(): no bus recognised the name. */
+	if (ret == -EFAULT)
+		return "no DPDK bus or driver knows that name";
+	return rte_strerror(-ret);
+}
+
 /* The ethdev that @device names, probing it first when it is devargs. */
 static int
 find_ethdev(const char *device, const char *origin, uint16_t *port_id,
@@ -76,6 +93,10 @@ find_ethdev(const char *device, const char *origin, uint16_t *port_id,
 			origin, name, device + name_len);
 		return 0;
 	}
+	/* The driver says why it fails on stderr: what droce printed before
+	 * goes first, so that a log file keeps the order.
+	 */
+	fflush(stdout);
 	ret = rte_dev_probe(device);
 	if (ret == 0 && rte_eth_dev_get_port_by_name(name, port_id) == 0) {
 		*probed = true;
@@ -84,8 +105,7 @@ find_ethdev(const char *device, const char *origin, uint16_t *port_id,
 	list_ethdevs(known, sizeof(known));
 	snprintf(err, errlen,
 		 "%s: port device \"%s\": no such ethdev and probing it failed (%s); allowed: an ethdev DPDK knows (now: %s), a PCI address bound to a DPDK driver, or vdev devargs such as net_af_packet0,iface=eth1",
-		 origin, device, ret != 0 ? rte_strerror(-ret) : "no ethdev of that name appeared",
-		 known);
+		 origin, device, probe_reason(ret), known);
 	return -ENODEV;
 }
 
@@ -380,9 +400,8 @@ ethdev_in_use(const struct droce_stack *s, uint16_t index, uint16_t port_id)
 	return false;
 }
 
-int
-net_port_create(struct droce_stack *s, uint16_t index, char *err,
-		size_t errlen)
+static int
+port_create(struct droce_stack *s, uint16_t index, char *err, size_t errlen)
 {
 	const struct droce_port_conf *pc = &s->conf.port[index];
 	char key[64];
@@ -450,6 +469,18 @@ net_port_create(struct droce_stack *s, uint16_t index, char *err,
 	return ret;
 }
 
+int
+net_port_create(struct droce_stack *s, uint16_t index, char *err,
+		size_t errlen)
+{
+	int ret = port_create(s, index, err, errlen);
+
+	/* The caller reports @err on stderr, after what went to stdout. */
+	if (ret != 0)
+		fflush(stdout);
+	return ret;
+}
+
 /* Event mode without RX interrupts: DPDK's power management callbacks. */
 static int
 enable_power_mgmt(struct net_port *p)
@@ -464,7 +495,7 @@ enable_power_mgmt(struct net_port *p)
 			ret = rte_power_ethdev_pmgmt_queue_enable(lcore, p->port_id,
 					q, RTE_POWER_MGMT_TYPE_PAUSE);
 		if (ret != 0) {
-			NET_LOG(ERR, "port %u (%s) queue %u: rte_power_pmd_mgmt on lcore %u: %s",
+			NET_LOG_ERR("port %u (%s) queue %u: rte_power_pmd_mgmt on lcore %u: %s",
 				p->index, p->name, q, lcore, rte_strerror(-ret));
 			return ret;
 		}
@@ -511,7 +542,7 @@ start_device(struct net_port *p)
 	}
 	ret = rte_eth_dev_start(p->port_id);
 	if (ret != 0) {
-		NET_LOG(ERR, "port %u (%s): rte_eth_dev_start: %s", p->index,
+		NET_LOG_ERR("port %u (%s): rte_eth_dev_start: %s", p->index,
 			p->name, rte_strerror(-ret));
 		if (power_mgmt)
 			disable_power_mgmt(p);

@@ -134,6 +134,8 @@ struct droce_rx_conf {
 	uint8_t immediate;      /**< Index in "hsb", "hsb-lite", "opaque". */
 	uint16_t count;         /**< Streams, QPs qp .. qp + count - 1. */
 	uint32_t remote_qp;     /**< RC requester QP, for ACKs. */
+	uint32_t reorder_window; /**< UC packets held behind a PSN gap; 0: off. */
+	uint32_t reorder_timeout_us; /**< How long a gap may wait to fill. */
 	char gpu[32];           /**< Device for this section; "": the global gpu. */
 };
 

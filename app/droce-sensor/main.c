@@ -57,6 +57,7 @@ struct opts {
 	unsigned int first_page;
 	bool frame_crc;           /* false: 0 in the block, as NVIDIA's emulator */
 	const char *faults;
+	bool strict_receiver;     /* expectations for one without a reorder window */
 	const char *stats_json;
 };
 
@@ -115,6 +116,9 @@ usage(FILE *out, const char *prog)
 		"  --faults SPEC         e.g. drop=50,duplicate=33: every Nth packet of a stream;\n"
 		"                        drop, duplicate, reorder, corrupt-icrc, wrong-rkey,\n"
 		"                        wrong-qp, wrong-peer, bad-va\n"
+		"  --strict-receiver     expect a receiver that takes packets as they come (droce\n"
+		"                        with rx.N.reorder.window=0): a reordered packet is a gap\n"
+		"                        and a late packet; by default it waits for the late one\n"
 		"  --linger S            after the last frame, keep the port (unpolled) until its\n"
 		"                        link goes down or S seconds pass: a net_memif peer must\n"
 		"                        stop polling before this side disconnects (default 0)\n"
@@ -218,7 +222,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	enum { O_SRC = 256, O_DST, O_DST_MAC, O_QP, O_RKEY, O_STREAMS, O_FRAME,
 	       O_PAGES, O_MDOFF, O_PAGESZ, O_BASE, O_CONTENT, O_IMM, O_PSN,
 	       O_MTU, O_PAYLOAD, O_FPS, O_FRAMES, O_DURATION, O_FAULTS, O_JSON,
-	       O_PORT, O_LINGER, O_METADATA, O_FIRST_PAGE, O_FRAME_CRC };
+	       O_PORT, O_LINGER, O_METADATA, O_FIRST_PAGE, O_FRAME_CRC, O_STRICT };
 	static const struct option longopts[] = {
 		{ "src", required_argument, NULL, O_SRC },
 		{ "dst", required_argument, NULL, O_DST },
@@ -244,6 +248,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "linger", required_argument, NULL, O_LINGER },
 		{ "faults", required_argument, NULL, O_FAULTS },
+		{ "strict-receiver", no_argument, NULL, O_STRICT },
 		{ "stats-json", required_argument, NULL, O_JSON },
 		{ "port", required_argument, NULL, O_PORT },
 		{ "help", no_argument, NULL, 'h' },
@@ -330,6 +335,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_DURATION: bad = parse_double("--duration", optarg, &o->duration); break;
 		case O_LINGER: bad = parse_double("--linger", optarg, &o->linger); break;
 		case O_FAULTS: o->faults = optarg; break;
+		case O_STRICT: o->strict_receiver = true; break;
 		case O_JSON: o->stats_json = optarg; break;
 		case O_PORT:
 			bad = parse_u64("--port", optarg, RTE_MAX_ETHPORTS - 1, &v);
@@ -578,6 +584,7 @@ run(const struct opts *o)
 				fprintf(stderr, "droce-sensor: %s\n", err);
 				return 1;
 			}
+			streams[i].faults.strict_receiver = o->strict_receiver;
 		}
 		printf("droce-sensor: to " RTE_ETHER_ADDR_PRT_FMT ", QP %#x%s, %zu-byte frames in %u pages of %zu from page %u, %u bytes per packet, %u packets per frame, metadata %s\n",
 		       RTE_ETHER_ADDR_BYTES(&c.dst_mac), o->qp, o->streams > 1 ? " and up" : "",
@@ -669,6 +676,10 @@ main(int argc, char **argv)
 			  .metadata = DROCE_HSB_METADATA_EMBEDDED, .frame_crc = true };
 	int eal_n, ret;
 
+	/* Line by line, as stderr is: in a log file that gets both, the
+	 * lines keep the order in which they were written.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		usage(stdout, argv[0]);
 		return 0;

@@ -72,6 +72,11 @@ unsigned int sensor_tx(struct sensor_port *p, struct rte_mbuf **pkts,
 /* Fault injection over the packet sequence. */
 struct sensor_faults {
 	uint64_t every[FAULT_MAX];
+	/* The receiver takes packets as they come: a reordered one is a gap
+	 * and a late packet. Else (droce's reorder window) it waits for the
+	 * late one and loses nothing.
+	 */
+	bool strict_receiver;
 	uint64_t seen;            /* data-path packets so far */
 	struct rte_mbuf *held;    /* a reordered packet waiting for its successor */
 	bool frame_lost;          /* the current frame has lost something */

@@ -355,18 +355,20 @@ sensor_faults_apply(struct sensor_faults *f, struct droce_frame_spec *spec,
 		e->refused[k]++;
 		n++;
 	}
-	/* Sent after its successor: the successor shows a gap and this one
-	 * is late. Unless the successor is refused itself (before its PSN
-	 * counts): then this one still arrives in order.
+	/* Sent after its successor. A receiver that takes packets as they
+	 * come sees a gap at the successor, and this one late, unless the
+	 * successor is refused itself (before its PSN counts): then this one
+	 * still arrives in order. One with a reorder window holds the
+	 * successor until this one fills the gap.
 	 */
 	if (f->held != NULL && n > 0) {
 		out[n++] = f->held;
 		f->held = NULL;
 		flushed = true;
-		if (!lost) {
+		e->refused[FAULT_REORDER]++;
+		if (!lost && f->strict_receiver) {
 			e->lost_packets++;
 			e->stale_packets++;
-			e->refused[FAULT_REORDER]++;
 			f->frame_lost = true;
 		}
 	}

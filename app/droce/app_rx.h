@@ -18,12 +18,25 @@
 #include "droce_core.h"
 #include "droce_net.h"
 
+/* How the consumer checks a frame's bytes (--verify). */
+enum app_verify {
+	APP_VERIFY_NONE,          /* not at all: frames are counted */
+	APP_VERIFY_CRC,           /* against the CRC in the frame's metadata */
+	APP_VERIFY_PATTERN,       /* byte by byte against droce-sensor's pattern */
+};
+
+/* Name of a verify mode ("none", "crc", "pattern"). */
+const char *app_verify_name(enum app_verify v);
+
+/* Parse a verify mode; -1 for anything else. */
+int app_verify_parse(const char *s, enum app_verify *v);
+
 /* What the command line asks of the consumer. */
 struct app_rx_opts {
 	uint64_t frames;          /* stop after this many frames; 0: never */
 	const char *dump_dir;     /* first dump_frames frames go here */
 	unsigned int dump_frames;
-	bool verify_pattern;      /* the sensor sends droce-sensor's pattern */
+	enum app_verify verify;
 };
 
 struct app_rx;

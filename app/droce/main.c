@@ -68,12 +68,15 @@ usage(FILE *out, const char *prog)
 		"                         first one): a net_pcap file is done\n"
 		"      --dump DIR         write the first frames' bytes (.bin) and info (.json)\n"
 		"      --dump-frames N    how many frames --dump writes (default 4)\n"
-		"      --verify-pattern   check every byte against droce-sensor's pattern\n"
+		"      --verify MODE      how each clean frame with metadata is checked:\n"
+		"                         none (default): not at all, frames are counted;\n"
+		"                         crc: against the CRC in its metadata (a CRC of 0,\n"
+		"                         which a device may send, is counted as no-crc);\n"
+		"                         pattern: every byte against droce-sensor's pattern\n"
 		"  -h, --help             this text\n"
 		"  key=value              override a configuration key (after the file)\n"
 		"\n"
-		"Every clean frame is checked against the CRC in its metadata; the exit\n"
-		"status is 3 when one did not match.\n"
+		"The exit status is 3 when a frame checked did not match.\n"
 		"\n"
 		"Configuration keys (port.N.*: N = 0..%u; rx.N.*: N = 0..%u):\n",
 		prog, prog, DROCE_MAX_PORTS - 1, DROCE_MAX_RX_CONF - 1);
@@ -117,7 +120,7 @@ parse_app_args(int argc, char **argv, struct app_opts *o)
 		{ "exit-on-idle", required_argument, NULL, 'i' },
 		{ "dump", required_argument, NULL, 'D' },
 		{ "dump-frames", required_argument, NULL, 'n' },
-		{ "verify-pattern", no_argument, NULL, 'v' },
+		{ "verify", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -158,7 +161,11 @@ parse_app_args(int argc, char **argv, struct app_opts *o)
 			o->rx.dump_frames = (unsigned int)v;
 			break;
 		case 'v':
-			o->rx.verify_pattern = true;
+			if (app_verify_parse(optarg, &o->rx.verify) != 0) {
+				fprintf(stderr, "droce: --verify \"%s\": allowed: none, crc, pattern\n",
+					optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			return 1;
@@ -335,8 +342,13 @@ setup_gpu(const struct droce_conf *conf, int16_t *dev)
 		return 1;
 	}
 	ret = droce_gpu_cuda_probe(err, sizeof(err));
-	if (ret <= 0)
-		printf("droce: no CUDA GPU: %s\n", err);
+	/* Only a CUDA device asked for by name makes its absence an error
+	 * (droce_gpu_find() says so below); auto falls back, and says how.
+	 */
+	if (ret <= 0 && strcmp(conf->gpu, "auto") == 0)
+		printf("droce: gpu=auto: %s, using host memory\n",
+		       ret == -ENOTSUP ? "droce was built without CUDA"
+		       : ret < 0 ? "no CUDA driver" : "no CUDA device");
 	if (droce_gpu_find(conf->gpu, dev, err, sizeof(err)) != 0) {
 		fprintf(stderr, "droce: %s: gpu = \"%s\": %s\n",
 			droce_conf_origin(conf, "gpu"), conf->gpu, err);
@@ -380,6 +392,10 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	ret = setup_gpu(conf, &gpu_dev);
 	if (ret != 0)
 		return ret;
+	if (conf->nb_ports == 0) {
+		fprintf(stderr, "droce: no port configured: give port.0.device=... (a PCI address, or vdev devargs such as net_af_packet0,iface=veth0) and port.0.address=a.b.c.d/len\n");
+		return 2;
+	}
 	s = droce_stack_create(conf, &layout, err, sizeof(err));
 	if (s == NULL) {
 		fprintf(stderr, "droce: %s\n", err);
@@ -458,6 +474,10 @@ main(int argc, char **argv)
 	int eal_argc, ret;
 	char **eal;
 
+	/* Line by line, as stderr is: in a log file that gets both, the
+	 * lines keep the order in which they were written.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (sep == argc && argc > 1 &&
 	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage(stdout, argv[0]);

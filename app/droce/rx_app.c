@@ -46,6 +46,7 @@ struct app_stream {
 	bool monitor_running;
 	/* the consumer's counters */
 	uint64_t taken, checked, intact_bad, mismatched, lossy, overwritten;
+	uint64_t no_metadata, no_crc;   /* clean, but nothing to check against */
 	uint64_t bytes;
 	uint64_t first_tsc, last_tsc;   /* received_tsc of the first, last frame */
 };
@@ -139,6 +140,9 @@ stream_prepare(struct app_rx *a, struct app_stream *as,
 		.placement = (enum droce_place_mode)rc->placement,
 		.icrc = (enum droce_rx_icrc)rc->icrc, .remote_qp = rc->remote_qp,
 		.copy_stores = (enum droce_copy_stores)rc->copy_stores,
+		.device_va = rc->va,
+		.reorder_window = rc->reorder_window,
+		.reorder_timeout_us = rc->reorder_timeout_us,
 	};
 	as->st = droce_rx_stream_new(a->rx);
 	if (as->st == NULL) {
@@ -164,10 +168,11 @@ consumer_json(FILE *out, void *arg)
 			"\"taken\": %" PRIu64 ", \"checked\": %" PRIu64
 			", \"mismatched\": %" PRIu64 ", \"lossy\": %" PRIu64
 			", \"overwritten\": %" PRIu64 ", \"rewritten_while_read\": %" PRIu64
-			", \"bytes\": %" PRIu64 "}", i ? "," : "", as->section, as->index,
-			droce_rx_stream_qp_number(as->st), as->taken, as->checked,
-			as->mismatched, as->lossy, as->overwritten, as->intact_bad,
-			as->bytes);
+			", \"no_metadata\": %" PRIu64 ", \"no_crc\": %" PRIu64
+			", \"verify\": \"%s\", \"bytes\": %" PRIu64 "}", i ? "," : "",
+			as->section, as->index, droce_rx_stream_qp_number(as->st), as->taken,
+			as->checked, as->mismatched, as->lossy, as->overwritten, as->intact_bad,
+			as->no_metadata, as->no_crc, app_verify_name(a->o.verify), as->bytes);
 	}
 	fputs("\n  ]", out);
 }
@@ -310,14 +315,59 @@ dump_frame(struct app_rx *a, const struct app_stream *as,
 	fclose(out);
 }
 
+static const char *const verify_names[] = {
+	[APP_VERIFY_NONE] = "none",
+	[APP_VERIFY_CRC] = "crc",
+	[APP_VERIFY_PATTERN] = "pattern",
+};
+
+const char *
+app_verify_name(enum app_verify v)
+{
+	return (unsigned int)v < RTE_DIM(verify_names) ? verify_names[v] : "?";
+}
+
+int
+app_verify_parse(const char *s, enum app_verify *v)
+{
+	for (unsigned int i = 0; i < RTE_DIM(verify_names); i++)
+		if (strcmp(s, verify_names[i]) == 0) {
+			*v = (enum app_verify)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* Whether a frame can be checked as --verify asks, and if not, counted
+ * by why not: a lossy or overwritten frame is not what the sensor sent;
+ * the CRC and the pattern's frame number come from the metadata, and a
+ * CRC of 0 means the device computed none (it is optional).
+ */
+static bool
+checkable(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_info *f)
+{
+	if (a->o.verify == APP_VERIFY_NONE || f->lossy || f->overwritten)
+		return false;
+	if (!f->metadata.present) {
+		as->no_metadata++;
+		return false;
+	}
+	if (a->o.verify == APP_VERIFY_CRC && f->metadata.crc == 0) {
+		as->no_crc++;
+		return false;
+	}
+	return true;
+}
+
 /* What an application would do with a frame: read it, and know whether
  * what it read is the frame the device sent.
  */
 static void
 consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_info *f)
 {
-	bool bad = false, checkable, dump;
+	bool check, dump;
 	const uint8_t *data;
+	bool bad;
 
 	if (as->taken == 0)
 		as->first_tsc = f->received_tsc;
@@ -328,10 +378,10 @@ consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_inf
 		as->lossy++;
 	if (f->overwritten)
 		as->overwritten++;
-	checkable = !f->lossy && !f->overwritten && f->metadata.present;
+	check = checkable(a, as, f);
 	dump = a->o.dump_dir != NULL && a->dumped < a->o.dump_frames;
-	if (!checkable && !dump)
-		return;   /* nothing to check it against */
+	if (!check && !dump)
+		return;
 	data = frame_bytes(a, as, f);
 	if (data == NULL) {
 		as->mismatched++;
@@ -341,14 +391,13 @@ consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_inf
 		dump_frame(a, as, f, data);
 		a->dumped++;
 	}
-	if (!checkable)
+	if (!check)
 		return;
-	if (droce_hsb_frame_crc(data, as->params.frame_size) != f->metadata.crc)
-		bad = true;
-	if (a->o.verify_pattern &&
-	    droce_hsb_pattern_check(data, as->params.frame_size,
-				    f->metadata.frame_number) >= 0)
-		bad = true;
+	if (a->o.verify == APP_VERIFY_CRC)
+		bad = droce_hsb_frame_crc(data, as->params.frame_size) != f->metadata.crc;
+	else
+		bad = droce_hsb_pattern_check(data, as->params.frame_size,
+					      f->metadata.frame_number) >= 0;
 	/* A later frame may have written the page while we read it. */
 	if (!droce_rx_stream_frame_intact(as->st, f)) {
 		as->intact_bad++;
@@ -359,8 +408,9 @@ consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_inf
 		as->mismatched++;
 		if (as->mismatched <= 4)
 			fprintf(stderr, "droce: rx.%u stream %u frame %" PRIu64
-				" (page %u): bytes differ from what the sensor sent\n",
-				as->section, as->index, f->sequence, f->page);
+				" (page %u): bytes differ from what the sensor sent (--verify %s)\n",
+				as->section, as->index, f->sequence, f->page,
+				app_verify_name(a->o.verify));
 	}
 }
 
@@ -526,12 +576,37 @@ rates(uint64_t frames, uint64_t bytes, uint64_t first_tsc, uint64_t last_tsc,
 	}
 }
 
+/* The consumer's counters of every stream, added up. */
+struct consumer_totals {
+	uint64_t taken, checked, mismatched, lossy, overwritten, intact_bad;
+	uint64_t no_metadata, no_crc;
+};
+
+/* Why the frames taken were or were not checked, in a sentence. */
+static void
+print_verify_line(const struct app_rx *a, const struct consumer_totals *c, FILE *out)
+{
+	if (a->o.verify == APP_VERIFY_NONE) {
+		fprintf(out, "  --verify none: %" PRIu64 " frames taken, none checked (--verify crc or pattern checks them)\n",
+			c->taken);
+		return;
+	}
+	fprintf(out, "  --verify %s: %" PRIu64 " of %" PRIu64 " frames taken checked, %" PRIu64
+		" did not match; not checked: %" PRIu64 " lossy, %" PRIu64 " overwritten before taken, %" PRIu64
+		" rewritten while read, %" PRIu64 " without metadata",
+		app_verify_name(a->o.verify), c->checked, c->taken, c->mismatched, c->lossy,
+		c->overwritten, c->intact_bad, c->no_metadata);
+	if (a->o.verify == APP_VERIFY_CRC)
+		fprintf(out, ", %" PRIu64 " with CRC 0 (the device computed none)", c->no_crc);
+	fputc('\n', out);
+}
+
 int
 app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 {
-	uint64_t frames = 0, lossy = 0, lost = 0, dropped = 0;
-	uint64_t refused = 0, mismatched = 0, checked = 0;
-	uint64_t first = UINT64_MAX, last = 0, taken = 0, taken_bytes = 0;
+	uint64_t frames = 0, lossy = 0, lost = 0, dropped = 0, refused = 0;
+	uint64_t first = UINT64_MAX, last = 0, taken_bytes = 0;
+	struct consumer_totals c = { 0 };
 	double fps, gbps;
 
 	if (a->nb == 0)
@@ -540,9 +615,9 @@ app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 		seconds = 1;
 	fprintf(out, "droce: rx summary (run %.2f s; rates from the first frame to the last)\n",
 		seconds);
-	fprintf(out, "  %-10s %-9s %9s %9s %9s %8s %8s %8s %8s %9s %9s\n", "stream", "QP",
-		"frames", "fps", "Gbps", "lost", "lossy", "dropped", "bad", "checked",
-		"mismatch");
+	fprintf(out, "  %-10s %-9s %9s %9s %9s %9s %8s %9s %8s %9s %8s %9s\n", "stream", "QP",
+		"frames", "fps", "Gbps", "lost-pkt", "lossy", "q-dropped", "bad-pkt",
+		"checked", "no-crc", "mismatch");
 	for (unsigned int i = 0; i < a->nb; i++) {
 		const struct app_stream *as = &a->streams[i];
 		struct droce_rx_stream_stats s;
@@ -554,15 +629,19 @@ app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 			r += s.refused[k];
 		snprintf(name, sizeof(name), "rx.%u/%u", as->section, as->index);
 		rates(as->taken, as->bytes, as->first_tsc, as->last_tsc, seconds, &fps, &gbps);
-		fprintf(out, "  %-10s %#-9x %9" PRIu64 " %9.1f %9.3f %8" PRIu64 " %8" PRIu64
-			" %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n",
+		fprintf(out, "  %-10s %#-9x %9" PRIu64 " %9.1f %9.3f %9" PRIu64 " %8" PRIu64
+			" %9" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
 			name, droce_rx_stream_qp_number(as->st), s.frames, fps, gbps,
 			s.lost_packets, s.frames_lossy, s.frames_dropped, r, as->checked,
-			as->mismatched);
+			as->no_crc, as->mismatched);
 		for (int k = 0; k < DROCE_RX_REFUSAL_MAX; k++)
 			if (s.refused[k] != 0)
-				fprintf(out, "  %-10s   refused %-14s %" PRIu64 "\n", "",
+				fprintf(out, "  %-10s   refused %-16s %" PRIu64 " packets\n", "",
 					droce_rx_refusal_name(k), s.refused[k]);
+		if (s.handed_over != 0 || s.reordered != 0)
+			fprintf(out, "  %-10s   %" PRIu64 " packets handed over from another worker, %" PRIu64
+				" held back until the PSNs before them came\n", "", s.handed_over,
+				s.reordered);
 		if (droce_rx_stream_receive_path_failed(as->st))
 			fprintf(out, "  %-10s   the receive path FAILED\n", "");
 		frames += s.frames;
@@ -570,12 +649,17 @@ app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 		dropped += s.frames_dropped;
 		refused += r;
 		lossy += s.frames_lossy;
-		checked += as->checked;
-		mismatched += as->mismatched;
+		c.taken += as->taken;
+		c.checked += as->checked;
+		c.mismatched += as->mismatched;
+		c.lossy += as->lossy;
+		c.overwritten += as->overwritten;
+		c.intact_bad += as->intact_bad;
+		c.no_metadata += as->no_metadata;
+		c.no_crc += as->no_crc;
 		if (as->taken != 0) {
 			first = RTE_MIN(first, as->first_tsc);
 			last = RTE_MAX(last, as->last_tsc);
-			taken += as->taken;
 			taken_bytes += as->bytes;
 		}
 	}
@@ -588,12 +672,15 @@ app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 				fprintf(out, "  packets for no stream: %s %" PRIu64 "\n",
 					droce_rx_refusal_name(k), unknown[k]);
 	}
-	rates(taken, taken_bytes, first, last, seconds, &fps, &gbps);
-	fprintf(out, "  %-10s %-9s %9" PRIu64 " %9.1f %9.3f %8" PRIu64 " %8" PRIu64
-		" %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n", "total", "",
-		frames, fps, gbps, lost, lossy, dropped, refused, checked, mismatched);
+	rates(c.taken, taken_bytes, first, last, seconds, &fps, &gbps);
+	fprintf(out, "  %-10s %-9s %9" PRIu64 " %9.1f %9.3f %9" PRIu64 " %8" PRIu64
+		" %9" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n", "total", "",
+		frames, fps, gbps, lost, lossy, dropped, refused, c.checked, c.no_crc,
+		c.mismatched);
+	fprintf(out, "  (lost-pkt: packets lost on the wire; lossy: frames with a loss; q-dropped: frames the queue discarded, the application was too slow; bad-pkt: packets refused)\n");
+	print_verify_line(a, &c, out);
 	fflush(out);
-	return mismatched != 0;
+	return c.mismatched != 0;
 }
 
 void

@@ -4,13 +4,17 @@
 """Hold droce's account of a sensor run to what the sensor says it did.
 
 rx_check.py DROCE_JSON SENSOR_JSON [SENSOR_JSON...] [--dump DIR] [--streams N]
+            [--verify pattern|crc|crc0|none]
 
 DROCE_JSON is droce's --stats-json, each SENSOR_JSON a droce-sensor
 --stats-json. The receiver's counters must equal the sensor's expectations
 exactly: frames, lossy frames, lost packets, late/duplicate packets, and a
-refusal of the right kind for every fault. Every clean frame must have been
-checked and found byte-exact. With --dump, every dumped frame is compared
-byte by byte with droce-sensor's pattern and its metadata with its info.
+refusal of the right kind for every fault. With droce's --verify pattern or
+crc (the default here), every clean frame must have been checked and found
+byte-exact; crc0 is droce's --verify crc against a sensor that sent CRC 0
+(--frame-crc off): no frame checked, every clean one counted no_crc. With
+--dump, every dumped frame is compared byte by byte with droce-sensor's
+pattern and its metadata with its info.
 """
 
 import argparse
@@ -43,6 +47,7 @@ def main():
     ap.add_argument("--dump")
     ap.add_argument("--streams", type=int, default=None)
     ap.add_argument("--immediate", choices=["hsb", "hsb-lite"], default="hsb")
+    ap.add_argument("--verify", choices=["pattern", "crc", "crc0", "none"], default="pattern")
     a = ap.parse_args()
 
     d = json.load(open(a.droce))
@@ -76,7 +81,11 @@ def main():
     expect("frames overwritten before taken", sum(c["overwritten"] for c in consumer), 0)
     clean = total("frames") - total("frames_lossy")
     expect("frames rewritten while read", sum(c["rewritten_while_read"] for c in consumer), 0)
-    expect("clean frames checked byte-exact", sum(c["checked"] for c in consumer), clean)
+    checked = clean if a.verify in ("pattern", "crc") else 0
+    expect("clean frames checked byte-exact", sum(c["checked"] for c in consumer), checked)
+    expect("clean frames with CRC 0 (no_crc)", sum(c["no_crc"] for c in consumer),
+           clean if a.verify == "crc0" else 0)
+    expect("clean frames without metadata", sum(c["no_metadata"] for c in consumer), 0)
     expect("frames that did not match", sum(c["mismatched"] for c in consumer), 0)
     expect("failed receive paths", sum(1 for s in streams if s["failed"]), 0)
     sent = sum(s["packets"] for s in sensors)

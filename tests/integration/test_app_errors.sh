@@ -50,4 +50,28 @@ expect 2 "gpu = \"cuda:7\": GPU \"cuda:7\": no gpudev device droce_cuda7; device
 	$(eal) -- gpu=cuda:7
 expect 2 "gpu = \"gpu0\": GPU \"gpu0\": not a device; allowed: host, cuda:N, auto" -- \
 	$(eal) -- gpu=gpu0
+expect 2 "no port configured: give port.0.device=" -- $(eal) --
+expect 2 "no port configured: give port.0.device=" -- $(eal) -- --duration 1
+expect 2 "--verify \"all\": allowed: none, crc, pattern" -- $(eal) -- --verify all
+expect 2 "rx.0.reorder.window = 100: not a power of two; allowed: 0 (off), 1, 2, 4, ... 1024" -- \
+	$(eal) -- port.0.device=x port.0.address=198.18.0.1/24 rx.0.peer=198.18.0.2 \
+	rx.0.frame.size=1000 rx.0.reorder.window=100
+
+# Without a CUDA driver, gpu=auto says once, as information, what it uses.
+if ! ldconfig -p | grep -q 'libcuda\.so\.1 '; then
+	expect 0 "droce: gpu=auto: no CUDA driver, using host memory" -- \
+		$(eal) --vdev net_null0 -- port.0.device=net_null0 \
+		port.0.address=198.18.0.1/24 stats.period=0 --duration 1
+	if grep -i "cuda" "$WORK/out" | grep -v "gpu=auto: no CUDA driver, using host memory"; then
+		echo "FAIL: droce says more about CUDA than the one line"
+		exit 1
+	fi
+	# stdout and stderr in one file keep the order they were written in
+	expect 2 "no port configured" -- $(eal) --
+	if ! grep -E "gpu=auto|no port configured" "$WORK/out" | head -1 | grep -q "gpu=auto"; then
+		echo "FAIL: the error came before the line printed ahead of it:"
+		cat "$WORK/out"
+		exit 1
+	fi
+fi
 echo "PASS ($n cases)"

@@ -7,6 +7,8 @@
 # GPU-driver memory. Clean runs must be byte-exact (CRC, pattern, dumped
 # bytes); with every fault injected the counters and frame flags must say
 # exactly what happened; two streams on one port each get their frames.
+# The metadata block comes in both of the device's layouts: embedded in
+# the frame's last data packet (its default) and in a packet of its own.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 SENSOR=${SENSOR:?set SENSOR to the droce-sensor binary}
@@ -16,7 +18,7 @@ SOCK=$WORK/memif.sock
 S_PREFIX=droce-it-s$TAG
 trap 'rm -rf "/var/run/dpdk/$S_PREFIX"; cleanup' EXIT
 
-# run_pair NAME "droce keys..." "sensor options..." [rx_check options...]
+# run_pair NAME "droce options and keys..." "sensor options..." [rx_check options...]
 # The consumer shares two cpus with three pollers here, and CI machines
 # are busy: the queues hold a quarter of a second of frames or more (none
 # may be dropped), the pages more than that (none may be overwritten).
@@ -30,7 +32,7 @@ run_pair() {
 		"--vdev=net_memif0,role=server,socket=$SOCK" -- \
 		port.0.device=net_memif0 port.0.address=198.18.0.1/24 stats.period=0 \
 		rx.0.peer=198.18.0.2 rx.0.qp=0x100 rx.0.rkey=0x5eed \
-		$dkeys --exit-on-idle 1500 --verify-pattern \
+		$dkeys --exit-on-idle 1500 \
 		--stats-json "$WORK/$name-droce.json" --dump "$WORK/$name-dump" --dump-frames 6 \
 		>"$WORK/droce.log" 2>&1 &
 	DROCE_PID=$!
@@ -45,6 +47,10 @@ run_pair() {
 		--src 198.18.0.2 --dst 198.18.0.1 --qp 0x100 --rkey 0x5eed \
 		$sopts --linger 30 --stats-json "$WORK/$name-sensor.json" >"$WORK/sensor.log" 2>&1 ||
 		{ cat "$WORK/sensor.log"; fail "$name: droce-sensor failed"; }
+	# A run that ended as it should does not read like a fault.
+	if grep -E "went down|error|failed" "$WORK/sensor.log"; then
+		fail "$name: droce-sensor's log of a normal run reads like a fault"
+	fi
 	for _ in $(seq 300); do kill -0 "$DROCE_PID" 2>/dev/null || break; sleep 0.1; done
 	wait "$DROCE_PID" || rc=$?
 	DROCE_PID=
@@ -56,26 +62,46 @@ run_pair() {
 		fail "$name: droce's counters disagree with the sensor"
 }
 
-echo "== clean: 200 frames of 1 MB at 100 fps"
-run_pair clean "rx.0.frame.size=1000000 rx.0.pages=48 rx.0.queue.size=32" \
+echo "== clean: 200 frames of 1 MB at 100 fps, the block embedded (the device's default)"
+run_pair clean "rx.0.frame.size=1000000 rx.0.pages=48 rx.0.queue.size=32 --verify pattern" \
 	"--frame-size 1000000 --pages 48 --frames 200 --fps 100"
 
-echo "== every fault, each on its own schedule"
-run_pair faults "rx.0.frame.size=100000 rx.0.pages=128 rx.0.queue.size=96" \
-	"--frame-size 100000 --pages 128 --frames 400 --fps 400 \
-	 --faults drop=101,duplicate=203,reorder=307,corrupt-icrc=401,wrong-rkey=503,wrong-qp=601,wrong-peer=701,bad-va=809"
+echo "== clean, the block in a packet of its own, checked against its CRC"
+run_pair clean-separate "rx.0.frame.size=1000000 rx.0.pages=48 rx.0.queue.size=32 --verify crc" \
+	"--frame-size 1000000 --pages 48 --frames 200 --fps 100 --metadata separate" \
+	--verify crc
+
+echo "== the device's CRC is optional: a block with CRC 0 is no_crc, not a mismatch"
+run_pair crc0 "rx.0.frame.size=100000 rx.0.pages=32 rx.0.queue.size=32 --verify crc" \
+	"--frame-size 100000 --pages 32 --frames 100 --fps 200 --frame-crc off" \
+	--verify crc0
+grep -q "0 did not match.* 100 with CRC 0" "$WORK/droce.log" ||
+	fail "crc0: the summary does not say that 100 frames had CRC 0"
+
+FAULTS="drop=101,duplicate=203,reorder=307,corrupt-icrc=401,wrong-rkey=503,wrong-qp=601,wrong-peer=701,bad-va=809"
+echo "== every fault, each on its own schedule, the block embedded"
+run_pair faults "rx.0.frame.size=100000 rx.0.pages=128 rx.0.queue.size=96 --verify pattern" \
+	"--frame-size 100000 --pages 128 --frames 400 --fps 400 --faults $FAULTS"
+
+echo "== every fault, the block in a packet of its own"
+run_pair faults-separate "rx.0.frame.size=100000 rx.0.pages=128 rx.0.queue.size=96 --verify pattern" \
+	"--frame-size 100000 --pages 128 --frames 400 --fps 400 --faults $FAULTS --metadata separate"
+
+echo "== every fault, a receiver without a reorder window (a swap is a loss)"
+run_pair faults-strict "rx.0.frame.size=100000 rx.0.pages=128 rx.0.queue.size=96 rx.0.reorder.window=0 --verify pattern" \
+	"--frame-size 100000 --pages 128 --frames 400 --fps 400 --faults $FAULTS --strict-receiver"
 
 echo "== HSB-Lite immediates (8-bit page), the 24-bit PSN wraps"
-run_pair lite "rx.0.frame.size=30000 rx.0.immediate=hsb-lite rx.0.pages=64 rx.0.queue.size=48" \
-	"--frame-size 30000 --pages 64 --frames 100 --fps 500 --immediate hsb-lite --first-psn 0xfffff0" \
+run_pair lite "rx.0.frame.size=30000 rx.0.immediate=hsb-lite rx.0.pages=64 rx.0.queue.size=48 --verify pattern" \
+	"--frame-size 30000 --pages 64 --frames 100 --fps 500 --immediate hsb-lite --first-psn 0xfffff0 --metadata separate" \
 	--immediate hsb-lite
 
 echo "== the 20-bit PSN of the current IP wraps"
-run_pair wrap "rx.0.frame.size=30000 rx.0.pages=64 rx.0.queue.size=48" \
+run_pair wrap "rx.0.frame.size=30000 rx.0.pages=64 rx.0.queue.size=48 --verify pattern" \
 	"--frame-size 30000 --pages 64 --frames 100 --fps 500 --first-psn 0xffff0"
 
 echo "== two streams on one port, each to its own buffer"
-run_pair two "rx.0.frame.size=50000 rx.0.pages=64 rx.0.queue.size=48 rx.0.count=2" \
+run_pair two "rx.0.frame.size=50000 rx.0.pages=64 rx.0.queue.size=48 rx.0.count=2 --verify pattern" \
 	"--frame-size 50000 --pages 64 --frames 200 --fps 200 --streams 2 --faults drop=300" \
 	--streams 2
 python3 - "$WORK/two-droce.json" "$WORK/two-sensor.json" <<'PY' || fail "two streams: not both served"

@@ -7,9 +7,9 @@
  * rx.N.count streams, each with frame memory of its own on its GPU device
  * and a monitor thread running blocking_monitor(). One consumer thread
  * takes the frames of every stream as an application would: it checks
- * each clean frame against the CRC the device put in its metadata (and,
- * with --verify-pattern, every byte against droce-sensor's pattern),
- * dumps the first ones on request and counts the rest.
+ * each clean frame as --verify asks (against the CRC the device put in
+ * its metadata, or every byte against droce-sensor's pattern), dumps the
+ * first ones on request and counts them all.
  */
 
 #include <arpa/inet.h>

@@ -237,6 +237,13 @@ void droce_stack_quiesce(struct droce_stack *s);
 /** Index of @p ctx's worker (0..workers-1), or -1 for the control lcore. */
 int droce_lcore_worker_index(const struct droce_lcore_ctx *ctx);
 
+/**
+ * True in a worker's last rounds: the stack is stopping, the worker drains
+ * its RX queues, and its hooks finish what they hold (a packet waiting for
+ * one that will not come now) instead of waiting.
+ */
+bool droce_lcore_stopping(const struct droce_lcore_ctx *ctx);
+
 /** Number of worker lcores. */
 unsigned int droce_stack_nb_workers(const struct droce_stack *s);
 

@@ -179,7 +179,8 @@ struct droce_rx_stream_stats {
 	uint64_t acks;            /**< RC: ACK and NAK packets sent */
 	uint64_t handed_over;     /**< taken after coming in on another
 				   *  worker's queue */
-	uint64_t reordered;       /**< held back until the PSNs before them came */
+	uint64_t held;            /**< held back behind a PSN gap, taken later in
+				   *  PSN order (or when the gap was given up) */
 	uint64_t refused[DROCE_RX_REFUSAL_MAX];
 };
 

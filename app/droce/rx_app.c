@@ -638,10 +638,10 @@ app_rx_print_summary(const struct app_rx *a, double seconds, FILE *out)
 			if (s.refused[k] != 0)
 				fprintf(out, "  %-10s   refused %-16s %" PRIu64 " packets\n", "",
 					droce_rx_refusal_name(k), s.refused[k]);
-		if (s.handed_over != 0 || s.reordered != 0)
+		if (s.handed_over != 0 || s.held != 0)
 			fprintf(out, "  %-10s   %" PRIu64 " packets handed over from another worker, %" PRIu64
-				" held back until the PSNs before them came\n", "", s.handed_over,
-				s.reordered);
+				" held back behind a PSN gap\n", "", s.handed_over,
+				s.held);
 		if (droce_rx_stream_receive_path_failed(as->st))
 			fprintf(out, "  %-10s   the receive path FAILED\n", "");
 		frames += s.frames;

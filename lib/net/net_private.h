@@ -138,6 +138,7 @@ struct droce_lcore_ctx {
 	/* Poll rounds done; droce_stack_quiesce() watches it change. */
 	uint64_t rounds;
 	bool in_loop;              /* worker_main runs */
+	bool stopping;             /* its last rounds: the stack stops */
 	uint16_t ip_id;
 	/* pcapng copies for the control lcore to write; NULL without capture. */
 	struct rte_ring *capture_ring;

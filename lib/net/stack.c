@@ -32,6 +32,10 @@ RTE_LOG_REGISTER(droce_net_logtype, droce.net, INFO);
 #define IDLE_POLLS_BEFORE_SLEEP 300
 /* Longest sleep, so that a stop request is seen. */
 #define SLEEP_MS 100
+/* A stopping worker's last rounds: until one finds nothing to do, for at
+ * most this long (a sender that goes on sending does not hold the stop up).
+ */
+#define STOP_DRAIN_MS 200
 /* After an RX interrupt, keep polling this long before sleeping again:
  * some PMDs show the packet a little after the interrupt (net_tap learns
  * of it from a signal that may reach the process later than epoll does).
@@ -298,7 +302,7 @@ worker_main(void *arg)
 	bool interrupts = !s->conf.busy_poll && ctx->nb_poll != 0 &&
 			  ctx->poll[0].port->rx_intr;
 	uint64_t awake_tsc = rte_get_tsc_hz() * AWAKE_AFTER_INTERRUPT_US / 1000000;
-	uint64_t awake_until = 0;
+	uint64_t awake_until = 0, drain_until;
 	uint32_t idle_polls = 0;
 
 	if (interrupts)
@@ -316,6 +320,14 @@ worker_main(void *arg)
 			awake_until = rte_get_tsc_cycles() + awake_tsc;
 		idle_polls = 0;
 	}
+	/* What came in before the stop is handled, not left in the queues:
+	 * the services see the stop and finish what they hold.
+	 */
+	ctx->stopping = true;
+	drain_until = rte_get_tsc_cycles() + rte_get_tsc_hz() * STOP_DRAIN_MS / 1000;
+	while (worker_poll(ctx) != 0 && rte_get_tsc_cycles() < drain_until)
+		;
+	ctx->stopping = false;
 	__atomic_store_n(&ctx->in_loop, false, __ATOMIC_RELEASE);
 	if (interrupts)
 		rx_intr_ctl(ctx, RTE_INTR_EVENT_DEL);
@@ -361,6 +373,12 @@ int
 droce_lcore_worker_index(const struct droce_lcore_ctx *ctx)
 {
 	return ctx->worker_index;
+}
+
+bool
+droce_lcore_stopping(const struct droce_lcore_ctx *ctx)
+{
+	return ctx->stopping;
 }
 
 unsigned int

@@ -543,7 +543,7 @@ reorder_hold(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p
 		r->since_tsc = rte_get_tsc_cycles();
 	if (p->handed_over)
 		count(&st->stats.handed_over, 1);
-	count(&st->stats.reordered, 1);
+	count(&st->stats.held, 1);
 	rx_list_waiting(b->w, st);
 	return true;
 }
@@ -663,14 +663,16 @@ complete_frames(struct droce_rx_stream *st)
 }
 
 /* What the owner's round does for a listed stream: finish frames, give
- * up on a gap that waited too long. Returns what still waits.
+ * up on a gap that waited too long (or at once when the stack stops).
+ * Returns what still waits.
  */
 unsigned int
 rx_stream_attend(struct rx_burst *b, struct droce_rx_stream *st)
 {
 	struct rx_reorder *r = &st->reorder;
 
-	if (r->held != 0 && rte_get_tsc_cycles() - r->since_tsc > r->timeout_tsc)
+	if (r->held != 0 && (droce_lcore_stopping(b->ctx) ||
+			     rte_get_tsc_cycles() - r->since_tsc > r->timeout_tsc))
 		reorder_flush(b, st);
 	return complete_frames(st) + r->held;
 }

@@ -246,11 +246,11 @@ stats_json(FILE *out, void *arg)
 			", \"frames_dropped\": %" PRIu64 ", \"packets\": %" PRIu64
 			", \"bytes\": %" PRIu64 ", \"lost_packets\": %" PRIu64
 			", \"acks\": %" PRIu64 ", \"handed_over\": %" PRIu64
-			", \"reordered\": %" PRIu64 ", \"refused\": ",
+			", \"held\": %" PRIu64 ", \"refused\": ",
 			first ? "" : ",", st->qpn, st->rkey, st->port,
 			atomic_load(&st->failed) ? "true" : "false", s.frames,
 			s.frames_lossy, s.frames_dropped, s.packets, s.bytes,
-			s.lost_packets, s.acks, s.handed_over, s.reordered);
+			s.lost_packets, s.acks, s.handed_over, s.held);
 		json_refusals(out, s.refused);
 		fputc('}', out);
 		first = false;

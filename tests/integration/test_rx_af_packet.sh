@@ -76,13 +76,16 @@ check() {
 }
 
 # one NAME SENSOR-OPTIONS...: droce with one stream, one sensor run.
+# The queue and the pages hold all 100 frames of a run: on a busy 2-cpu
+# machine the consumer thread can stall longer than a short queue lasts,
+# and these tests are about the wire, not about the consumer's speed.
 one() {
 	local name=$1
 	shift
 	start_droce rx.0.peer=$PEER_IP rx.0.qp=0x100 rx.0.rkey=0x5eed \
-		rx.0.frame.size=200000 rx.0.pages=32 rx.0.queue.size=16 \
+		rx.0.frame.size=200000 rx.0.pages=128 rx.0.queue.size=100 \
 		--verify pattern --stats-json "$WORK/$name-droce.json" --dump "$WORK/$name-dump"
-	sensor "$name" "$PEER_IP" 0x100 --frame-size 200000 --pages 32 --frames 100 \
+	sensor "$name" "$PEER_IP" 0x100 --frame-size 200000 --pages 128 --frames 100 \
 		--fps 100 "$@"
 	sensor_report "$name"
 	stop_droce
@@ -100,13 +103,13 @@ echo "== two sensors, two streams, two worker lcores"
 start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=4,$AF_PACKET_RING" \
 	port.0.device=net_af_packet0 worker.thread.groups=1,1 \
 	rx.0.peer=$PEER_IP rx.0.qp=0x200 rx.0.rkey=0x5eed rx.0.frame.size=100000 \
-	rx.0.pages=32 rx.0.queue.size=16 \
+	rx.0.pages=128 rx.0.queue.size=100 \
 	rx.1.peer=198.18.0.3 rx.1.qp=0x300 rx.1.rkey=0x5eed rx.1.frame.size=100000 \
-	rx.1.pages=32 rx.1.queue.size=16 \
+	rx.1.pages=128 rx.1.queue.size=100 \
 	--verify pattern --stats-json "$WORK/two-droce.json" --dump "$WORK/two-dump"
 grep -q "2 worker lcores" "$WORK/droce.log" || fail "not two workers"
-sensor a "$PEER_IP" 0x200 --frame-size 100000 --pages 32 --frames 100 --fps 200
-sensor b 198.18.0.3 0x300 --frame-size 100000 --pages 32 --frames 100 --fps 200 \
+sensor a "$PEER_IP" 0x200 --frame-size 100000 --pages 128 --frames 100 --fps 200
+sensor b 198.18.0.3 0x300 --frame-size 100000 --pages 128 --frames 100 --fps 200 \
 	--faults drop=97
 sensor_report a
 sensor_report b
@@ -121,7 +124,7 @@ print("rx packets per worker lcore:", w)
 # af_packet's fanout rollover moves a flow to another queue when its own is
 # full: such packets go to the worker that owns the stream, none is lost.
 for s in j["rx"]["streams"]:
-    print("stream %#x: %d packets handed over from the other worker, %d held for their turn"
-          % (s["qp"], s["handed_over"], s["reordered"]))
+    print("stream %#x: %d packets handed over from the other worker, %d held back behind a PSN gap"
+          % (s["qp"], s["handed_over"], s["held"]))
 PY
 echo PASS

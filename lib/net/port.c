@@ -243,7 +243,7 @@ configure(struct net_port *p, const struct rte_eth_dev_info *info,
 		snprintf(err, errlen,
 			 "port.%u.device %s: rte_eth_dev_configure(%u RX, %u TX queues, MTU %u) failed: %s",
 			 p->index, p->name, p->nb_rxq, p->nb_txq, p->mtu,
-			 rte_strerror(-ret));
+			 driver_reason(ret));
 	return ret;
 }
 
@@ -288,7 +288,7 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &rxd, &txd);
 	if (ret != 0) {
 		snprintf(err, errlen, "port.%u %s: descriptor counts: %s",
-			 p->index, p->name, rte_strerror(-ret));
+			 p->index, p->name, driver_reason(ret));
 		return ret;
 	}
 	ret = create_pool(p, rxd, txd, err, errlen);
@@ -301,7 +301,7 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 		if (ret != 0) {
 			snprintf(err, errlen,
 				 "port.%u %s: RX queue %u (%u descriptors): %s",
-				 p->index, p->name, q, rxd, rte_strerror(-ret));
+				 p->index, p->name, q, rxd, driver_reason(ret));
 			return ret;
 		}
 	}
@@ -310,7 +310,7 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 		if (ret != 0) {
 			snprintf(err, errlen,
 				 "port.%u %s: TX queue %u (%u descriptors): %s",
-				 p->index, p->name, q, txd, rte_strerror(-ret));
+				 p->index, p->name, q, txd, driver_reason(ret));
 			return ret;
 		}
 	}
@@ -543,7 +543,7 @@ start_device(struct net_port *p)
 	ret = rte_eth_dev_start(p->port_id);
 	if (ret != 0) {
 		NET_LOG_ERR("port %u (%s): rte_eth_dev_start: %s", p->index,
-			p->name, rte_strerror(-ret));
+			p->name, driver_reason(ret));
 		if (power_mgmt)
 			disable_power_mgmt(p);
 		return ret;

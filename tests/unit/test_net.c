@@ -657,8 +657,11 @@ test_arp_unresolved(void **state)
 		inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 9, (uint16_t)i,
 				  "nobody", false));
 	expect_drops(DROCE_DROP_ARP_UNRESOLVED, 2);
-	/* A request now and one per second for three more; then give up. */
-	deadline = rte_get_timer_cycles() + 6 * rte_get_timer_hz();
+	/* A request now and one per second for three more; then give up.
+	 * That takes 4 s; the loop ends when it is done, and waits up to 30 s
+	 * for a machine so busy that this thread seldom runs.
+	 */
+	deadline = rte_get_timer_cycles() + 30 * rte_get_timer_hz();
 	while (rte_get_timer_cycles() < deadline) {
 		struct droce_counters now;
 
@@ -1100,15 +1103,23 @@ test_arp_refresh(void **state)
 	assert_int_equal(arp_requests, 1);
 	free_all(out, n);
 
-	/* Nobody answers: after the retries the entry is gone, and the next
-	 * echo reply waits for a fresh resolution.
+	/* Nobody answers: three more requests a second apart, and a second
+	 * after the last the entry is gone; the next echo reply waits for a
+	 * fresh resolution. The waits go by the clock (the timers do), so a
+	 * busy machine that seldom runs this thread makes them no shorter:
+	 * up to 30 s for the requests, then 2 s for the entry to go, in which
+	 * no fifth request may come.
 	 */
-	deadline = rte_get_timer_cycles() + 6 * rte_get_timer_hz();
-	while (rte_get_timer_cycles() < deadline) {
+	deadline = rte_get_timer_cycles() + 30 * rte_get_timer_hz();
+	for (bool all_sent = false; rte_get_timer_cycles() < deadline;) {
 		droce_control_poll(stack);
 		n = collect(2, out, RTE_DIM(out));
 		arp_requests += n;
 		free_all(out, n);
+		if (!all_sent && arp_requests >= 4) {
+			all_sent = true;
+			deadline = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
+		}
 		usleep(10000);
 	}
 	assert_int_equal(arp_requests, 4);

@@ -109,7 +109,7 @@ struct droce_rx_params {
 };
 
 /** Largest reorder window. */
-#define DROCE_RX_REORDER_MAX 1024
+#define DROCE_RX_REORDER_MAX 8192
 /** Default wait for a PSN gap to fill. */
 #define DROCE_RX_REORDER_TIMEOUT_US 20000
 

@@ -148,8 +148,8 @@ static const struct key_desc conf_keys[] = {
 		"streams made alike from this section, QPs qp .. qp + count - 1"),
 	RX_KEY("remote.qp", KIND_UINT, remote_qp, 0, 0xffffff, "0",
 		"RC senders: the requester's QP, which droce's ACKs go to"),
-	RX_KEY("reorder.window", KIND_UINT, reorder_window, 0, 1024, "256",
-		"UC: packets held after a PSN gap while it may still fill (a power of two); 0: a gap is a loss at once"),
+	RX_KEY("reorder.window", KIND_UINT, reorder_window, 0, 8192, "4096",
+		"UC: packets held after a PSN gap while it may still fill (a power of two; af_packet's fanout moves up to 3/4 of a queue's ring); 0: a gap is a loss at once"),
 	RX_KEY("reorder.timeout", KIND_UINT, reorder_timeout_us, 1, 10000000, "20000",
 		"microseconds a PSN gap may wait to fill before its packets count as lost"),
 	RX_KEY("gpu", KIND_STRING, gpu, 0, 0, NULL,
@@ -689,7 +689,7 @@ check_rx(struct droce_conf *conf, const bool *given, char *err, size_t errlen)
 		if ((rc->reorder_window & (rc->reorder_window - 1)) != 0) {
 			snprintf(key, sizeof(key), "rx.%u.reorder.window", n);
 			snprintf(err, errlen,
-				 "%s: %s = %u: not a power of two; allowed: 0 (off), 1, 2, 4, ... 1024",
+				 "%s: %s = %u: not a power of two; allowed: 0 (off), 1, 2, 4, ... 8192",
 				 droce_conf_origin(conf, key), key, rc->reorder_window);
 			return -EINVAL;
 		}

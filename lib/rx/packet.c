@@ -27,32 +27,24 @@
 
 #include "rx_private.h"
 
-/* What a worker notes in a packet it hands over: the droce port it came
- * in on, and whether its ICRC was found good.
- */
+/* In a handed-over packet's note: its ICRC was found good. */
 #define NOTE_ICRC_CHECKED 0x10000u
 #define NOTE_PORT_MASK 0xffffu
 
-static int note_offset = -1;
+int rx_note_offset = -1;
 
 int
 rx_note_register(void)
 {
 	static const struct rte_mbuf_dynfield note = {
-		.name = "droce_rx_handoff_note",
-		.size = sizeof(uint32_t),
-		.align = __alignof__(uint32_t),
+		.name = "droce_rx_note",
+		.size = sizeof(struct rx_note),
+		.align = __alignof__(struct rx_note),
 	};
 
-	if (note_offset < 0)
-		note_offset = rte_mbuf_dynfield_register(&note);
-	return note_offset < 0 ? -rte_errno : 0;
-}
-
-static inline uint32_t *
-note_of(struct rte_mbuf *m)
-{
-	return RTE_MBUF_DYNFIELD(m, note_offset, uint32_t *);
+	if (rx_note_offset < 0)
+		rx_note_offset = rte_mbuf_dynfield_register(&note);
+	return rx_note_offset < 0 ? -rte_errno : 0;
 }
 
 void
@@ -233,7 +225,7 @@ static void
 hand_over(struct droce_rx *rx, struct droce_rx_stream *st, unsigned int owner,
 	  uint16_t port, struct rx_packet *p)
 {
-	*note_of(p->m) = port | (p->icrc_checked ? NOTE_ICRC_CHECKED : 0);
+	rx_note(p->m)->handoff = port | (p->icrc_checked ? NOTE_ICRC_CHECKED : 0);
 	if (rte_ring_mp_enqueue(rx->workers[owner - 1].handoff, p->m) != 0)
 		rx_refuse(st, p->m, DROCE_RX_HANDOFF_FULL);
 }
@@ -405,7 +397,7 @@ take_handed_over(struct droce_rx *rx, struct rx_burst *b)
 		struct rte_mbuf *m = pkts[i];
 		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
 				const struct rte_ipv4_hdr *, m->l2_len);
-		uint32_t note = *note_of(m);
+		uint32_t note = rx_note(m)->handoff;
 		uint16_t port = (uint16_t)(note & NOTE_PORT_MASK);
 		struct droce_rx_stream *st;
 		struct rx_packet p;

@@ -539,8 +539,9 @@ reorder_hold(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p
 		return true;
 	}
 	*slot = p->m;
+	rx_note(p->m)->held_tsc = rte_get_tsc_cycles();
 	if (r->held++ == 0)
-		r->since_tsc = rte_get_tsc_cycles();
+		r->since_tsc = rx_note(p->m)->held_tsc;
 	if (p->handed_over)
 		count(&st->stats.handed_over, 1);
 	count(&st->stats.held, 1);
@@ -584,31 +585,66 @@ reorder_release(struct rx_burst *b, struct droce_rx_stream *st)
 	r->since_tsc = rte_get_tsc_cycles();
 }
 
-/* Give up on the gap: every held packet in PSN order, the gaps lost. */
+/* The first held packet after the expected PSN: after the oldest gap. */
+static struct rte_mbuf **
+reorder_first_held(struct droce_rx_stream *st, uint32_t *gap)
+{
+	for (*gap = 1; *gap < st->reorder.window; (*gap)++) {
+		struct rte_mbuf **slot = reorder_slot(st, st->expected_psn + *gap);
+
+		if (*slot != NULL)
+			return slot;
+	}
+	return NULL;
+}
+
+/* Give up the oldest gap: the first held packet is taken with the
+ * packets before it lost, then those that follow it without a gap.
+ */
 static void
-reorder_flush(struct rx_burst *b, struct droce_rx_stream *st)
+reorder_give_up_gap(struct rx_burst *b, struct droce_rx_stream *st)
+{
+	struct rx_packet p;
+	uint32_t gap;
+	struct rte_mbuf **slot = reorder_first_held(st, &gap);
+
+	if (slot == NULL) {
+		rx_reorder_drop(st);   /* cannot be: every held packet lies in the window */
+		return;
+	}
+	reorder_take(st, slot, &p);
+	execute(b, st, &p, gap);
+	reorder_release(b, st);
+}
+
+/*
+ * Nothing filled the gap at the expected PSN for the timeout: give it up,
+ * and every later gap whose first packet after it was held as long. A gap
+ * that is being filled (its packets come in order, from another worker's
+ * backlog) is never given up, however long the packets after it wait.
+ */
+static void
+reorder_time_out(struct rx_burst *b, struct droce_rx_stream *st, uint64_t now)
 {
 	struct rx_reorder *r = &st->reorder;
 
+	reorder_give_up_gap(b, st);
 	while (r->held != 0) {
 		uint32_t gap;
+		struct rte_mbuf **slot = reorder_first_held(st, &gap);
 
-		for (gap = 1; gap < r->window; gap++) {
-			struct rte_mbuf **slot = reorder_slot(st, st->expected_psn + gap);
-			struct rx_packet p;
-
-			if (*slot == NULL)
-				continue;
-			reorder_take(st, slot, &p);
-			execute(b, st, &p, gap);
+		if (slot == NULL || now - rx_note(*slot)->held_tsc <= r->timeout_tsc)
 			break;
-		}
-		if (gap == r->window) {
-			rx_reorder_drop(st);   /* cannot be: all lie in the window */
-			break;
-		}
-		reorder_release(b, st);
+		reorder_give_up_gap(b, st);
 	}
+}
+
+/* Give up every gap: all held packets in PSN order. */
+static void
+reorder_flush(struct rx_burst *b, struct droce_rx_stream *st)
+{
+	while (st->reorder.held != 0)
+		reorder_give_up_gap(b, st);
 }
 
 /* ---- a packet's way, and the worker's rounds ---------------------------------- */
@@ -623,8 +659,12 @@ rx_respond(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p)
 		if (is_rc(p))
 			return rc_out_of_order(b, st, p, order);
 		if (order == PSN_AHEAD && st->reorder.window != 0) {
-			if (gap >= st->reorder.window && st->reorder.held != 0) {
-				reorder_flush(b, st);
+			/* Past the window: only the oldest gaps are given up,
+			 * as far as it takes; later ones may still fill.
+			 */
+			while (order == PSN_AHEAD && gap >= st->reorder.window &&
+			       st->reorder.held != 0) {
+				reorder_give_up_gap(b, st);
 				order = check_psn(st, p->psn, &gap);
 			}
 			if (order == PSN_AHEAD && reorder_hold(b, st, p, gap))
@@ -671,8 +711,13 @@ rx_stream_attend(struct rx_burst *b, struct droce_rx_stream *st)
 {
 	struct rx_reorder *r = &st->reorder;
 
-	if (r->held != 0 && (droce_lcore_stopping(b->ctx) ||
-			     rte_get_tsc_cycles() - r->since_tsc > r->timeout_tsc))
-		reorder_flush(b, st);
+	if (r->held != 0) {
+		uint64_t now = rte_get_tsc_cycles();
+
+		if (droce_lcore_stopping(b->ctx))
+			reorder_flush(b, st);
+		else if (now - r->since_tsc > r->timeout_tsc)
+			reorder_time_out(b, st, now);
+	}
 	return complete_frames(st) + r->held;
 }

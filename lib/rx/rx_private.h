@@ -10,6 +10,7 @@
 
 #include <rte_ether.h>
 #include <rte_log.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
 #include "droce_roce.h"
@@ -238,6 +239,20 @@ struct droce_rx_stream *rx_stream_of_qp(const struct droce_rx *rx, uint32_t qpn)
 int rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index);
 void rx_qp_remove(struct droce_rx *rx, uint32_t qpn);
 void rx_stream_fail(struct droce_rx_stream *st, const char *why);
+
+/* What lib/rx notes in an mbuf on its way (an mbuf dynfield). */
+struct rx_note {
+	uint64_t held_tsc;      /* when a packet was held behind a gap */
+	uint32_t handoff;       /* a handed-over packet's port and ICRC verdict */
+};
+
+extern int rx_note_offset;
+
+static inline struct rx_note *
+rx_note(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, rx_note_offset, struct rx_note *);
+}
 
 /* packet.c: a packet's way to its stream's owner. */
 void rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,

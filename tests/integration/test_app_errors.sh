@@ -53,7 +53,7 @@ expect 2 "gpu = \"gpu0\": GPU \"gpu0\": not a device; allowed: host, cuda:N, aut
 expect 2 "no port configured: give port.0.device=" -- $(eal) --
 expect 2 "no port configured: give port.0.device=" -- $(eal) -- --duration 1
 expect 2 "--verify \"all\": allowed: none, crc, pattern" -- $(eal) -- --verify all
-expect 2 "rx.0.reorder.window = 100: not a power of two; allowed: 0 (off), 1, 2, 4, ... 1024" -- \
+expect 2 "rx.0.reorder.window = 100: not a power of two; allowed: 0 (off), 1, 2, 4, ... 8192" -- \
 	$(eal) -- port.0.device=x port.0.address=198.18.0.1/24 rx.0.peer=198.18.0.2 \
 	rx.0.frame.size=1000 rx.0.reorder.window=100
 

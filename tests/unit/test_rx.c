@@ -2215,6 +2215,56 @@ test_reorder_window(void **state)
 	fixture_fini(&f);
 }
 
+/* A gap that is being filled, a packet at a time (another worker's
+ * backlog coming in order), is not given up however long the packets
+ * after it wait: only a gap with nothing coming for the timeout is.
+ */
+static void
+test_reorder_gap_being_filled(void **state)
+{
+	struct droce_hsb_metadata md = { .timestamp_s = 1 };
+	struct droce_rx_frame_info info;
+	struct rte_mbuf *pkts[5];
+	struct droce_frame_spec spec;
+	struct fixture f;
+	unsigned int n = 0;
+	uint32_t page;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.reorder_window = 16;
+	f.params.reorder_timeout_us = 20000;
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	take(&f, &info);
+	page = f.tx.page;
+	next_content(&f);
+	md.bytes_written = FRAME;
+	droce_hsb_frame_begin(&f.tx, f.frame, &md);
+	while (droce_hsb_frame_next(&f.tx, &spec))
+		pkts[n++] = build(&spec);
+	assert_int_equal(n, 5);
+	model_data(&f, page, 0, f.frame, FRAME);
+	model_data(&f, page, f.layout.metadata_offset, f.tx.metadata, DROCE_HSB_METADATA_SIZE);
+	/* 3 and 4 first; then 0, 1 and 2, each 12 ms after the one before:
+	 * 3 and 4 wait 36 ms, past the 20 ms timeout.
+	 */
+	inject(0, pkts[3]);
+	inject(0, pkts[4]);
+	poll_all();
+	for (unsigned int i = 0; i < 3; i++) {
+		usleep(12000);
+		poll_all();
+		inject(0, pkts[i]);
+		poll_all();
+	}
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.packets, 5);
+	fixture_fini(&f);
+}
+
 /* Packets @p from .. of a frame come in on RX queue 1 (worker 1's), the
  * others on queue 0 (worker 0's), all before either worker polls.
  */
@@ -2565,6 +2615,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_embedded_metadata),
 		cmocka_unit_test(test_device_va),
 		cmocka_unit_test(test_reorder_window),
+		cmocka_unit_test(test_reorder_gap_being_filled),
 		cmocka_unit_test(test_hand_over_to_owner),
 		cmocka_unit_test(test_forged_packets_take_no_stream),
 		cmocka_unit_test(test_rc_ack_only_placed),

@@ -25,7 +25,7 @@
 #include <rte_prefetch.h>
 #include <rte_udp.h>
 
-#include "rx_private.h"
+#include "responder.h"
 
 /* In a handed-over packet's note: its ICRC was found good. */
 #define NOTE_ICRC_CHECKED 0x10000u
@@ -84,28 +84,6 @@ rx_list_waiting(struct rx_worker *w, struct droce_rx_stream *st)
 	};
 }
 
-/* The RoCEv2 part of a classified UDP/4791 packet, parsed. */
-bool
-rx_packet_parse(struct rte_mbuf *m, struct rx_packet *p)
-{
-	uint32_t l3 = m->l2_len, bth = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
-	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
-			const struct rte_udp_hdr *, l3 + m->l3_len);
-	uint32_t roce_len = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
-
-	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) ||
-	    droce_roce_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, bth),
-			     roce_len, &p->pkt) != DROCE_PARSE_OK)
-		return false;
-	p->m = m;
-	p->l3_off = l3;
-	p->payload_off = bth + p->pkt.hdr_len;
-	p->psn = droce_bth_psn(p->pkt.bth);
-	p->icrc_checked = false;
-	p->handed_over = false;
-	return true;
-}
-
 /* Opcodes a sensor stream takes: RDMA WRITE, on UC or RC. */
 static inline bool
 write_opcode(uint8_t op)
@@ -114,55 +92,6 @@ write_opcode(uint8_t op)
 
 	return (t == DROCE_OP_UC || t == DROCE_OP_RC) &&
 	       o >= DROCE_OP_WRITE_FIRST && o <= DROCE_OP_WRITE_ONLY_IMM;
-}
-
-/* The page of buffer offset @p off, if the buffer has it. Only the owner
- * keeps the memo of the page before (@p memo).
- */
-static inline bool
-page_of(struct droce_rx_stream *st, uint64_t off, bool memo, struct rx_dest *d)
-{
-	uint64_t from_near = off - st->near_base; /* huge if off is below it */
-
-	d->buf_off = off;
-	if (likely(memo && from_near < st->page_size)) {
-		d->page = st->near_page;
-		d->page_off = from_near;
-		return true;
-	}
-	if (off / st->page_size >= st->pages)
-		return false;
-	d->page = (uint32_t)(off / st->page_size);
-	d->page_off = off % st->page_size;
-	if (memo) {
-		st->near_page = d->page;
-		st->near_base = off - d->page_off;
-	}
-	return true;
-}
-
-/*
- * The RETH of a FIRST or ONLY packet: the rkey, the DMA length against the
- * payload, and the whole message inside one page of the buffer, where the
- * sensor's page 0 is at device_va (a VA below it wraps to an offset past
- * the buffer). Fills p->dest.
- */
-enum droce_rx_refusal
-rx_check_destination(struct droce_rx_stream *st, struct rx_packet *p, bool owner)
-{
-	const struct droce_reth *r = droce_pkt_ext(&p->pkt, DROCE_EXT_RETH);
-	uint32_t dma = droce_reth_len(r), len = p->pkt.payload_len;
-
-	if (droce_reth_rkey(r) != st->rkey)
-		return DROCE_RX_BAD_RKEY;
-	if ((p->pkt.info->flags & DROCE_HDR_LAST) ? dma != len : dma < len)
-		return DROCE_RX_BAD_LENGTH;
-	if (!page_of(st, droce_reth_va(r) - st->device_va, owner, &p->dest) ||
-	    p->dest.page_off + dma > st->page_size)
-		return DROCE_RX_BAD_VA;
-	if (rx_covers_part_of_block(st, p->dest.page_off, len))
-		return DROCE_RX_PARTIAL_METADATA;
-	return RX_ACCEPT;
 }
 
 /*
@@ -223,11 +152,11 @@ check_packet(struct droce_rx_stream *st, struct rx_packet *p, bool owner,
 /* Give a packet to the worker that owns its stream. */
 static void
 hand_over(struct droce_rx *rx, struct droce_rx_stream *st, unsigned int owner,
-	  uint16_t port, struct rx_packet *p)
+	  uint16_t port, struct rte_mbuf *m, bool icrc_checked)
 {
-	rx_note(p->m)->handoff = port | (p->icrc_checked ? NOTE_ICRC_CHECKED : 0);
-	if (rte_ring_mp_enqueue(rx->workers[owner - 1].handoff, p->m) != 0)
-		rx_refuse(st, p->m, DROCE_RX_HANDOFF_FULL);
+	rx_note(m)->handoff = port | (icrc_checked ? NOTE_ICRC_CHECKED : 0);
+	if (rte_ring_mp_enqueue(rx->workers[owner - 1].handoff, m) != 0)
+		rx_refuse(st, m, DROCE_RX_HANDOFF_FULL);
 }
 
 /* The stream a burst's last packet went to, with its QP: the packets of
@@ -298,7 +227,7 @@ stream_of(struct droce_rx *rx, struct rx_worker *w, uint16_t port, uint16_t queu
  * message (a RETH) owns the stream from then on; the compare-and-swap (a
  * locked instruction) only while it has none.
  */
-static inline void
+static __rte_always_inline void
 packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st,
 	     uint16_t port, struct rx_packet *p, const struct rx_icrc_ahead *ahead)
 {
@@ -313,7 +242,7 @@ packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st
 		if (owner != 0 ||
 		    (!atomic_compare_exchange_strong(&st->owner, &owner, b->me) &&
 		     owner != b->me))
-			return hand_over(rx, st, owner, port, p);
+			return hand_over(rx, st, owner, port, p->m, p->icrc_checked);
 	}
 	rx_respond(b, st, p);
 }

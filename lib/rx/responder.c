@@ -3,34 +3,19 @@
  */
 
 /*
- * The responder: what the worker that owns a stream does with a packet
- * that passed every check that needs no state (packet.c), in named steps
- * as rxe's responder is shaped:
- *
- *   check_psn      in order, ahead of a gap (held back while it may fill,
- *                  with a reorder window), or behind (a duplicate)
- *   check_message  a MIDDLE or LAST belongs to the message in progress
- *   check_imm      the immediate names a page that exists
- *   execute        the frame takes the packet, the placer its payload,
- *                  the metadata block is decoded where a packet covers it
- *   acknowledge    RC: ACK what was placed, NAK a gap once
- *
- * A frame ends with its immediate (or when a packet of another page
- * starts one), waits until its placement batch is complete, then goes to
- * the application's queue in order.
+ * The responder's work that a frame, a gap or an ACK needs once; the
+ * steps every packet takes are in responder.h. A frame ends with its
+ * immediate (or when a packet of another page starts one), waits until
+ * its placement batch is complete, then goes to the application's queue
+ * in order. Packets held behind a PSN gap wait in slots by PSN until the
+ * gap fills or is given up.
  */
 
 #include <string.h>
 
 #include <rte_cycles.h>
 
-#include "rx_private.h"
-
-static inline void
-count(uint64_t *c, uint64_t n)
-{
-	rx_count(c, n);
-}
+#include "responder.h"
 
 void
 rx_reorder_drop(struct droce_rx_stream *st)
@@ -89,7 +74,7 @@ send_ack(struct droce_lcore_ctx *ctx, struct droce_rx_stream *st)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	count(&st->stats.acks, 1);
+	rx_count(&st->stats.acks, 1);
 	droce_tx(ctx, st->port, m);
 }
 
@@ -104,26 +89,11 @@ rx_burst_end(struct rx_burst *b)
 	b->nb_ack = 0;
 }
 
-/* A placed mbuf the placer handed back, freed with the burst's others. */
-static inline void
-done_add(struct rx_burst *b, struct rte_mbuf *m)
-{
-	if (unlikely(b->nb_done == RX_DONE_MAX)) {
-		rte_pktmbuf_free_bulk(b->done, b->nb_done);
-		b->nb_done = 0;
-	}
-	b->done[b->nb_done++] = m;
-}
-
-/* AETH syndromes: ACK with no credit count, NAK PSN sequence error. */
-#define AETH_ACK 0x1f
-#define AETH_NAK_SEQ 0x60
-
 /* RC: an ACK (or NAK) is owed to the packet's sender; sent once per
  * burst, for the newest PSN.
  */
-static void
-acknowledge(struct rx_burst *b, struct droce_rx_stream *st, const struct rte_mbuf *m,
+void
+rx_acknowledge(struct rx_burst *b, struct droce_rx_stream *st, const struct rte_mbuf *m,
 	    uint32_t psn, uint8_t syndrome)
 {
 	st->peer_mac = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->src_addr;
@@ -138,15 +108,13 @@ acknowledge(struct rx_burst *b, struct droce_rx_stream *st, const struct rte_mbu
 		send_ack(b->ctx, st);
 }
 
-/* ---- frames ----------------------------------------------------------------- */
-
 /* The device's 16-bit frame number, continued past its wrap: a step of
  * under half its range either way from the frame before, so that a frame
  * late behind the next one (reordered on the way) or a sensor started
  * again steps back rather than on by nearly 65536. Never below zero.
  */
-static uint64_t
-extend_frame_number(struct droce_rx_stream *st, uint16_t fn)
+uint64_t
+rx_extend_frame_number(struct droce_rx_stream *st, uint16_t fn)
 {
 	int16_t step = (int16_t)(uint16_t)(fn - (uint16_t)st->frame_number);
 
@@ -170,18 +138,18 @@ deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
 	struct droce_rx_frame_info old;
 
 	if (!atomic_load_explicit(&st->monitoring, memory_order_acquire)) {
-		count(&st->stats.frames_dropped, 1);
+		rx_count(&st->stats.frames_dropped, 1);
 		return;
 	}
 	while (rte_ring_sp_enqueue_elem(st->frames, f, sizeof(*f)) != 0)
 		if (rte_ring_mc_dequeue_elem(st->frames, &old, sizeof(old)) == 0)
-			count(&st->stats.frames_dropped, 1);
+			rx_count(&st->stats.frames_dropped, 1);
 	rx_store64(&st->delivered, st->delivered + 1);
 }
 
 /* Close the frame being assembled; it completes with its placement. */
-static void
-finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, uint32_t psn)
+void
+rx_finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, uint32_t psn)
 {
 	struct rx_frame *c = &st->cur;
 	uint64_t tsc = rte_get_tsc_cycles();
@@ -189,12 +157,12 @@ finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, uint
 	struct rx_pending *p;
 
 	st->sequence++;
-	count(&st->stats.frames, 1);
+	rx_count(&st->stats.frames, 1);
 	if (c->lossy)
-		count(&st->stats.frames_lossy, 1);
+		rx_count(&st->stats.frames_lossy, 1);
 	if (st->pending_count == RX_PENDING) {
 		/* The engine is that far behind: the frame is lost to it. */
-		count(&st->stats.frames_dropped, 1);
+		rx_count(&st->stats.frames_dropped, 1);
 		droce_placer_submit(st->placer);
 		memset(c, 0, sizeof(*c));
 		return;
@@ -216,14 +184,6 @@ finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, uint
 	memset(c, 0, sizeof(*c));
 }
 
-static void
-count_lost(struct droce_rx_stream *st, uint64_t n)
-{
-	st->cur.lost += n;
-	st->cur.lossy = true;
-	count(&st->stats.lost_packets, n);
-}
-
 /*
  * Of a gap of @p gap packets before a frame's first packet seen,
  * @p page_off bytes into its page, those that were this frame's: its data
@@ -231,279 +191,34 @@ count_lost(struct droce_rx_stream *st, uint64_t n)
  * packets of the size the sensor sends, all of them full but a frame's
  * last.
  */
-static uint32_t
-lost_head(const struct droce_rx_stream *st, const struct rx_packet *p, bool ends,
-	  uint64_t page_off, uint32_t gap)
+uint32_t
+rx_lost_head(const struct droce_rx_stream *st, uint32_t payload_len, bool ends,
+	     uint64_t page_off, uint32_t gap)
 {
-	uint32_t per_packet = RTE_MAX(st->packet_payload, ends ? 0 : p->pkt.payload_len);
+	uint32_t per_packet = RTE_MAX(st->packet_payload, ends ? 0 : payload_len);
 	uint64_t before = RTE_MIN(page_off, (uint64_t)st->frame_size);
 
 	if (per_packet == 0)
-		per_packet = p->pkt.payload_len;
+		per_packet = payload_len;
 	if (per_packet == 0)
 		return 0;
 	return (uint32_t)RTE_MIN((before + per_packet - 1) / per_packet, (uint64_t)gap);
 }
 
-/*
- * Count a taken packet, and the gap of @p gap packets before it, to its
- * frame: the one open in its page, or a new one. A new page without the
- * previous frame's end ends that one; the gap took that frame's tail and,
- * if this packet is not its page's first, this frame's head.
- */
-static void
-frame_take(struct rx_worker *w, struct droce_rx_stream *st, const struct rx_packet *p,
-	   const struct rx_dest *d, bool ends, uint32_t gap)
-{
-	if (st->cur.open && d->page != st->cur.page) {
-		uint32_t head = lost_head(st, p, ends, d->page_off, gap);
-
-		count_lost(st, gap - head);
-		gap = head;
-		st->cur.lossy = true;
-		finish_frame(w, st, 0, 0);
-	}
-	if (!st->cur.open) {
-		st->cur.open = true;
-		st->cur.page = d->page;
-		/* Frames start at their page's start: one first seen past
-		 * it lost its beginning, to a gap or to a stream started
-		 * while its sensor was mid-frame.
-		 */
-		if (d->page_off != 0)
-			st->cur.lossy = true;
-		rx_store64(&st->page_frame[d->page], st->sequence + 1);
-		__atomic_store_n(&st->page_psn[d->page], UINT32_MAX, __ATOMIC_RELEASE);
-	}
-	if (gap != 0)
-		count_lost(st, gap);
-	if (p->pkt.payload_len > st->packet_payload)
-		st->packet_payload = p->pkt.payload_len;
-}
-
-/* ---- the steps ------------------------------------------------------------- */
-
-/* RC (ACKed, in order only) or UC. */
-static inline bool
-is_rc(const struct rx_packet *p)
-{
-	return (p->pkt.opcode & 0xe0) == DROCE_OP_RC;
-}
-
-/* Where a packet stands against the expected PSN. */
-enum psn_verdict { PSN_NEXT, PSN_AHEAD, PSN_BEHIND };
-
-static inline enum psn_verdict
-check_psn(const struct droce_rx_stream *st, uint32_t psn, uint32_t *gap)
-{
-	uint32_t mask = st->psn_mask;
-
-	*gap = st->psn_valid ? (psn - st->expected_psn) & mask : 0;
-	if (*gap == 0)
-		return PSN_NEXT;
-	return *gap > mask / 2 ? PSN_BEHIND : PSN_AHEAD;
-}
-
-/*
- * Where a packet's payload goes, for a packet checked in packet.c (FIRST
- * and ONLY: p->dest) or one that continues the message in progress
- * (MIDDLE and LAST), which must then exist: after a PSN gap the message
- * in progress is broken, its remaining packets have nowhere to go (IBTA
- * UC drops them too). A message lies in one page, the page its first
- * packet was checked for (it may end there: a packet of no bytes at its
- * very end).
- */
-static enum droce_rx_refusal
-check_message(const struct droce_rx_stream *st, const struct rx_packet *p, bool gap,
-	      struct rx_dest *d)
-{
-	uint32_t len = p->pkt.payload_len;
-
-	if (p->pkt.info->flags & DROCE_HDR_RETH) {
-		*d = p->dest;
-		return RX_ACCEPT;
-	}
-	if (!st->msg.open || gap)
-		return DROCE_RX_NO_MESSAGE;
-	if ((p->pkt.info->flags & DROCE_HDR_LAST) ? len != st->msg.remaining
-						   : len > st->msg.remaining)
-		return DROCE_RX_BAD_LENGTH;
-	d->buf_off = st->msg.buf_off;
-	d->page = st->msg.page;
-	d->page_off = st->msg.buf_off - (uint64_t)st->msg.page * st->page_size;
-	if (rx_covers_part_of_block(st, d->page_off, len))
-		return DROCE_RX_PARTIAL_METADATA;
-	return RX_ACCEPT;
-}
-
-/* Page and PSN the frame's immediate names. */
-static bool
-check_imm(const struct droce_rx_stream *st, uint32_t imm, uint32_t data_page,
-	  uint32_t bth_psn, uint32_t *page, uint32_t *psn)
-{
-	switch (st->imm) {
-	case DROCE_HSB_IMM_CURRENT:
-		*page = imm & 0xfff;
-		*psn = (imm >> 12) & DROCE_HSB_PSN_MASK;
-		break;
-	case DROCE_HSB_IMM_LITE:
-		*page = imm & 0xff;
-		*psn = imm >> 8;
-		break;
-	default:
-		*page = data_page;
-		*psn = bth_psn;
-		break;
-	}
-	return *page < st->pages;
-}
-
-/* The metadata block, when the packet's payload covers it (whole: a part
- * was refused in the checks); read now, kept only once the packet is
- * placed.
- */
-static inline bool
-read_metadata(const struct droce_rx_stream *st, const struct rx_packet *p,
-	      const struct rx_dest *d, struct droce_hsb_metadata *md)
-{
-	uint64_t len = p->pkt.payload_len;
-
-	if (d->page_off > st->metadata_offset ||
-	    d->page_off + len < st->metadata_offset + DROCE_HSB_METADATA_SIZE)
-		return false;
-	droce_hsb_metadata_decode(p->pkt.payload + (st->metadata_offset - d->page_off), md);
-	return true;
-}
-
-/* The packet's PSN is used up: the next one is expected. After a gap the
- * message in progress cannot be completed.
- */
-static inline void
-consume_psn(struct droce_rx_stream *st, uint32_t psn, uint32_t gap)
-{
-	st->expected_psn = (psn + 1) & st->psn_mask;
-	st->psn_valid = true;
-	if (gap != 0)
-		st->msg.open = false;
-}
-
-/* The packet is taken: its message moves on. */
-static void
-advance_message(struct droce_rx_stream *st, const struct rx_packet *p,
-		const struct rx_dest *d)
-{
-	uint32_t flags = p->pkt.info->flags;
-
-	if (flags & DROCE_HDR_RETH) {
-		st->msg.remaining = droce_reth_len(droce_pkt_ext(&p->pkt, DROCE_EXT_RETH));
-		st->msg.page = d->page;
-	}
-	st->msg.buf_off = d->buf_off + p->pkt.payload_len;
-	st->msg.remaining -= p->pkt.payload_len;
-	st->msg.open = !(flags & DROCE_HDR_LAST);
-}
-
-/* The payload into the stream's buffer, its ICRC checked in the copy's
- * pass where that was asked for and not done yet.
- */
-static inline int
-place(struct droce_rx_stream *st, const struct rx_packet *p, const struct rx_dest *d)
-{
-	if (st->icrc && !p->icrc_checked)
-		return droce_place_icrc(st->placer, p->m, p->l3_off, p->payload_off,
-					d->buf_off, p->pkt.payload_len);
-	return droce_place(st->placer, p->m, p->payload_off, d->buf_off,
-			   p->pkt.payload_len);
-}
-
-/*
- * A packet in PSN order (@p gap packets lost before it), through the rest
- * of the steps. A refusal here changes nothing but a counter, except for
- * a packet that has no message to belong to: its PSN is used up, and it
- * counts as lost. On UC a placement that fails uses up its PSN too (the
- * sender does not resend); on RC nothing is used up, and the requester's
- * retry fills the PSN.
- */
-static void
-execute(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p, uint32_t gap)
-{
-	uint32_t flags = p->pkt.info->flags, imm = 0, imm_page = 0, imm_psn = 0;
-	bool ends = (flags & DROCE_HDR_IMMDT) != 0;
-	struct droce_hsb_metadata md;
-	enum droce_rx_refusal why;
-	struct rx_dest d;
-	bool have_md;
-	int ret;
-
-	why = check_message(st, p, gap != 0, &d);
-	if (why == DROCE_RX_NO_MESSAGE) {
-		consume_psn(st, p->psn, gap);
-		count_lost(st, (uint64_t)gap + 1);
-		return rx_refuse(st, p->m, why);
-	}
-	if (why != RX_ACCEPT)
-		return rx_refuse(st, p->m, why);
-	if (ends) {
-		imm = droce_immdt(droce_pkt_ext(&p->pkt, DROCE_EXT_IMMDT));
-		if (!check_imm(st, imm, d.page, p->psn, &imm_page, &imm_psn))
-			return rx_refuse(st, p->m, DROCE_RX_BAD_IMM_PAGE);
-	}
-	/* Read before the placement, which may free the mbuf. */
-	have_md = read_metadata(st, p, &d, &md);
-	frame_take(b->w, st, p, &d, ends, gap);
-	ret = place(st, p, &d);
-	if (unlikely(ret < 0)) {
-		rx_count_refusal(st, ret == -EBADMSG ? DROCE_RX_BAD_ICRC
-				 : DROCE_RX_PLACE_FAILED);
-		if (is_rc(p))
-			return;
-		count_lost(st, 1);
-		have_md = false;
-	} else {
-		if (ret == 1)
-			done_add(b, p->m);
-		st->cur.packets++;
-		st->cur.bytes += p->pkt.payload_len;
-		count(&st->stats.packets, 1);
-		count(&st->stats.bytes, p->pkt.payload_len);
-		if (p->handed_over)
-			count(&st->stats.handed_over, 1);
-	}
-	if (have_md) {
-		md.frame_number = extend_frame_number(st, (uint16_t)md.frame_number);
-		st->cur.metadata = md;
-		__atomic_store_n(&st->page_psn[d.page], md.psn, __ATOMIC_RELEASE);
-	}
-	consume_psn(st, p->psn, gap);
-	advance_message(st, p, &d);
-	if (is_rc(p)) {
-		st->nak_sent = false;
-		if (droce_bth_ackreq(p->pkt.bth) || (flags & DROCE_HDR_LAST))
-			acknowledge(b, st, p->m, p->psn, AETH_ACK);
-		if (flags & DROCE_HDR_LAST)
-			st->msn = (st->msn + 1) & DROCE_MSN_MASK;
-	}
-	if (!ends)
-		return;
-	if (imm_page != d.page)
-		st->cur.lossy = true;  /* the immediate disagrees with the VA */
-	finish_frame(b->w, st, imm, imm_psn);
-}
-
 /* RC takes packets in order only: a duplicate is ACKed again, a gap NAKed
  * once (the requester goes back to the expected PSN).
  */
-static void
-rc_out_of_order(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p,
-		enum psn_verdict order)
+void
+rx_rc_out_of_order(struct rx_burst *b, struct droce_rx_stream *st, struct rte_mbuf *m,
+		   enum psn_verdict order)
 {
 	if (order == PSN_AHEAD && !st->nak_sent) {
 		st->nak_sent = true;
-		acknowledge(b, st, p->m, st->expected_psn, AETH_NAK_SEQ);
+		rx_acknowledge(b, st, m, st->expected_psn, AETH_NAK_SEQ);
 	} else if (order == PSN_BEHIND && !st->nak_sent) {
-		acknowledge(b, st, p->m, (st->expected_psn - 1) & st->psn_mask, AETH_ACK);
+		rx_acknowledge(b, st, m, (st->expected_psn - 1) & st->psn_mask, AETH_ACK);
 	}
-	rx_refuse(st, p->m, DROCE_RX_STALE_PSN);
+	rx_refuse(st, m, DROCE_RX_STALE_PSN);
 }
 
 /* ---- UC: packets held behind a PSN gap ------------------------------------- */
@@ -516,10 +231,11 @@ reorder_slot(struct droce_rx_stream *st, uint32_t psn)
 
 /* Hold a packet that came ahead of a gap, if the gap may still fill: its
  * ICRC is checked first where the stream checks it at all, so that a bad
- * packet cannot take a good one's place.
+ * packet cannot take a good one's place. @p p is the caller's copy (the
+ * packet of the fast path stays in registers).
  */
-static bool
-reorder_hold(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p,
+bool
+rx_reorder_hold(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p,
 	     uint32_t gap)
 {
 	struct rx_reorder *r = &st->reorder;
@@ -543,8 +259,8 @@ reorder_hold(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p
 	if (r->held++ == 0)
 		r->since_tsc = rx_note(p->m)->held_tsc;
 	if (p->handed_over)
-		count(&st->stats.handed_over, 1);
-	count(&st->stats.held, 1);
+		rx_count(&st->stats.handed_over, 1);
+	rx_count(&st->stats.held, 1);
 	rx_list_waiting(b->w, st);
 	return true;
 }
@@ -565,8 +281,8 @@ reorder_take(struct droce_rx_stream *st, struct rte_mbuf **slot, struct rx_packe
 }
 
 /* The held packets that follow the expected PSN without a gap. */
-static void
-reorder_release(struct rx_burst *b, struct droce_rx_stream *st)
+void
+rx_reorder_release(struct rx_burst *b, struct droce_rx_stream *st)
 {
 	struct rx_reorder *r = &st->reorder;
 
@@ -601,8 +317,8 @@ reorder_first_held(struct droce_rx_stream *st, uint32_t *gap)
 /* Give up the oldest gap: the first held packet is taken with the
  * packets before it lost, then those that follow it without a gap.
  */
-static void
-reorder_give_up_gap(struct rx_burst *b, struct droce_rx_stream *st)
+void
+rx_reorder_give_up_gap(struct rx_burst *b, struct droce_rx_stream *st)
 {
 	struct rx_packet p;
 	uint32_t gap;
@@ -614,7 +330,7 @@ reorder_give_up_gap(struct rx_burst *b, struct droce_rx_stream *st)
 	}
 	reorder_take(st, slot, &p);
 	execute(b, st, &p, gap);
-	reorder_release(b, st);
+	rx_reorder_release(b, st);
 }
 
 /*
@@ -628,14 +344,14 @@ reorder_time_out(struct rx_burst *b, struct droce_rx_stream *st, uint64_t now)
 {
 	struct rx_reorder *r = &st->reorder;
 
-	reorder_give_up_gap(b, st);
+	rx_reorder_give_up_gap(b, st);
 	while (r->held != 0) {
 		uint32_t gap;
 		struct rte_mbuf **slot = reorder_first_held(st, &gap);
 
 		if (slot == NULL || now - rx_note(*slot)->held_tsc <= r->timeout_tsc)
 			break;
-		reorder_give_up_gap(b, st);
+		rx_reorder_give_up_gap(b, st);
 	}
 }
 
@@ -644,38 +360,7 @@ static void
 reorder_flush(struct rx_burst *b, struct droce_rx_stream *st)
 {
 	while (st->reorder.held != 0)
-		reorder_give_up_gap(b, st);
-}
-
-/* ---- a packet's way, and the worker's rounds ---------------------------------- */
-
-void
-rx_respond(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p)
-{
-	uint32_t gap;
-	enum psn_verdict order = check_psn(st, p->psn, &gap);
-
-	if (unlikely(order != PSN_NEXT)) {
-		if (is_rc(p))
-			return rc_out_of_order(b, st, p, order);
-		if (order == PSN_AHEAD && st->reorder.window != 0) {
-			/* Past the window: only the oldest gaps are given up,
-			 * as far as it takes; later ones may still fill.
-			 */
-			while (order == PSN_AHEAD && gap >= st->reorder.window &&
-			       st->reorder.held != 0) {
-				reorder_give_up_gap(b, st);
-				order = check_psn(st, p->psn, &gap);
-			}
-			if (order == PSN_AHEAD && reorder_hold(b, st, p, gap))
-				return;
-		}
-		if (order == PSN_BEHIND)
-			return rx_refuse(st, p->m, DROCE_RX_STALE_PSN); /* duplicate or late */
-	}
-	execute(b, st, p, gap);
-	if (unlikely(st->reorder.held != 0))
-		reorder_release(b, st);
+		rx_reorder_give_up_gap(b, st);
 }
 
 /* Frames whose placement finished go to the application, in order. */

@@ -12,6 +12,7 @@
 #include <rte_log.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
+#include <rte_udp.h>
 
 #include "droce_roce.h"
 #include "droce_rx.h"
@@ -49,6 +50,7 @@
 struct rx_dest {
 	uint64_t buf_off;
 	uint32_t page;
+	bool block;             /* the payload covers the page's metadata block */
 	uint64_t page_off;
 };
 
@@ -259,9 +261,6 @@ void rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		    struct rte_mbuf **pkts, uint16_t n, void *arg);
 unsigned int rx_worker_hook(struct droce_lcore_ctx *ctx, void *arg);
 int rx_note_register(void);
-bool rx_packet_parse(struct rte_mbuf *m, struct rx_packet *p);
-enum droce_rx_refusal rx_check_destination(struct droce_rx_stream *st,
-					   struct rx_packet *p, bool owner);
 void rx_refuse(struct droce_rx_stream *st, struct rte_mbuf *m,
 	       enum droce_rx_refusal why);
 void rx_burst_init(struct rx_burst *b, struct droce_lcore_ctx *ctx,
@@ -269,8 +268,7 @@ void rx_burst_init(struct rx_burst *b, struct droce_lcore_ctx *ctx,
 void rx_burst_end(struct rx_burst *b);
 void rx_list_waiting(struct rx_worker *w, struct droce_rx_stream *st);
 
-/* responder.c: the owner's steps for a packet that passed every check. */
-void rx_respond(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p);
+/* responder.c: the owner's work beside the per-packet steps (responder.h). */
 unsigned int rx_stream_attend(struct rx_burst *b, struct droce_rx_stream *st);
 void rx_stream_reset_worker_state(struct droce_rx_stream *st);
 void rx_reorder_drop(struct droce_rx_stream *st);
@@ -291,20 +289,6 @@ rx_count_refusal(struct droce_rx_stream *st, enum droce_rx_refusal why)
 	__atomic_fetch_add(&st->stats.refused[why], 1, __ATOMIC_RELAXED);
 }
 
-/* A packet's bytes [page_off, page_off + len) against its page's metadata
- * block: apart from it or over all of it, never over a part (a block is
- * decoded from one packet).
- */
-static inline bool
-rx_covers_part_of_block(const struct droce_rx_stream *st, uint64_t page_off,
-			uint64_t len)
-{
-	uint64_t md = st->metadata_offset, end = page_off + len;
-
-	return len != 0 && end > md && page_off < md + DROCE_HSB_METADATA_SIZE &&
-	       (page_off > md || end < md + DROCE_HSB_METADATA_SIZE);
-}
-
 static inline uint64_t
 rx_load64(const uint64_t *p)
 {
@@ -315,6 +299,93 @@ static inline void
 rx_store64(uint64_t *p, uint64_t v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* A payload against its page's metadata block: before it (the common
+ * case, one compare), after it, over all of it (d->block), or over a part
+ * of it, which is refused: a block is decoded from one packet.
+ */
+static __rte_always_inline enum droce_rx_refusal
+rx_check_block(const struct droce_rx_stream *st, struct rx_dest *d, uint64_t len)
+{
+	uint64_t md = st->metadata_offset, end = d->page_off + len;
+
+	d->block = false;
+	if (likely(end <= md) || d->page_off >= md + DROCE_HSB_METADATA_SIZE || len == 0)
+		return RX_ACCEPT;
+	if (d->page_off > md || end < md + DROCE_HSB_METADATA_SIZE)
+		return DROCE_RX_PARTIAL_METADATA;
+	d->block = true;
+	return RX_ACCEPT;
+}
+
+/* The RoCEv2 part of a classified UDP/4791 packet, parsed. */
+static __rte_always_inline bool
+rx_packet_parse(struct rte_mbuf *m, struct rx_packet *p)
+{
+	uint32_t l3 = m->l2_len, bth = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
+	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
+			const struct rte_udp_hdr *, l3 + m->l3_len);
+	uint32_t roce_len = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+
+	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) ||
+	    droce_roce_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, bth),
+			     roce_len, &p->pkt) != DROCE_PARSE_OK)
+		return false;
+	p->m = m;
+	p->l3_off = l3;
+	p->payload_off = bth + p->pkt.hdr_len;
+	p->psn = droce_bth_psn(p->pkt.bth);
+	p->icrc_checked = false;
+	p->handed_over = false;
+	return true;
+}
+
+/* The page of buffer offset @p off, if the buffer has it. Only the owner
+ * keeps the memo of the page before (@p memo).
+ */
+static __rte_always_inline bool
+rx_page_of(struct droce_rx_stream *st, uint64_t off, bool memo, struct rx_dest *d)
+{
+	uint64_t from_near = off - st->near_base; /* huge if off is below it */
+
+	d->buf_off = off;
+	if (likely(memo && from_near < st->page_size)) {
+		d->page = st->near_page;
+		d->page_off = from_near;
+		return true;
+	}
+	if (off / st->page_size >= st->pages)
+		return false;
+	d->page = (uint32_t)(off / st->page_size);
+	d->page_off = off % st->page_size;
+	if (memo) {
+		st->near_page = d->page;
+		st->near_base = off - d->page_off;
+	}
+	return true;
+}
+
+/*
+ * The RETH of a FIRST or ONLY packet: the rkey, the DMA length against the
+ * payload, and the whole message inside one page of the buffer, where the
+ * sensor's page 0 is at device_va (a VA below it wraps to an offset past
+ * the buffer). Fills p->dest.
+ */
+static __rte_always_inline enum droce_rx_refusal
+rx_check_destination(struct droce_rx_stream *st, struct rx_packet *p, bool owner)
+{
+	const struct droce_reth *r = droce_pkt_ext(&p->pkt, DROCE_EXT_RETH);
+	uint32_t dma = droce_reth_len(r), len = p->pkt.payload_len;
+
+	if (droce_reth_rkey(r) != st->rkey)
+		return DROCE_RX_BAD_RKEY;
+	if ((p->pkt.info->flags & DROCE_HDR_LAST) ? dma != len : dma < len)
+		return DROCE_RX_BAD_LENGTH;
+	if (!rx_page_of(st, droce_reth_va(r) - st->device_va, owner, &p->dest) ||
+	    p->dest.page_off + dma > st->page_size)
+		return DROCE_RX_BAD_VA;
+	return rx_check_block(st, &p->dest, len);
 }
 
 #endif /* DROCE_RX_PRIVATE_H */

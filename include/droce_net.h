@@ -238,9 +238,9 @@ void droce_stack_quiesce(struct droce_stack *s);
 int droce_lcore_worker_index(const struct droce_lcore_ctx *ctx);
 
 /**
- * True in a worker's last rounds: the stack is stopping, the worker drains
- * its RX queues, and its hooks finish what they hold (a packet waiting for
- * one that will not come now) instead of waiting.
+ * True in a worker's last rounds: the stack is stopping, no packet is
+ * taken any more, and its hooks finish what they hold (a packet waiting
+ * for one that will not come now) instead of waiting.
  */
 bool droce_lcore_stopping(const struct droce_lcore_ctx *ctx);
 

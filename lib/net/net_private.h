@@ -41,6 +41,7 @@
 
 #define NET_BURST 32
 #define NET_RING_SIZE 1024        /* per worker, to the control lcore */
+#define NET_HELD_PER_WORKER 4096  /* mbufs a worker's services may hold */
 #define NET_MBUF_CACHE 256
 #define NET_IPV4_TTL 64
 #define NET_MAX_UDP_HANDLERS 16
@@ -105,6 +106,7 @@ struct net_port {
 	bool ip_cksum_offload;     /* RX IPv4 checksum flags are valid */
 	bool l4_cksum_offload;     /* RX UDP checksum flags are valid */
 	bool started;
+	bool mac_in_software;      /* port.N.mac, which the driver cannot set */
 	bool probed;               /* droce probed it, so droce removes it */
 	bool capture;              /* RoCEv2 packets go to a pcapng file */
 	uint8_t capture_file;      /* which one, in the stack */

@@ -256,10 +256,13 @@ create_pool(struct net_port *p, uint16_t rxd, uint16_t txd, char *err,
 	uint32_t data_room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
 				     (uint32_t)(RTE_PKTMBUF_HEADROOM + p->mtu +
 						FRAME_OVERHEAD));
-	/* Every descriptor, every cache and ring, held ARP packets, bursts. */
+	/* Every descriptor, every cache and ring, held ARP packets, bursts,
+	 * and what a worker's services hold for a while (lib/rx: packets
+	 * handed over from another worker, or waiting behind a PSN gap).
+	 */
 	unsigned int n = p->nb_rxq * rxd + p->nb_txq * txd +
 			 lcores * (NET_MBUF_CACHE + 2 * NET_BURST) +
-			 s->layout.nb_workers * NET_RING_SIZE +
+			 s->layout.nb_workers * (NET_RING_SIZE + NET_HELD_PER_WORKER) +
 			 NET_ARP_ENTRIES * NET_ARP_PENDING;
 	char name[RTE_MEMPOOL_NAMESIZE];
 
@@ -318,7 +321,11 @@ setup_queues(struct net_port *p, const struct droce_port_conf *pc,
 }
 
 /* port.N.mac on the device, before it starts: from then on it is the
- * device's own, which p->mac takes and droce uses everywhere.
+ * device's own, which p->mac takes and droce uses everywhere. A driver
+ * that cannot change its address at all (net_pcap, net_ring: no
+ * mac_addr_set) is not refusing this one: droce answers for it in
+ * software, with the device in promiscuous mode so that its frames come
+ * in (a replayed capture, a sensor programmed with that MAC).
  */
 static int
 set_configured_mac(struct net_port *p, const struct droce_port_conf *pc,
@@ -332,6 +339,13 @@ set_configured_mac(struct net_port *p, const struct droce_port_conf *pc,
 	ret = rte_eth_dev_default_mac_addr_set(p->port_id, &mac);
 	if (ret == 0)
 		return rte_eth_macaddr_get(p->port_id, &p->mac);
+	if (ret == -ENOTSUP) {
+		p->mac = pc->mac;
+		p->mac_in_software = true;
+		NET_LOG(NOTICE, "port %u (%s): the driver cannot set a MAC address; droce answers for " RTE_ETHER_ADDR_PRT_FMT " itself, the device in promiscuous mode",
+			p->index, p->name, RTE_ETHER_ADDR_BYTES(&p->mac));
+		return 0;
+	}
 	snprintf(key, sizeof(key), "port.%u.mac", p->index);
 	snprintf(err, errlen,
 		 "%s: %s = " RTE_ETHER_ADDR_PRT_FMT ": device %s (%s) refused the address: %s; allowed: an address the driver accepts, or no %s (the device's own address)",
@@ -549,6 +563,12 @@ start_device(struct net_port *p)
 		return ret;
 	}
 	p->started = true;
+	if (p->mac_in_software) {
+		ret = rte_eth_promiscuous_enable(p->port_id);
+		if (ret != 0 && ret != -ENOTSUP)
+			NET_LOG(WARNING, "port %u (%s): promiscuous mode for port.%u.mac: %s; frames to that MAC may not come in",
+				p->index, p->name, p->index, driver_reason(ret));
+	}
 	return 0;
 }
 

@@ -32,10 +32,10 @@ RTE_LOG_REGISTER(droce_net_logtype, droce.net, INFO);
 #define IDLE_POLLS_BEFORE_SLEEP 300
 /* Longest sleep, so that a stop request is seen. */
 #define SLEEP_MS 100
-/* A stopping worker's last rounds: until one finds nothing to do, for at
- * most this long (a sender that goes on sending does not hold the stop up).
+/* A stopping worker's last rounds: its hooks finish what they hold, for
+ * at most this long.
  */
-#define STOP_DRAIN_MS 200
+#define STOP_FINISH_MS 200
 /* After an RX interrupt, keep polling this long before sleeping again:
  * some PMDs show the packet a little after the interrupt (net_tap learns
  * of it from a signal that may reach the process later than epoll does).
@@ -217,9 +217,29 @@ droce_stack_create(const struct droce_conf *conf,
 }
 
 static unsigned int
-worker_poll(struct droce_lcore_ctx *ctx)
+run_hooks(struct droce_lcore_ctx *ctx)
 {
 	const struct droce_stack *s = ctx->stack;
+	unsigned int total = 0;
+
+	for (unsigned int h = 0; h < s->nb_hooks; h++)
+		total += s->hook[h].fn(ctx, s->hook[h].arg);
+	return total;
+}
+
+/* Seen by droce_stack_quiesce(). Sequentially consistent: the next
+ * round's loads must not pass this store, or a quiescing thread could
+ * count as finished a round that still reads what it unlinked.
+ */
+static inline void
+round_done(struct droce_lcore_ctx *ctx)
+{
+	__atomic_store_n(&ctx->rounds, ctx->rounds + 1, __ATOMIC_SEQ_CST);
+}
+
+static unsigned int
+worker_poll(struct droce_lcore_ctx *ctx)
+{
 	unsigned int total = 0;
 
 	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
@@ -235,15 +255,29 @@ worker_poll(struct droce_lcore_ctx *ctx)
 				   pkts, n);
 		total += n;
 	}
-	for (unsigned int h = 0; h < s->nb_hooks; h++)
-		total += s->hook[h].fn(ctx, s->hook[h].arg);
+	total += run_hooks(ctx);
 	net_tx_flush(ctx);
-	/* Seen by droce_stack_quiesce(). Sequentially consistent: the next
-	 * round's loads must not pass this store, or a quiescing thread could
-	 * count as finished a round that still reads what it unlinked.
-	 */
-	__atomic_store_n(&ctx->rounds, ctx->rounds + 1, __ATOMIC_SEQ_CST);
+	round_done(ctx);
 	return total;
+}
+
+/* After the stop: no more packets are taken, but what the services hold
+ * (frames whose placement runs, packets waiting behind a PSN gap) is
+ * finished, for at most STOP_FINISH_MS.
+ */
+static void
+worker_finish(struct droce_lcore_ctx *ctx)
+{
+	uint64_t until = rte_get_tsc_cycles() + rte_get_tsc_hz() * STOP_FINISH_MS / 1000;
+	unsigned int busy;
+
+	ctx->stopping = true;
+	do {
+		busy = run_hooks(ctx);
+		net_tx_flush(ctx);
+		round_done(ctx);
+	} while (busy != 0 && rte_get_tsc_cycles() < until);
+	ctx->stopping = false;
 }
 
 unsigned int
@@ -302,7 +336,7 @@ worker_main(void *arg)
 	bool interrupts = !s->conf.busy_poll && ctx->nb_poll != 0 &&
 			  ctx->poll[0].port->rx_intr;
 	uint64_t awake_tsc = rte_get_tsc_hz() * AWAKE_AFTER_INTERRUPT_US / 1000000;
-	uint64_t awake_until = 0, drain_until;
+	uint64_t awake_until = 0;
 	uint32_t idle_polls = 0;
 
 	if (interrupts)
@@ -320,14 +354,7 @@ worker_main(void *arg)
 			awake_until = rte_get_tsc_cycles() + awake_tsc;
 		idle_polls = 0;
 	}
-	/* What came in before the stop is handled, not left in the queues:
-	 * the services see the stop and finish what they hold.
-	 */
-	ctx->stopping = true;
-	drain_until = rte_get_tsc_cycles() + rte_get_tsc_hz() * STOP_DRAIN_MS / 1000;
-	while (worker_poll(ctx) != 0 && rte_get_tsc_cycles() < drain_until)
-		;
-	ctx->stopping = false;
+	worker_finish(ctx);
 	__atomic_store_n(&ctx->in_loop, false, __ATOMIC_RELEASE);
 	if (interrupts)
 		rx_intr_ctl(ctx, RTE_INTR_EVENT_DEL);

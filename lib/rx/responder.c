@@ -147,6 +147,30 @@ deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
 	rx_store64(&st->delivered, st->delivered + 1);
 }
 
+/* Frames whose placement finished go to the application, in order. */
+static unsigned int
+complete_frames(struct droce_rx_stream *st)
+{
+	uint64_t done;
+
+	if (st->pending_count == 0)
+		return 0;
+	if (droce_placer_failed(st->placer)) {
+		rx_stream_fail(st, "the placement device failed");
+		st->pending_count = 0;
+		return 0;
+	}
+	done = droce_placer_completed(st->placer);
+	while (st->pending_count != 0 && st->pending[st->pending_head].ticket <= done) {
+		struct rx_pending *p = &st->pending[st->pending_head];
+
+		deliver(st, &p->info);
+		st->pending_head = (st->pending_head + 1) % RX_PENDING;
+		st->pending_count--;
+	}
+	return st->pending_count;
+}
+
 /* Close the frame being assembled; it completes with its placement. */
 void
 rx_finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, uint32_t psn)
@@ -160,6 +184,11 @@ rx_finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, u
 	rx_count(&st->stats.frames, 1);
 	if (c->lossy)
 		rx_count(&st->stats.frames_lossy, 1);
+	/* Many frames can end in one go (the packets held behind a gap that
+	 * is given up): those whose placement is done make room first.
+	 */
+	if (st->pending_count == RX_PENDING)
+		complete_frames(st);
 	if (st->pending_count == RX_PENDING) {
 		/* The engine is that far behind: the frame is lost to it. */
 		rx_count(&st->stats.frames_dropped, 1);
@@ -361,30 +390,6 @@ reorder_flush(struct rx_burst *b, struct droce_rx_stream *st)
 {
 	while (st->reorder.held != 0)
 		rx_reorder_give_up_gap(b, st);
-}
-
-/* Frames whose placement finished go to the application, in order. */
-static unsigned int
-complete_frames(struct droce_rx_stream *st)
-{
-	uint64_t done;
-
-	if (st->pending_count == 0)
-		return 0;
-	if (droce_placer_failed(st->placer)) {
-		rx_stream_fail(st, "the placement device failed");
-		st->pending_count = 0;
-		return 0;
-	}
-	done = droce_placer_completed(st->placer);
-	while (st->pending_count != 0 && st->pending[st->pending_head].ticket <= done) {
-		struct rx_pending *p = &st->pending[st->pending_head];
-
-		deliver(st, &p->info);
-		st->pending_head = (st->pending_head + 1) % RX_PENDING;
-		st->pending_count--;
-	}
-	return st->pending_count;
 }
 
 /* What the owner's round does for a listed stream: finish frames, give

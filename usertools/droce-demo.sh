@@ -45,7 +45,7 @@ sensor_run() {
 		port.0.device=net_memif0 port.0.address=198.18.0.1/24 stats.period=1 \
 		rx.0.peer=198.18.0.2 rx.0.qp=0x100 rx.0.rkey=0x5eed \
 		rx.0.frame.size=1048576 rx.0.pages=32 rx.0.queue.size=16 \
-		--exit-on-idle 1500 --verify-pattern --stats-json "$WORK/$name-droce.json" \
+		--exit-on-idle 1500 --verify pattern --stats-json "$WORK/$name-droce.json" \
 		--dump "$OUT/$name-frames" --dump-frames 4 >"$WORK/droce.log" 2>&1 &
 	DROCE_PID=$!
 	for _ in $(seq 300); do

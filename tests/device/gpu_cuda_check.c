@@ -27,6 +27,7 @@
 
 #include "droce_gpu.h"
 #include "droce_gpu_drivers.h"
+#include "test_eal.h"
 
 #define BUF (16u << 20)
 #define GUARD (64u << 10)
@@ -278,18 +279,18 @@ main(int argc, char **argv)
 {
 	char prefix[64], err[256];
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "2048",
-			"--file-prefix", prefix, "-l", "0",
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET, "-l", "0",
 			"--log-level", "lib.eal:error", NULL };
 	bool bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
 	int n;
 
 	snprintf(prefix, sizeof(prefix), "droce-gpu-cuda-%d", getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
+	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
 	n = droce_gpu_cuda_probe(err, sizeof(err));
 	if (n <= 0) {
 		printf("SKIP: %s\n", err);
-		rte_eal_cleanup();
+		droce_test_eal_cleanup();
 		return 77;
 	}
 	if (droce_gpu_find("cuda:0", &dev, err, sizeof(err)) != 0) {
@@ -320,6 +321,6 @@ main(int argc, char **argv)
 	printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures,
 	       failures == 1 ? "" : "s");
 	rte_gpu_close(dev);
-	rte_eal_cleanup();
+	droce_test_eal_cleanup();
 	return failures != 0;
 }

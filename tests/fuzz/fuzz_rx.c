@@ -65,6 +65,7 @@
 #include "droce_roce.h"
 #include "droce_rx.h"
 #include "rx_private.h"
+#include "test_eal.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -178,7 +179,7 @@ teardown(void)
 	droce_rx_destroy(rx);
 	droce_stack_destroy(stack);
 	rte_gpu_close(gpu_dev);
-	rte_eal_cleanup();
+	droce_test_eal_cleanup();
 }
 
 int
@@ -186,7 +187,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char prefix[64], lcores[32];
 	char *eal[] = { (*argv)[0], "--no-pci", "--no-huge", "-m", "256",
-			"--file-prefix", prefix, "--lcores", lcores,
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET, "--lcores", lcores,
 			"--log-level", "*:error", NULL };
 	char *const overrides[] = {
 		"port.0.device=net_ring_fuzz", "port.0.address=" OUR_IP "/24",
@@ -206,7 +207,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* Two lcores on one cpu; the worker is polled here, by hand. */
 	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-fuzz-rx-%d", getpid());
-	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
+	if (droce_test_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
 		die("rte_eal_init", NULL);
 	rte_timer_subsystem_init();
 

@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "droce_roce.h"
+#include "test_eal.h"
 
 static struct rte_mempool *pool;
 
@@ -207,25 +208,28 @@ int
 main(int argc, char **argv)
 {
 	char prefix[64];
+	int ret = 2;
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "64",
-			"--file-prefix", prefix, "-l", "0",
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET, "-l", "0",
 			"--log-level", "lib.eal:error", NULL };
 
 	snprintf(prefix, sizeof(prefix), "droce-roce-frames-%d", getpid());
-	if (argc < 2 || rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+	if (argc < 2 || droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "usage: roce_frames opcodes OUT.pcap EXPECT.csv | random4|random6 N SEED OUT.pcap\n");
 		return 2;
 	}
 	pool = rte_pktmbuf_pool_create("frames", 64, 0, 0, 9216, SOCKET_ID_ANY);
 	if (pool == NULL)
-		return 1;
-	if (strcmp(argv[1], "opcodes") == 0 && argc == 4)
-		return opcodes(argv[2], argv[3]);
-	if ((strcmp(argv[1], "random4") == 0 || strcmp(argv[1], "random6") == 0) &&
-	    argc == 5)
-		return random_frames((unsigned int)atoi(argv[2]),
-				     (unsigned int)atoi(argv[3]),
-				     argv[1][6] == '6', argv[4]);
-	fprintf(stderr, "roce_frames: bad arguments\n");
-	return 2;
+		ret = 1;
+	else if (strcmp(argv[1], "opcodes") == 0 && argc == 4)
+		ret = opcodes(argv[2], argv[3]);
+	else if ((strcmp(argv[1], "random4") == 0 || strcmp(argv[1], "random6") == 0) &&
+		 argc == 5)
+		ret = random_frames((unsigned int)atoi(argv[2]), (unsigned int)atoi(argv[3]),
+				    argv[1][6] == '6', argv[4]);
+	else
+		fprintf(stderr, "roce_frames: bad arguments\n");
+	rte_mempool_free(pool);
+	droce_test_eal_cleanup();
+	return ret;
 }

@@ -35,6 +35,7 @@
 #include "droce_roce.h"
 #include "gpu_private.h"
 #include "guarded_buf.h"
+#include "test_eal.h"
 
 #define BUF_SIZE (1u << 20)
 
@@ -644,12 +645,9 @@ test_mode_names(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], rundir[PATH_MAX];
-	/* No shared files and no telemetry socket: the runtime folder stays
-	 * empty, and main() removes it (the EAL never does).
-	 */
+	char prefix[64];
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256",
-			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET,
 			"-l", "0", "--log-level", "lib.eal:error", NULL };
 	struct droce_gpu_host_opts opts = { .total_memory = 64u << 20 };
 	const struct CMUnitTest tests[] = {
@@ -674,9 +672,8 @@ main(int argc, char **argv)
 
 	(void)argc;
 	snprintf(prefix, sizeof(prefix), "droce-test-gpu-%d", getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
+	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	pool = rte_pktmbuf_pool_create("gpu_test", 4096, 0, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	host_dev = (int16_t)droce_gpu_host_create("droce_host0", &opts);
@@ -684,7 +681,6 @@ main(int argc, char **argv)
 		? cmocka_run_group_tests(tests, NULL, NULL) : 1;
 	if (host_dev >= 0)
 		rte_gpu_close(host_dev);
-	rte_eal_cleanup();
-	rmdir(rundir);
+	droce_test_eal_cleanup();
 	return ret;
 }

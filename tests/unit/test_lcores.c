@@ -20,6 +20,7 @@
 #include <rte_lcore.h>
 
 #include "droce_core.h"
+#include "test_eal.h"
 
 static struct droce_conf conf;
 static char err[DROCE_ERR_LEN];
@@ -207,12 +208,9 @@ test_layout_disagrees(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[64], rundir[PATH_MAX];
-	/* No shared files and no telemetry socket: the runtime folder stays
-	 * empty, and main() removes it (the EAL never does).
-	 */
+	char prefix[64], lcores[64];
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "64",
-			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET,
 			"--lcores", lcores, "--log-level", "lib.eal:error", NULL };
 	/* Before rte_eal_init(), which pins this thread to lcore 0's cpu. */
 	const struct CMUnitTest before_eal[] = {
@@ -235,11 +233,9 @@ main(int argc, char **argv)
 	snprintf(lcores, sizeof(lcores), "0@%d,1@%d,2@%d", cpu, cpu, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-test-lcores-%d", getpid());
 	ret = cmocka_run_group_tests(before_eal, NULL, NULL);
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
+	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	ret |= cmocka_run_group_tests(after_eal, NULL, NULL);
-	rte_eal_cleanup();
-	rmdir(rundir);
+	droce_test_eal_cleanup();
 	return ret;
 }

@@ -36,6 +36,7 @@
 
 #include "droce_core.h"
 #include "droce_net.h"
+#include "test_eal.h"
 
 #define NB_PORTS 2
 #define NB_RING_PORTS 3   /* the third for a second stack */
@@ -1243,14 +1244,11 @@ test_create_errors(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[32], rundir[PATH_MAX];
+	char prefix[64], lcores[32];
 	cpu_set_t set;
 	int cpu = 0;
-	/* No shared files and no telemetry socket: the runtime folder stays
-	 * empty, and main() removes it (the EAL never does).
-	 */
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256",
-			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET,
 			"--lcores", lcores, "--log-level", "lib.eal:error", NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gratuitous_arp),
@@ -1283,14 +1281,12 @@ main(int argc, char **argv)
 			cpu++;
 	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-test-net-%d", getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
 		return 1;
 	}
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_timer_subsystem_init();
 	ret = cmocka_run_group_tests(tests, setup, teardown);
-	rte_eal_cleanup();
-	rmdir(rundir);
+	droce_test_eal_cleanup();
 	return ret;
 }

@@ -27,6 +27,7 @@
 
 #include "droce_roce.h"
 #include "crc32_private.h"
+#include "test_eal.h"
 
 static struct rte_mempool *pool;
 
@@ -584,12 +585,9 @@ test_fill_mbuf_chain(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], rundir[PATH_MAX];
-	/* No shared files and no telemetry socket: the runtime folder stays
-	 * empty, and main() removes it (the EAL never does).
-	 */
+	char prefix[64];
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "128",
-			"--file-prefix", prefix, "--no-shconf", "--no-telemetry",
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET,
 			"-l", "0", "--log-level", "lib.eal:error", NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc_chosen_after_eal),
@@ -612,13 +610,11 @@ main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "droce-test-roce-%d", getpid());
 	(void)droce_crc32(0, prefix, strlen(prefix));
 	snprintf(crc_before_eal, sizeof(crc_before_eal), "%s", droce_crc_impl_name());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
+	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	pool = rte_pktmbuf_pool_create("roce_test", 1024, 0, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	ret = pool != NULL ? cmocka_run_group_tests(tests, NULL, NULL) : 1;
-	rte_eal_cleanup();
-	rmdir(rundir);
+	droce_test_eal_cleanup();
 	return ret;
 }

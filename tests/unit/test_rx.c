@@ -45,6 +45,7 @@
 #include "droce_rx.h"
 #include "guarded_buf.h"
 #include "rx_private.h"
+#include "test_eal.h"
 
 #define NB_PORTS 2
 #define NB_WORKERS 2
@@ -2578,7 +2579,7 @@ main(int argc, char **argv)
 	cpu_set_t set;
 	int cpu = 0;
 	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "512",
-			"--file-prefix", prefix, "--lcores", lcores,
+			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET, "--lcores", lcores,
 			"--log-level", "lib.eal:error", "--log-level", "droce.rx:warning",
 			NULL };
 	const struct CMUnitTest tests[] = {
@@ -2634,7 +2635,7 @@ main(int argc, char **argv)
 			cpu++;
 	snprintf(lcores, sizeof(lcores), "0@%d,1@%d,2@%d", cpu, cpu, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-test-rx-%d", getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
 		return 1;
 	}
@@ -2643,6 +2644,6 @@ main(int argc, char **argv)
 	if (getenv("DROCE_TEST_FILTER") != NULL)
 		cmocka_set_test_filter(getenv("DROCE_TEST_FILTER"));
 	ret = cmocka_run_group_tests(tests, setup, teardown);
-	rte_eal_cleanup();
+	droce_test_eal_cleanup();
 	return ret;
 }

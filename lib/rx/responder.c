@@ -137,7 +137,7 @@ deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
 {
 	struct droce_rx_frame_info old;
 
-	if (!atomic_load_explicit(&st->monitoring, memory_order_acquire)) {
+	if (!rx_monitoring(st)) {
 		rx_count(&st->stats.frames_dropped, 1);
 		return;
 	}

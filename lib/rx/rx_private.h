@@ -113,7 +113,8 @@ struct droce_rx_stream {
 	atomic_uint run;                /* close() counts it up: the
 					 * monitor of an earlier run returns */
 	atomic_bool failed;             /* a fatal event happened */
-	atomic_bool monitoring;         /* blocking_monitor() runs */
+	atomic_uint monitor_run;        /* run + 1 of the blocking_monitor()
+					 * that runs; 0: none */
 	bool ever_started;
 
 	/* Parameters, fixed while started. */
@@ -139,7 +140,6 @@ struct droce_rx_stream {
 	pthread_mutex_t lock;           /* consumer side and teardown */
 	pthread_cond_t cond;
 	uint64_t delivered;             /* frames enqueued (worker writes) */
-	uint64_t notified;              /* frames the monitor announced */
 	void (*frame_ready)(void *arg);
 	void *frame_ready_arg;
 
@@ -287,6 +287,16 @@ static inline void
 rx_count_refusal(struct droce_rx_stream *st, enum droce_rx_refusal why)
 {
 	__atomic_fetch_add(&st->stats.refused[why], 1, __ATOMIC_RELAXED);
+}
+
+/* Whether blocking_monitor() runs for the present run: frames arrive only
+ * then.
+ */
+static inline bool
+rx_monitoring(const struct droce_rx_stream *st)
+{
+	return atomic_load_explicit(&st->monitor_run, memory_order_acquire) ==
+	       atomic_load_explicit(&st->run, memory_order_relaxed) + 1;
 }
 
 static inline uint64_t

@@ -307,7 +307,7 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 	}
 	if (ret == 0) {
 		rx_stream_reset_worker_state(st);
-		st->delivered = st->notified = 0;
+		st->delivered = 0;
 		memset(&st->stats, 0, sizeof(st->stats));
 		atomic_store(&st->failed, false);
 		atomic_store(&st->attached, true);
@@ -368,7 +368,7 @@ droce_rx_stream_free(struct droce_rx_stream *st)
 		return;
 	droce_rx_stream_close(st);
 	/* Wait for a monitor still returning. */
-	while (atomic_load(&st->monitoring))
+	while (atomic_load(&st->monitor_run) != 0)
 		rte_pause();
 	pthread_mutex_lock(&st->rx->lock);
 	rte_ring_free(st->frames);
@@ -395,22 +395,24 @@ wake(struct droce_rx_stream *st)
 int
 droce_rx_stream_blocking_monitor(struct droce_rx_stream *st)
 {
-	unsigned int idle = 0, run;
+	unsigned int idle = 0, run, mine;
+	uint64_t notified;
 	bool started;
 
 	/* started and run change together under the lock (in close()). */
 	pthread_mutex_lock(&st->lock);
 	started = atomic_load(&st->started);
 	run = atomic_load(&st->run);
+	notified = rx_load64(&st->delivered);
 	if (started)
-		atomic_store(&st->monitoring, true);
+		atomic_store(&st->monitor_run, run + 1);
 	pthread_mutex_unlock(&st->lock);
 	if (!started)
 		return -EINVAL;
 	while (atomic_load(&st->run) == run) {
 		uint64_t done = rx_load64(&st->delivered);
 
-		if (done == st->notified) {
+		if (done == notified) {
 			if (++idle < MONITOR_SPINS) {
 				rte_pause();
 			} else {
@@ -422,12 +424,17 @@ droce_rx_stream_blocking_monitor(struct droce_rx_stream *st)
 		}
 		idle = 0;
 		/* One call per frame that became available, on this thread. */
-		for (; st->notified < done; st->notified++)
+		for (; notified < done && atomic_load(&st->run) == run; notified++)
 			if (st->frame_ready != NULL)
 				st->frame_ready(st->frame_ready_arg);
 		wake(st);
 	}
-	atomic_store(&st->monitoring, false);
+	/* The run may have a monitor of its own by now (close, start and
+	 * blocking_monitor() again while this one was in a callback): only
+	 * this run's mark is this monitor's to clear.
+	 */
+	mine = run + 1;
+	atomic_compare_exchange_strong(&st->monitor_run, &mine, 0);
 	wake(st);
 	return 0;
 }
@@ -435,7 +442,7 @@ droce_rx_stream_blocking_monitor(struct droce_rx_stream *st)
 bool
 droce_rx_stream_monitoring(const struct droce_rx_stream *st)
 {
-	return atomic_load(&st->monitoring);
+	return rx_monitoring(st);
 }
 
 static void

@@ -178,9 +178,9 @@ monitor_start(struct fixture *f)
 	assert_int_equal(pthread_create(&f->monitor, NULL, monitor_main, f), 0);
 	f->monitor_running = true;
 	/* Frames arrive only once it runs. */
-	for (int i = 0; i < 100000 && !atomic_load(&f->st->monitoring); i++)
+	for (int i = 0; i < 100000 && !droce_rx_stream_monitoring(f->st); i++)
 		usleep(10);
-	assert_true(atomic_load(&f->st->monitoring));
+	assert_true(droce_rx_stream_monitoring(f->st));
 }
 
 /* The usual stream of a test: port 0, FRAME-byte frames in PAGES pages,
@@ -755,6 +755,71 @@ test_callback_on_monitor_thread(void **state)
 	fixture_fini(&f);
 }
 
+/* A frame-ready callback that keeps the monitor thread until released. */
+struct held_callback {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool entered, release;
+};
+
+static void
+hold_monitor(void *arg)
+{
+	struct held_callback *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	h->entered = true;
+	pthread_cond_broadcast(&h->cond);
+	while (!h->release)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* A monitor of an earlier run that returns late (it was in a callback
+ * while the stream was closed, started and monitored again) leaves the
+ * new run's monitoring alone: its frames still arrive.
+ */
+static void
+test_late_monitor_leaves_next_run(void **state)
+{
+	struct held_callback h = { .entered = false, .release = false };
+	struct droce_rx_frame_info info;
+	pthread_t old_monitor;
+	struct fixture f;
+
+	(void)state;
+	pthread_mutex_init(&h.lock, NULL);
+	pthread_cond_init(&h.cond, NULL);
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	droce_rx_stream_set_frame_ready(f.st, hold_monitor, &h);
+	start(&f);
+	monitor_start(&f);
+	send_frame(&f);
+	pthread_mutex_lock(&h.lock);
+	while (!h.entered)
+		pthread_cond_wait(&h.cond, &h.lock);
+	pthread_mutex_unlock(&h.lock);
+	/* The first monitor is in the callback: close, start, monitor. */
+	old_monitor = f.monitor;
+	f.monitor_running = false;
+	droce_rx_stream_close(f.st);
+	droce_rx_stream_set_frame_ready(f.st, NULL, NULL);
+	start(&f);
+	monitor_start(&f);
+	pthread_mutex_lock(&h.lock);
+	h.release = true;
+	pthread_cond_broadcast(&h.cond);
+	pthread_mutex_unlock(&h.lock);
+	assert_int_equal(pthread_join(old_monitor, NULL), 0);
+	assert_true(droce_rx_stream_monitoring(f.st));
+	send_frame(&f);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 1);
+	fixture_fini(&f);
+	pthread_cond_destroy(&h.cond);
+	pthread_mutex_destroy(&h.lock);
+}
+
 struct waiter {
 	struct droce_rx_stream *st;
 	bool got;
@@ -1131,19 +1196,29 @@ duplicate_packet(struct droce_frame_spec *spec, unsigned int i, void *arg)
 	return true;
 }
 
+/* Packets 1 and 2 swapped: 1 comes late, behind the PSN; with @p twice, 2
+ * comes twice before it.
+ */
+struct swap {
+	struct fixture *f;
+	bool twice;
+};
+
 static bool
 swap_packets(struct droce_frame_spec *spec, unsigned int i, void *arg)
 {
 	static struct droce_frame_spec held;
-	struct fixture *f = arg;
+	const struct swap *sw = arg;
 
 	if (i == 1) {
 		held = *spec;
 		return false;
 	}
-	inject(f->port, build(spec));
+	inject(sw->f->port, build(spec));
+	if (i == 2 && sw->twice)
+		inject(sw->f->port, build(spec));
 	if (i == 2)
-		inject(f->port, build(&held));   /* late: behind the PSN */
+		inject(sw->f->port, build(&held));
 	return false;
 }
 
@@ -1173,7 +1248,7 @@ test_duplicates_and_reorder(void **state)
 
 		memcpy(old, f.g.model + page * f.layout.page_size + PAYLOAD, PAYLOAD);
 		droce_rx_stream_stats(f.st, &before);
-		send_frame_faulty(&f, swap_packets, &f, true);
+		send_frame_faulty(&f, swap_packets, &(struct swap){ .f = &f }, true);
 		model_data(&f, page, PAYLOAD, old, PAYLOAD);
 	}
 	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 1);
@@ -2135,27 +2210,6 @@ test_device_va(void **state)
 
 /* ---- reordering and hand-overs --------------------------------------------- */
 
-/* Packets 1, 2 and 2 again, then 1: the copy of a held packet is a
- * duplicate.
- */
-static bool
-swap_repeating(struct droce_frame_spec *spec, unsigned int i, void *arg)
-{
-	static struct droce_frame_spec held;
-	struct fixture *f = arg;
-
-	if (i == 1) {
-		held = *spec;
-		return false;
-	}
-	inject(f->port, build(spec));
-	if (i == 2) {
-		inject(f->port, build(spec));
-		inject(f->port, build(&held));
-	}
-	return false;
-}
-
 /* UC with a reorder window: packets that come ahead of a gap wait for it
  * to fill, so a swap costs nothing; a gap that does not fill is given up
  * on after the timeout, or at once when the window is full.
@@ -2174,13 +2228,14 @@ test_reorder_window(void **state)
 	start(&f);
 	monitor_start(&f);
 	droce_rx_stream_stats(f.st, &before);
-	send_frame_faulty(&f, swap_packets, &f, true);
+	send_frame_faulty(&f, swap_packets, &(struct swap){ .f = &f }, true);
 	take(&f, &info);
 	assert_false(info.lossy);
 	assert_int_equal(info.lost_packets, 0);
 	assert_int_equal(info.packets, 5);
 	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 0);
-	send_frame_faulty(&f, swap_repeating, &f, true);
+	/* the copy of a held packet is a duplicate */
+	send_frame_faulty(&f, swap_packets, &(struct swap){ .f = &f, .twice = true }, true);
 	take(&f, &info);
 	assert_false(info.lossy);
 	expect_refusals(&f, &before, DROCE_RX_STALE_PSN, 1);
@@ -2589,6 +2644,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_frames_only_while_monitoring),
 		cmocka_unit_test(test_callback_on_monitor_thread),
 		cmocka_unit_test(test_close_while_monitoring),
+		cmocka_unit_test(test_late_monitor_leaves_next_run),
 		cmocka_unit_test(test_get_next_frame_timeout),
 		cmocka_unit_test(test_port_removed),
 		cmocka_unit_test(test_port_failed_only_its_streams),

@@ -211,9 +211,14 @@ droce_placer_destroy(struct droce_placer *pl)
 			else
 				gather_cpu_thread_stop(pl->engine_handle);
 		}
-		/* Whatever is still in the ring: its mbufs are ours to free.
-		 * (rte_gpu_comm_cleanup_list() only forgets them.)
+		/* Whatever is still in the ring: its mbufs are ours to free
+		 * (rte_gpu_comm_cleanup_list() only forgets them). The item
+		 * being filled says how many only once it is ready (with
+		 * none in it yet, the ring may be full and that item the
+		 * oldest in flight).
 		 */
+		if (pl->fill_n != 0)
+			pl->list[pl->fill].num_pkts = pl->fill_n;
 		for (uint32_t i = 0; i < pl->nb_items; i++) {
 			free_item_mbufs(&pl->list[i]);
 			pl->list[i].num_pkts = 0;

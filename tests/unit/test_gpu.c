@@ -377,6 +377,32 @@ test_no_free_item(void **state)
 	guarded_free(&g);
 }
 
+/* Gather: a placer destroyed (a stream closed or started again) with an
+ * item half filled, not yet handed to the engine, frees that item's mbufs
+ * too (the item says how many only once it is ready).
+ */
+static void
+test_gather_destroy_frees_half_item(void **state)
+{
+	struct droce_placer_conf conf = { .mode = DROCE_PLACE_GATHER, .nb_items = 2,
+					  .item_entries = 8 };
+	unsigned int avail = rte_mempool_avail_count(pool), seed = 4;
+	struct droce_placer *pl;
+	struct guarded g;
+	char err[256];
+
+	(void)state;
+	guarded_alloc(&g);
+	conf.buf = &g.buf;
+	pl = droce_placer_create(&conf, err, sizeof(err));
+	assert_non_null(pl);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(droce_place(pl, random_mbuf(&seed, 8), 0, 64 * i, 8), 0);
+	droce_placer_destroy(pl);
+	assert_int_equal(rte_mempool_avail_count(pool), avail);
+	guarded_free(&g);
+}
+
 static void
 test_device_fails(void **state)
 {
@@ -662,6 +688,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_caller_frees),
 		cmocka_unit_test(test_no_free_item),
+		cmocka_unit_test(test_gather_destroy_frees_half_item),
 		cmocka_unit_test(test_device_fails),
 		cmocka_unit_test(test_unmappable),
 		cmocka_unit_test(test_place_with_icrc),

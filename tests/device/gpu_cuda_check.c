@@ -132,10 +132,16 @@ guarded_free(struct guarded *g)
 	free(g->back);
 }
 
+/* @p batches of 40 random entries through a placer of @p items items of
+ * @p entries entries: with few items, the gather kernel goes round its
+ * ring many times, and each lap's entries must be read fresh.
+ */
 static void
-place_random(enum droce_place_mode mode)
+place_random(enum droce_place_mode mode, uint32_t items, uint32_t entries, int batches,
+	     const char *what)
 {
-	struct droce_placer_conf conf = { .mode = mode, .nb_items = 64, .item_entries = 64 };
+	struct droce_placer_conf conf = { .mode = mode, .nb_items = items,
+					  .item_entries = entries };
 	unsigned int seed = (unsigned int)mode, avail = rte_mempool_avail_count(pool);
 	struct droce_placer_stats st;
 	struct droce_placer *pl;
@@ -151,7 +157,7 @@ place_random(enum droce_place_mode mode)
 		guarded_free(&g);
 		return;
 	}
-	for (int batch = 0; batch < 50; batch++) {
+	for (int batch = 0; batch < batches; batch++) {
 		for (int e = 0; e < 40; e++) {
 			uint32_t len = (uint32_t)rand_r(&seed) % 1500, src_off = (uint32_t)rand_r(&seed) % 64;
 			uint64_t dst = e % 5 == 0
@@ -171,22 +177,20 @@ place_random(enum droce_place_mode mode)
 			CHECK(droce_place(pl, m, src_off, dst, len) == 0, "place");
 		}
 		ticket = droce_placer_submit(pl);
-	}
-	{
-		double t0 = now();
-
-		while (droce_placer_completed(pl) < ticket && now() - t0 < 10)
+		/* Each batch done before the next: a ring of few items must
+		 * have room for its 40 entries.
+		 */
+		for (double t0 = now(); droce_placer_completed(pl) < ticket && now() - t0 < 10;)
 			;
 	}
 	CHECK(droce_placer_completed(pl) == ticket, "%s: batches %lu of %lu done in 10 s",
-	      droce_place_mode_name(mode), (unsigned long)droce_placer_completed(pl),
-	      (unsigned long)ticket);
+	      what, (unsigned long)droce_placer_completed(pl), (unsigned long)ticket);
 	/* Outside the buffer: refused before anything moves. */
 	CHECK(droce_place(pl, rte_pktmbuf_alloc(pool), 0, BUF, 1) == -ERANGE, "range");
 	droce_placer_stats(pl, &st);
-	CHECK(st.entries == 50 * 40 && st.out_of_range == 1, "counters");
+	CHECK(st.entries == (uint64_t)batches * 40 && st.out_of_range == 1, "counters");
 	droce_placer_destroy(pl);
-	guarded_check(&g, droce_place_mode_name(mode));
+	guarded_check(&g, what);
 	CHECK(rte_mempool_avail_count(pool) == avail, "every mbuf back in the pool");
 	guarded_free(&g);
 }
@@ -304,13 +308,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	check_device();
-	place_random(DROCE_PLACE_GATHER);
+	place_random(DROCE_PLACE_GATHER, 64, 64, 50, "gather");
+	place_random(DROCE_PLACE_GATHER, 4, 16, 400, "gather, 400 laps of a ring of 4 items");
 	{
 		struct droce_gpu_buf probe;
 
 		if (droce_gpu_buf_alloc(dev, 1u << 16, 1u << 16, &probe, err, sizeof(err)) == 0 &&
 		    probe.cpu != NULL)
-			place_random(DROCE_PLACE_COPY);
+			place_random(DROCE_PLACE_COPY, 64, 64, 50, "copy");
 		else
 			printf("NOTE copy placement not checked: no CPU mapping of GPU memory (no GDRCopy here)\n");
 		droce_gpu_buf_free(&probe);

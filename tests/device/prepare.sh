@@ -22,7 +22,7 @@ rm -rf "$out"
 mkdir -p "$out/lib"
 # shellcheck disable=SC2046
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API \
-	$(pkg-config --cflags libdpdk) -I"$top/include" \
+	$(pkg-config --cflags libdpdk) -I"$top/include" -I"$top/tests" \
 	"$top/tests/device/gpu_cuda_check.c" -o "$out/gpu_cuda_check" \
 	"$top/build/libdroce.a" \
 	-Wl,--whole-archive "$L/librte_mempool_ring.a" -Wl,--no-whole-archive \

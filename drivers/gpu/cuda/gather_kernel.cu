@@ -89,6 +89,11 @@ droce_gather(struct comm_list *list, uint32_t nb_items, const uint64_t *dst_off,
 
 			while ((s = status[item]) != ST_READY && *quit == 0)
 				__nanosleep(200);
+			/* Acquire: the host wrote the entries, then READY (with
+			 * rte_gpu_wmb() between); nothing of the item may be
+			 * read before the status was.
+			 */
+			__threadfence_system();
 			ready = s == ST_READY;
 			bad = 0;
 		}
@@ -96,10 +101,13 @@ droce_gather(struct comm_list *list, uint32_t nb_items, const uint64_t *dst_off,
 		if (!ready)
 			return;
 
+		/* The item's entries are read past the cache: the last lap's
+		 * may still be there.
+		 */
 		const volatile struct comm_list *it = &list[item];
 		uint32_t n = it->num_pkts;
-		const struct comm_pkt *pkts = it->pkt_list;
-		const uint64_t *offs = dst_off + (size_t)item * PKTS_MAX;
+		const volatile struct comm_pkt *pkts = it->pkt_list;
+		const volatile uint64_t *offs = dst_off + (size_t)item * PKTS_MAX;
 
 		for (uint32_t e = warp; e < n; e += warps) {
 			uint64_t off = offs[e];
@@ -109,7 +117,7 @@ droce_gather(struct comm_list *list, uint32_t nb_items, const uint64_t *dst_off,
 				bad = 1;
 				continue;
 			}
-			warp_copy(dst + off, (const uint8_t *)pkts[e].addr, len, lane);
+			warp_copy(dst + off, (const uint8_t *)(uintptr_t)pkts[e].addr, len, lane);
 		}
 		/* The bytes are visible before the status says so. */
 		__threadfence_system();

@@ -11,6 +11,13 @@
  * Entry life: INCOMPLETE (request sent, packets held) -> REACHABLE
  * (answered) -> STALE (older than arp.timeout: still used, request sent)
  * -> REACHABLE again, or removed when the retries go unanswered.
+ *
+ * What a host on the link can make droce do is bounded: an entry is
+ * created by a request addressed to us or by our own need to send, a
+ * reply changes only an entry we asked about, a sender that is not a host
+ * of the subnet teaches nothing; at most NET_ARP_INCOMPLETE_MAX
+ * resolutions run at once (the oldest gives way, resolved neighbours
+ * never do) and new ones start at most NET_ARP_REQUESTS_PER_S a second.
  */
 
 #include <rte_arp.h>
@@ -33,15 +40,6 @@ arp_lookup(struct net_port *p, rte_be32_t ip)
 	return pos >= 0 ? &p->arp[pos] : NULL;
 }
 
-static void
-arp_remove(struct net_port *p, struct arp_entry *e)
-{
-	rte_timer_stop_sync(&e->timer);
-	rte_hash_del_key(p->arp_hash, &e->ip);
-	e->state = ARP_FREE;
-	e->nb_pending = 0;
-}
-
 /* Drop the held packets of an entry that will not resolve. */
 static void
 arp_drop_pending(struct droce_lcore_ctx *ctx, struct net_port *p,
@@ -51,6 +49,25 @@ arp_drop_pending(struct droce_lcore_ctx *ctx, struct net_port *p,
 		droce_drop(ctx, p->index, e->pending[i],
 			   DROCE_DROP_ARP_UNRESOLVED);
 	e->nb_pending = 0;
+}
+
+static void
+arp_set_state(struct net_port *p, struct arp_entry *e, int state)
+{
+	if (e->state == ARP_INCOMPLETE)
+		p->arp_incomplete--;
+	if (state == ARP_INCOMPLETE)
+		p->arp_incomplete++;
+	e->state = state;
+}
+
+static void
+arp_remove(struct net_port *p, struct arp_entry *e)
+{
+	rte_timer_stop_sync(&e->timer);
+	rte_hash_del_key(p->arp_hash, &e->ip);
+	arp_drop_pending(p->stack->control, p, e);
+	arp_set_state(p, e, ARP_FREE);
 }
 
 static struct rte_mbuf *
@@ -128,45 +145,83 @@ arp_timer_expired(struct rte_timer *t, void *arg)
 		NET_LOG(DEBUG, "port %u: no ARP answer for " NET_IPV4_FMT
 			" after %u requests", p->index, NET_IPV4_BYTES(e->ip),
 			NET_ARP_RETRIES + 1);
-		arp_drop_pending(ctx, p, e);
-		rte_hash_del_key(p->arp_hash, &e->ip);
-		e->state = ARP_FREE;
+		arp_remove(p, e);
 		return;
 	}
 	arp_send_request(ctx, p, e->ip);
 	arp_arm(e);
 }
 
-/* An entry for @ip; the oldest resolved one makes room when all are used. */
+/* The oldest entry in @p state, or NULL. */
+static struct arp_entry *
+arp_oldest(struct net_port *p, bool incomplete)
+{
+	struct arp_entry *oldest = NULL;
+
+	for (unsigned int i = 0; i < NET_ARP_ENTRIES; i++) {
+		struct arp_entry *e = &p->arp[i];
+
+		if (e->state == ARP_FREE || (e->state == ARP_INCOMPLETE) != incomplete)
+			continue;
+		if (oldest == NULL || e->confirmed_tsc < oldest->confirmed_tsc)
+			oldest = e;
+	}
+	return oldest;
+}
+
+/* Whether a new resolution may start now: a bucket of
+ * NET_ARP_REQUESTS_PER_S tokens, refilled at that rate.
+ */
+static bool
+arp_may_resolve(struct net_port *p)
+{
+	uint64_t now = rte_get_timer_cycles();
+
+	p->arp_tokens += (double)(now - p->arp_tokens_tsc) * NET_ARP_REQUESTS_PER_S /
+			 (double)rte_get_timer_hz();
+	if (p->arp_tokens > NET_ARP_REQUESTS_PER_S)
+		p->arp_tokens = NET_ARP_REQUESTS_PER_S;
+	p->arp_tokens_tsc = now;
+	if (p->arp_tokens < 1)
+		return false;
+	p->arp_tokens -= 1;
+	return true;
+}
+
+/*
+ * An entry for @p ip, INCOMPLETE until it is learnt. Room is made, when
+ * resolutions already fill their share or the table is full, from the
+ * oldest resolution in progress, and only when there is none from the
+ * least recently confirmed neighbour.
+ */
 static struct arp_entry *
 arp_create(struct net_port *p, rte_be32_t ip)
 {
-	int pos = rte_hash_add_key(p->arp_hash, &ip);
 	struct arp_entry *e;
+	int pos;
 
+	if (p->arp_incomplete >= NET_ARP_INCOMPLETE_MAX)
+		arp_remove(p, arp_oldest(p, true));
+	pos = rte_hash_add_key(p->arp_hash, &ip);
 	if (pos == -ENOSPC) {
-		struct arp_entry *oldest = NULL;
-
-		for (unsigned int i = 0; i < NET_ARP_ENTRIES; i++) {
-			e = &p->arp[i];
-			if (e->state != ARP_INCOMPLETE && e->state != ARP_FREE &&
-			    (oldest == NULL ||
-			     e->confirmed_tsc < oldest->confirmed_tsc))
-				oldest = e;
-		}
-		if (oldest == NULL)
+		e = arp_oldest(p, true);
+		if (e == NULL)
+			e = arp_oldest(p, false);
+		if (e == NULL)
 			return NULL;
-		arp_remove(p, oldest);
+		arp_remove(p, e);
 		pos = rte_hash_add_key(p->arp_hash, &ip);
 	}
 	if (pos < 0)
 		return NULL;
 	e = &p->arp[pos];
 	e->ip = ip;
-	e->state = ARP_INCOMPLETE;
+	e->state = ARP_FREE;
+	arp_set_state(p, e, ARP_INCOMPLETE);
 	e->tries = 0;
 	e->nb_pending = 0;
 	e->port = p;
+	e->confirmed_tsc = rte_get_timer_cycles();
 	return e;
 }
 
@@ -184,26 +239,40 @@ arp_send_pending(struct droce_lcore_ctx *ctx, struct net_port *p,
 	e->nb_pending = 0;
 }
 
-/* What @ip's owner told us (or, with @create false, only if we asked). */
+/* What @p ip's owner told us: a request of its own to us creates or
+ * refreshes its entry; a reply changes only an entry we asked about.
+ */
 static void
 arp_learn(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t ip,
-	  const struct rte_ether_addr *mac, bool create)
+	  const struct rte_ether_addr *mac, bool request)
 {
 	struct arp_entry *e = arp_lookup(p, ip);
 
 	if (e == NULL) {
-		if (!create)
+		if (!request)
 			return;
 		e = arp_create(p, ip);
 		if (e == NULL)
 			return;
+	} else if (!request && e->state == ARP_REACHABLE) {
+		return;   /* unsolicited: not a word of it is taken */
 	}
 	rte_timer_stop_sync(&e->timer);
 	e->mac = *mac;
-	e->state = ARP_REACHABLE;
+	arp_set_state(p, e, ARP_REACHABLE);
 	e->tries = 0;
 	e->confirmed_tsc = rte_get_timer_cycles();
 	arp_send_pending(ctx, p, e);
+}
+
+/* A sender address that names a host of our subnet: not zero (a probe),
+ * not ours, not the subnet's network or broadcast address.
+ */
+static bool
+arp_sender_is_host(const struct net_port *p, rte_be32_t sip)
+{
+	return sip != 0 && sip != p->addr && net_on_link(p, sip) &&
+	       sip != p->broadcast && (p->broadcast == 0 || sip != (p->addr & p->netmask));
 }
 
 static bool
@@ -270,15 +339,18 @@ net_arp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
 		droce_drop(ctx, p->index, m, DROCE_DROP_ARP_BAD);
 		return;
 	}
-	/* Probes (sender 0.0.0.0) teach nothing. Others update what we know;
-	 * only packets addressed to us create entries (RFC 826 merge).
-	 */
-	if (sip != 0 && net_on_link(p, sip))
-		arp_learn(ctx, p, sip, &arp->arp_data.arp_sha, tip == p->addr);
 	if (tip != p->addr) {
 		droce_drop(ctx, p->index, m, DROCE_DROP_NOT_FOR_US);
 		return;
 	}
+	/* A probe (sender 0.0.0.0) is answered, and teaches nothing. */
+	if (sip != 0 && !arp_sender_is_host(p, sip)) {
+		droce_drop(ctx, p->index, m, DROCE_DROP_ARP_BAD);
+		return;
+	}
+	if (sip != 0)
+		arp_learn(ctx, p, sip, &arp->arp_data.arp_sha,
+			  arp->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST));
 	if (arp->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST))
 		arp_reply(ctx, p, m);
 	else
@@ -293,8 +365,7 @@ net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,
 	struct rte_ether_hdr *eth;
 
 	if (e == NULL) {
-		e = arp_create(p, next_hop);
-		if (e == NULL) {
+		if (!arp_may_resolve(p) || (e = arp_create(p, next_hop)) == NULL) {
 			droce_drop(ctx, p->index, m, DROCE_DROP_ARP_UNRESOLVED);
 			return;
 		}
@@ -311,7 +382,7 @@ net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,
 	if (e->state == ARP_REACHABLE &&
 	    rte_get_timer_cycles() - e->confirmed_tsc > p->stack->arp_timeout_tsc) {
 		/* Keep sending to the known MAC while asking again. */
-		e->state = ARP_STALE;
+		arp_set_state(p, e, ARP_STALE);
 		e->tries = 0;
 		arp_send_request(ctx, p, next_hop);
 		arp_arm(e);
@@ -339,6 +410,8 @@ net_arp_init(struct net_port *p)
 		return -rte_errno;
 	for (unsigned int i = 0; i < NET_ARP_ENTRIES; i++)
 		rte_timer_init(&p->arp[i].timer);
+	p->arp_tokens = NET_ARP_REQUESTS_PER_S;
+	p->arp_tokens_tsc = rte_get_timer_cycles();
 	return 0;
 }
 
@@ -354,6 +427,7 @@ net_arp_free(struct net_port *p)
 		e->nb_pending = 0;
 		e->state = ARP_FREE;
 	}
+	p->arp_incomplete = 0;
 	rte_hash_free(p->arp_hash);
 	p->arp_hash = NULL;
 }

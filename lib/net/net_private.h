@@ -51,6 +51,8 @@
 #define NET_ARP_PENDING 8         /* packets held per unresolved entry */
 #define NET_ARP_RETRIES 3
 #define NET_ARP_RETRY_MS 1000
+#define NET_ARP_INCOMPLETE_MAX 64 /* resolutions in progress, per port */
+#define NET_ARP_REQUESTS_PER_S 100 /* new resolutions a second (and burst) */
 
 /* Counters with a single writer: the lcore that owns them. Readers on
  * other threads (stats, telemetry) load them relaxed; on 64-bit targets
@@ -83,7 +85,8 @@ struct arp_entry {
 	enum { ARP_FREE, ARP_INCOMPLETE, ARP_REACHABLE, ARP_STALE } state;
 	uint8_t tries;
 	uint8_t nb_pending;
-	uint64_t confirmed_tsc;    /* last reply or request from it */
+	uint64_t confirmed_tsc;    /* last reply or request from it; when
+				    * INCOMPLETE: when it was created */
 	struct rte_timer timer;    /* retransmission while resolving */
 	struct rte_mbuf *pending[NET_ARP_PENDING];
 	struct net_port *port;
@@ -115,6 +118,9 @@ struct net_port {
 	/* ARP cache, touched only by the control lcore. */
 	struct rte_hash *arp_hash;
 	struct arp_entry arp[NET_ARP_ENTRIES];
+	unsigned int arp_incomplete;  /* entries INCOMPLETE */
+	double arp_tokens;            /* new resolutions it may start now */
+	uint64_t arp_tokens_tsc;      /* when they were counted */
 	bool arp_conflict_logged;
 };
 

@@ -36,6 +36,7 @@
 
 #include "droce_core.h"
 #include "droce_net.h"
+#include "net_private.h"
 #include "test_eal.h"
 
 #define NB_PORTS 2
@@ -682,6 +683,84 @@ test_arp_unresolved(void **state)
 	assert_int_equal(requests, 4);
 }
 
+/* What a host on the link can make droce's ARP do: a reply we did not ask
+ * for changes nothing and creates nothing, the subnet's network and
+ * broadcast addresses are no senders, and a flood of pings from spoofed
+ * on-link sources starts at most NET_ARP_REQUESTS_PER_S resolutions (at
+ * most NET_ARP_INCOMPLETE_MAX at once) while the known neighbours keep
+ * their entries and a new one can still be resolved.
+ */
+static void
+test_arp_hostile_neighbours(void **state)
+{
+	static const struct rte_ether_addr fake = {
+		.addr_bytes = { 0x02, 0x66, 0x66, 0x66, 0x66, 0x66 } };
+	struct ip_spec spec = to_us(IPPROTO_ICMP);
+	struct rte_mbuf *out[300];
+	unsigned int n, requests = 0;
+
+	(void)state;
+	/* The peer's address claimed by another MAC, in a reply. */
+	snapshot();
+	inject(arp_frame(RTE_ARP_OP_REPLY, &fake, ip("198.18.0.2"), ip("198.18.0.1"),
+			 &our_mac[0]));
+	expect_no_drops();
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 1, 1, "still you", false));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	check_echo_reply(out[0], ip("198.18.0.2"), &peer_mac, 1, 1, "still you");
+	free_all(out, n);
+	/* A reply from a host we never asked: no entry, it is asked first. */
+	inject(arp_frame(RTE_ARP_OP_REPLY, &fake, ip("198.18.0.77"), ip("198.18.0.1"),
+			 &our_mac[0]));
+	spec.src = ip("198.18.0.77");
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 2, 1, "who", false));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	assert_int_equal(as_arp(out[0])->arp_opcode, RTE_BE16(RTE_ARP_OP_REQUEST));
+	free_all(out, n);
+	/* The subnet's network and broadcast addresses are no hosts. */
+	snapshot();
+	inject(arp_frame(RTE_ARP_OP_REQUEST, &fake, ip("198.18.0.255"), ip("198.18.0.1"),
+			 &our_mac[0]));
+	inject(arp_frame(RTE_ARP_OP_REQUEST, &fake, ip("198.18.0.0"), ip("198.18.0.1"),
+			 &our_mac[0]));
+	expect_drops(DROCE_DROP_ARP_BAD, 2);
+	expect_nothing_sent();
+	/* Pings from 150 spoofed on-link sources, in one go. */
+	for (unsigned int i = 0; i < 150; i++) {
+		spec.src = rte_cpu_to_be_32(rte_be_to_cpu_32(ip("198.18.0.100")) + i);
+		inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 3, (uint16_t)i, "x", false));
+	}
+	n = collect(0, out, RTE_DIM(out));
+	for (unsigned int i = 0; i < n; i++)
+		requests += as_arp(out[i])->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST);
+	free_all(out, n);
+	print_message("  150 spoofed sources: %u ARP requests\n", requests);
+	assert_true(requests <= NET_ARP_REQUESTS_PER_S + 2);
+	/* The neighbours known before are still answered at once. */
+	spec = to_us(IPPROTO_ICMP);
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 4, 1, "after", false));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	check_echo_reply(out[0], ip("198.18.0.2"), &peer_mac, 4, 1, "after");
+	free_all(out, n);
+	/* And a new one is resolved, once the rate allows a request. */
+	rte_delay_ms(50);
+	spec.src = ip("198.18.0.60");
+	inject(icmp_frame(&spec, RTE_IP_ICMP_ECHO_REQUEST, 5, 1, "new", false));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	assert_int_equal(as_arp(out[0])->arp_data.arp_tip, ip("198.18.0.60"));
+	free_all(out, n);
+	inject(arp_frame(RTE_ARP_OP_REPLY, &peer3_mac, ip("198.18.0.60"), ip("198.18.0.1"),
+			 &our_mac[0]));
+	n = collect(0, out, RTE_DIM(out));
+	assert_int_equal(n, 1);
+	check_echo_reply(out[0], ip("198.18.0.60"), &peer3_mac, 5, 1, "new");
+	free_all(out, n);
+}
+
 static void
 test_ethernet_and_ipv4_malformed(void **state)
 {
@@ -1258,6 +1337,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_icmp_echo),
 		cmocka_unit_test(test_icmp_echo_waits_for_arp),
 		cmocka_unit_test(test_arp_unresolved),
+		cmocka_unit_test(test_arp_hostile_neighbours),
 		cmocka_unit_test(test_ethernet_and_ipv4_malformed),
 		cmocka_unit_test(test_udp_to_worker_handler),
 		cmocka_unit_test(test_udp_malformed),

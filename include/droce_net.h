@@ -230,7 +230,9 @@ int droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
 /**
  * Wait until every running worker has finished the poll round it was in,
  * so that what it might still have been reading when the caller unlinked
- * it can be freed. Returns at once when no worker runs.
+ * it can be freed. Returns at once when no worker runs. On a worker lcore
+ * (from its own hook or handler), that worker's round is the caller's and
+ * is not waited for.
  */
 void droce_stack_quiesce(struct droce_stack *s);
 

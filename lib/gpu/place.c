@@ -455,11 +455,12 @@ droce_placer_submit(struct droce_placer *pl)
 
 	pl->stats.submitted = batch;
 	if (pl->mode == DROCE_PLACE_COPY) {
-		/* Streaming stores reach memory in no set order: all of the
-		 * batch's first, then the device's own barrier.
+		/* Streaming stores, and any store into a write-combining
+		 * mapping (GDRCopy's BAR), reach memory in no set order: all
+		 * of the batch's first, then the device's own barrier. One
+		 * fence a batch (a frame), whichever stores were used.
 		 */
-		if (pl->stream_lines != NULL)
-			rte_wmb();
+		rte_wmb();
 		if (rte_gpu_wmb(pl->dev_id) != 0 && !pl->failed) {
 			pl->failed = true;
 			pl->stats.device_failed++;

@@ -387,6 +387,11 @@ droce_stack_quiesce(struct droce_stack *s)
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
 		struct droce_lcore_ctx *w = s->worker[i];
 
+		/* Called on a worker (a stream closed from its own hook or
+		 * handler): its round is this call, over when it returns.
+		 */
+		if (w->lcore_id == rte_lcore_id())
+			continue;
 		/* A worker asleep in event mode finishes its round too: its
 		 * sleep is bounded by SLEEP_MS.
 		 */

@@ -235,7 +235,7 @@ rx_lost_head(const struct droce_rx_stream *st, uint32_t payload_len, bool ends,
 }
 
 /* RC takes packets in order only: a duplicate is ACKed again, a gap NAKed
- * once (the requester goes back to the expected PSN).
+ * once (the requester goes back to the expected PSN). RC PSNs are 24 bits.
  */
 void
 rx_rc_out_of_order(struct rx_burst *b, struct droce_rx_stream *st, struct rte_mbuf *m,
@@ -245,7 +245,7 @@ rx_rc_out_of_order(struct rx_burst *b, struct droce_rx_stream *st, struct rte_mb
 		st->nak_sent = true;
 		rx_acknowledge(b, st, m, st->expected_psn, AETH_NAK_SEQ);
 	} else if (order == PSN_BEHIND && !st->nak_sent) {
-		rx_acknowledge(b, st, m, (st->expected_psn - 1) & st->psn_mask, AETH_ACK);
+		rx_acknowledge(b, st, m, (st->expected_psn - 1) & DROCE_PSN_MASK, AETH_ACK);
 	}
 	rx_refuse(st, m, DROCE_RX_STALE_PSN);
 }

@@ -110,15 +110,24 @@ is_rc(const struct rx_packet *p)
 	return (p->pkt.opcode & 0xe0) == DROCE_OP_RC;
 }
 
+/* The PSN's width: an RC requester counts in 24 bits whatever immediate
+ * format the stream reads; a UC sensor as the stream says (HSB's 20).
+ */
+static __rte_always_inline uint32_t
+psn_mask(const struct droce_rx_stream *st, const struct rx_packet *p)
+{
+	return is_rc(p) ? DROCE_PSN_MASK : st->psn_mask;
+}
+
 /* Where a packet stands against the expected PSN. */
 enum psn_verdict { PSN_NEXT, PSN_AHEAD, PSN_BEHIND };
 
 static __rte_always_inline enum psn_verdict
-check_psn(const struct droce_rx_stream *st, uint32_t psn, uint32_t *gap)
+check_psn(const struct droce_rx_stream *st, const struct rx_packet *p, uint32_t *gap)
 {
-	uint32_t mask = st->psn_mask;
+	uint32_t mask = psn_mask(st, p);
 
-	*gap = st->psn_valid ? (psn - st->expected_psn) & mask : 0;
+	*gap = st->psn_valid ? (p->psn - st->expected_psn) & mask : 0;
 	if (*gap == 0)
 		return PSN_NEXT;
 	return *gap > mask / 2 ? PSN_BEHIND : PSN_AHEAD;
@@ -194,9 +203,9 @@ read_metadata(const struct droce_rx_stream *st, const struct rx_packet *p,
  * message in progress cannot be completed.
  */
 static __rte_always_inline void
-consume_psn(struct droce_rx_stream *st, uint32_t psn, uint32_t gap)
+consume_psn(struct droce_rx_stream *st, const struct rx_packet *p, uint32_t gap)
 {
-	st->expected_psn = (psn + 1) & st->psn_mask;
+	st->expected_psn = (p->psn + 1) & psn_mask(st, p);
 	st->psn_valid = true;
 	if (gap != 0)
 		st->msg.open = false;
@@ -252,7 +261,7 @@ execute(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p, uin
 
 	why = check_message(st, p, gap != 0, &d);
 	if (why == DROCE_RX_NO_MESSAGE) {
-		consume_psn(st, p->psn, gap);
+		consume_psn(st, p, gap);
 		count_lost(st, (uint64_t)gap + 1);
 		return rx_refuse(st, p->m, why);
 	}
@@ -289,7 +298,7 @@ execute(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p, uin
 		st->cur.metadata = md;
 		__atomic_store_n(&st->page_psn[d.page], md.psn, __ATOMIC_RELEASE);
 	}
-	consume_psn(st, p->psn, gap);
+	consume_psn(st, p, gap);
 	advance_message(st, p, &d);
 	if (is_rc(p)) {
 		st->nak_sent = false;
@@ -315,7 +324,7 @@ static __rte_always_inline void
 rx_respond(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p)
 {
 	uint32_t gap;
-	enum psn_verdict order = check_psn(st, p->psn, &gap);
+	enum psn_verdict order = check_psn(st, p, &gap);
 
 	if (unlikely(order != PSN_NEXT)) {
 		if (is_rc(p))
@@ -327,7 +336,7 @@ rx_respond(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p)
 			while (order == PSN_AHEAD && gap >= st->reorder.window &&
 			       st->reorder.held != 0) {
 				rx_reorder_give_up_gap(b, st);
-				order = check_psn(st, p->psn, &gap);
+				order = check_psn(st, p, &gap);
 			}
 			if (order == PSN_AHEAD) {
 				struct rx_packet held = *p;

@@ -17,6 +17,7 @@
 #include <setjmp.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1282,6 +1283,39 @@ test_configured_mac(void **state)
 	droce_stack_destroy(s);
 }
 
+/* droce_stack_quiesce() on a worker's own lcore, while that worker is in
+ * its loop (a stream closed from its own hook): its round is the caller's,
+ * so the call returns instead of waiting for itself.
+ */
+static atomic_bool quiesced;
+
+static int
+quiesce_on_worker(void *arg)
+{
+	droce_stack_quiesce(arg);
+	atomic_store(&quiesced, true);
+	return 0;
+}
+
+static void
+test_quiesce_on_own_worker(void **state)
+{
+	struct droce_lcore_ctx *w = stack->worker[0];
+	bool returned;
+
+	(void)state;
+	atomic_store(&quiesced, false);
+	__atomic_store_n(&w->in_loop, true, __ATOMIC_RELEASE);   /* as worker_main */
+	assert_int_equal(rte_eal_remote_launch(quiesce_on_worker, stack, w->lcore_id), 0);
+	for (int i = 0; i < 2000 && !atomic_load(&quiesced); i++)
+		usleep(1000);
+	returned = atomic_load(&quiesced);
+	/* Let a caller stuck on its own round go before failing. */
+	__atomic_store_n(&w->in_loop, false, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(w->lcore_id);
+	assert_true(returned);
+}
+
 static void
 test_create_errors(void **state)
 {
@@ -1349,6 +1383,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_counters_add_up),
 		cmocka_unit_test(test_arp_refresh),
 		cmocka_unit_test(test_register_rules),
+		cmocka_unit_test(test_quiesce_on_own_worker),
 		cmocka_unit_test(test_create_errors),
 		cmocka_unit_test(test_configured_mac),
 	};

@@ -519,6 +519,13 @@ test_start_errors(void **state)
 	expect_start_error(&f, &p, -EINVAL, "4097 pages; allowed: 1..4096");
 	p = f.params; p.imm = DROCE_HSB_IMM_LITE; p.pages = 257;
 	expect_start_error(&f, &p, -EINVAL, "hsb-lite immediate names at most 256");
+	/* An offset so large that offset + 128 wraps: refused, not a page
+	 * size that seems to hold it.
+	 */
+	p = f.params; p.metadata_offset = SIZE_MAX - 127; p.page_size = 128;
+	expect_start_error(&f, &p, -EINVAL, "metadata offset");
+	p = f.params; p.reorder_window = 100;
+	expect_start_error(&f, &p, -EINVAL, "reorder window 100; allowed: 0 (off) or a power of two");
 	p = f.params; p.frame_size = 0;
 	expect_start_error(&f, &p, -EINVAL, "frame size 0");
 	p = f.params; p.metadata_offset = 4992;
@@ -1974,6 +1981,42 @@ test_rc_acks(void **state)
 	fixture_fini(&f);
 }
 
+/* An RC requester counts PSNs in 24 bits, also on a stream that reads
+ * HSB's immediates (whose PSNs have 20): past 0xfffff the packets are in
+ * order and ACKed as such.
+ */
+static void
+test_rc_psn_24_bits_with_hsb_immediates(void **state)
+{
+	struct droce_rx_frame_info info;
+	struct fixture f;
+	uint32_t psn;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.params.remote_qp = 0x77;   /* imm stays hsb */
+	start(&f);
+	monitor_start(&f);
+	drain_tx();
+	next_content(&f);
+	psn = send_message(&f, DROCE_OP_RC, 0xffffe, 0, f.frame, 3000, true,
+			   droce_hsb_imm_encode(DROCE_HSB_IMM_CURRENT, 0, 0x100000), 0x77,
+			   true);
+	assert_int_equal(psn, 0x100001);
+	model_data(&f, 0, 0, f.frame, 3000);
+	poll_all();
+	expect_ack(0x1f, 0x100000, 1, 0x77);
+	take(&f, &info);
+	assert_false(info.lossy);
+	assert_int_equal(info.bytes, 3000);
+	/* A duplicate of the last one: ACKed again with the 24-bit PSN. */
+	send_message(&f, DROCE_OP_RC, 0x100000, 2048, f.frame + 2048, 952, false, 0, 0x77,
+		     true);
+	poll_all();
+	expect_ack(0x1f, 0x100000, 1, 0x77);
+	fixture_fini(&f);
+}
+
 /* ---- ICRC modes ----------------------------------------------------------- */
 
 static bool
@@ -2666,6 +2709,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_stream_on_second_port),
 		cmocka_unit_test(test_uc_multi_packet_messages),
 		cmocka_unit_test(test_rc_acks),
+		cmocka_unit_test(test_rc_psn_24_bits_with_hsb_immediates),
 		cmocka_unit_test(test_icrc_modes),
 		cmocka_unit_test(test_gather_placement),
 		cmocka_unit_test(test_frames_waiting_across_runs),

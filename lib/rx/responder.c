@@ -137,13 +137,28 @@ deliver(struct droce_rx_stream *st, struct droce_rx_frame_info *f)
 {
 	struct droce_rx_frame_info old;
 
-	if (!rx_monitoring(st)) {
-		rx_count(&st->stats.frames_dropped, 1);
+	/* A locked add: a failure raised on another thread counts the
+	 * frames it leaves behind in the same counter.
+	 */
+	if (!rx_monitoring(st) || atomic_load_explicit(&st->failed, memory_order_relaxed)) {
+		__atomic_fetch_add(&st->stats.frames_dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	while (rte_ring_sp_enqueue_elem(st->frames, f, sizeof(*f)) != 0)
-		if (rte_ring_mc_dequeue_elem(st->frames, &old, sizeof(old)) == 0)
-			rx_count(&st->stats.frames_dropped, 1);
+	while (rte_ring_sp_enqueue_elem(st->frames, f, sizeof(*f)) != 0) {
+		/* Full: the oldest waiting frame makes room, under the
+		 * consumer's lock and only when it is free: a consumer that
+		 * holds it may be taking a frame, making room itself, and then
+		 * no frame is to be dropped (a dequeue here would drop one
+		 * too many). The application being this slow is the only way
+		 * here, so the worker's try costs the data path nothing.
+		 */
+		if (pthread_mutex_trylock(&st->lock) != 0)
+			continue;
+		if (rte_ring_full(st->frames) &&
+		    rte_ring_mc_dequeue_elem(st->frames, &old, sizeof(old)) == 0)
+			__atomic_fetch_add(&st->stats.frames_dropped, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&st->lock);
+	}
 	rx_store64(&st->delivered, st->delivered + 1);
 }
 
@@ -157,6 +172,8 @@ complete_frames(struct droce_rx_stream *st)
 		return 0;
 	if (droce_placer_failed(st->placer)) {
 		rx_stream_fail(st, "the placement device failed");
+		__atomic_fetch_add(&st->stats.frames_dropped, st->pending_count,
+				   __ATOMIC_RELAXED);
 		st->pending_count = 0;
 		return 0;
 	}
@@ -190,8 +207,10 @@ rx_finish_frame(struct rx_worker *w, struct droce_rx_stream *st, uint32_t imm, u
 	if (st->pending_count == RX_PENDING)
 		complete_frames(st);
 	if (st->pending_count == RX_PENDING) {
-		/* The engine is that far behind: the frame is lost to it. */
-		rx_count(&st->stats.frames_dropped, 1);
+		/* The engine is that far behind: the frame is lost to it.
+		 * (frames_dropped: locked adds, see deliver().)
+		 */
+		__atomic_fetch_add(&st->stats.frames_dropped, 1, __ATOMIC_RELAXED);
 		droce_placer_submit(st->placer);
 		memset(c, 0, sizeof(*c));
 		return;

@@ -120,8 +120,12 @@ rx_stream_fail(struct droce_rx_stream *st, const char *why)
 	if (atomic_exchange(&st->failed, true))
 		return;
 	RX_LOG(ERR, "stream QP %#x: receive path failed: %s", st->qpn, why);
-	/* Waiters in get_next_frame() return at once. */
+	/* Waiters in get_next_frame() return at once; the frames waiting
+	 * will not be taken: they count as dropped.
+	 */
 	pthread_mutex_lock(&st->lock);
+	__atomic_fetch_add(&st->stats.frames_dropped, rte_ring_count(st->frames),
+			   __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
 }

@@ -423,7 +423,11 @@ droce_rx_stream_blocking_monitor(struct droce_rx_stream *st)
 			continue;
 		}
 		idle = 0;
-		/* One call per frame that became available, on this thread. */
+		/* One call per frame that became available, on this thread;
+		 * none after a fatal event (get_next_frame() gives nothing).
+		 */
+		if (atomic_load(&st->failed))
+			notified = done;
 		for (; notified < done && atomic_load(&st->run) == run; notified++)
 			if (st->frame_ready != NULL)
 				st->frame_ready(st->frame_ready_arg);

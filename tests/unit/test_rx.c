@@ -943,6 +943,9 @@ test_port_removed(void **state)
 	/* The PMD's removal event, as DPDK delivers it. */
 	pmd_event("net_ring_r0", RTE_ETH_EVENT_INTR_RMV);
 	expect_failed(&f);
+	/* The frame that waited will not be taken: dropped. */
+	droce_rx_stream_stats(f.st, &before);
+	assert_int_equal(before.frames_dropped, 1);
 	/* Nothing arrives until start again. */
 	droce_rx_stream_stats(f.st, &before);
 	send_frame_faulty(&f, NULL, NULL, false);
@@ -1007,6 +1010,13 @@ test_placement_device_fails(void **state)
 	poll_all();
 	assert_int_equal(droce_gpu_host_set_failed(host_dev, false), 0);
 	expect_failed(&f);
+	/* The frame the engine did not finish counts as dropped. */
+	{
+		struct droce_rx_stream_stats s;
+
+		droce_rx_stream_stats(f.st, &s);
+		assert_int_equal(s.frames_dropped, 1);
+	}
 	close_stream(&f);
 	start(&f);
 	monitor_start(&f);

@@ -251,7 +251,7 @@ bool droce_rx_stream_get_next_frame(struct droce_rx_stream *st,
  * a later frame has written to the page (the device has no flow control).
  * Ask after reading the frame, to know the read saw that frame only.
  */
-bool droce_rx_stream_frame_intact(const struct droce_rx_stream *st,
+bool droce_rx_stream_frame_intact(struct droce_rx_stream *st,
 				  const struct droce_rx_frame_info *info);
 
 /** False when get_next_frame() would wait; true after a fatal event. */

@@ -10,7 +10,10 @@
  * The QP table has one writer (the control thread, under rx->lock) and
  * lock-free readers: each slot is one 64-bit word (QP number, stream index)
  * written atomically; a removed QP leaves a tombstone, so probes go on.
- */
+ * A tombstone that ends its run of slots is cleared (no probe passes it);
+ * when too many others build up, the table is rebuilt into the spare one,
+ * published, and the old one is left to the readers that may still be in
+ * it until they finish their round (droce_stack_quiesce()). */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -59,13 +62,25 @@ qp_hash(uint32_t qpn)
 	return (qpn * 0x9e3779b1u) >> (32 - 13); /* RX_QP_SLOTS = 8192 */
 }
 
+/* Tombstones that make the table be rebuilt: probes for an unknown QP
+ * (any forged packet) stay short.
+ */
+#define QP_TOMBSTONES_MAX (RX_QP_SLOTS / 16)
+
+static inline uint32_t
+qp_next(uint32_t h)
+{
+	return (h + 1) & (RX_QP_SLOTS - 1);
+}
+
 struct droce_rx_stream *
 rx_stream_of_qp(const struct droce_rx *rx, uint32_t qpn)
 {
+	const uint64_t *table = __atomic_load_n(&rx->qp_table, __ATOMIC_ACQUIRE);
+
 	RTE_BUILD_BUG_ON(RX_QP_SLOTS != 1 << 13);
-	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS;
-	     i++, h = (h + 1) & (RX_QP_SLOTS - 1)) {
-		uint64_t e = rx_load64(&rx->qp_table[h]);
+	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS; i++, h = qp_next(h)) {
+		uint64_t e = rx_load64(&table[h]);
 
 		if (e == 0)
 			return NULL;
@@ -75,17 +90,31 @@ rx_stream_of_qp(const struct droce_rx *rx, uint32_t qpn)
 	return NULL;
 }
 
-int
-rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index)
+/* Slots a lookup of @p qpn looks at (tests: how long a probe runs). */
+unsigned int
+rx_qp_probes(const struct droce_rx *rx, uint32_t qpn)
+{
+	unsigned int n = 0;
+
+	for (uint32_t h = qp_hash(qpn); n < RX_QP_SLOTS; h = qp_next(h)) {
+		uint64_t e = rx->qp_table[h];
+
+		n++;
+		if (e == 0 || ((uint32_t)(e >> 32) == qpn && (uint32_t)e != QP_TOMBSTONE))
+			break;
+	}
+	return n;
+}
+
+static int
+qp_place(uint64_t *table, uint32_t qpn, uint32_t index)
 {
 	int free_slot = -1;
 
-	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS;
-	     i++, h = (h + 1) & (RX_QP_SLOTS - 1)) {
-		uint64_t e = rx->qp_table[h];
+	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS; i++, h = qp_next(h)) {
+		uint64_t e = table[h];
 
-		if (e != 0 && (uint32_t)(e >> 32) == qpn &&
-		    (uint32_t)e != QP_TOMBSTONE)
+		if (e != 0 && (uint32_t)(e >> 32) == qpn && (uint32_t)e != QP_TOMBSTONE)
 			return -EEXIST;
 		if (free_slot < 0 && (e == 0 || (uint32_t)e == QP_TOMBSTONE))
 			free_slot = (int)h;
@@ -94,24 +123,65 @@ rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index)
 	}
 	if (free_slot < 0)
 		return -ENOSPC;
-	rx_store64(&rx->qp_table[free_slot], (uint64_t)qpn << 32 | (index + 1));
+	rx_store64(&table[free_slot], (uint64_t)qpn << 32 | (index + 1));
 	return 0;
+}
+
+int
+rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index)
+{
+	return qp_place(rx->qp_table, qpn, index);
+}
+
+/* The live entries into the spare table, which readers then get; the old
+ * one is theirs until every worker finished its round.
+ */
+static void
+qp_rebuild(struct droce_rx *rx)
+{
+	uint64_t *old = rx->qp_table;
+	uint64_t *fresh = old == rx->qp_tables[0] ? rx->qp_tables[1] : rx->qp_tables[0];
+
+	memset(fresh, 0, sizeof(rx->qp_tables[0]));
+	for (uint32_t h = 0; h < RX_QP_SLOTS; h++)
+		if (old[h] != 0 && (uint32_t)old[h] != QP_TOMBSTONE)
+			qp_place(fresh, (uint32_t)(old[h] >> 32), (uint32_t)old[h] - 1);
+	__atomic_store_n(&rx->qp_table, fresh, __ATOMIC_RELEASE);
+	droce_stack_quiesce(rx->stack);
+	rx->qp_tombstones = 0;
 }
 
 void
 rx_qp_remove(struct droce_rx *rx, uint32_t qpn)
 {
-	for (uint32_t i = 0, h = qp_hash(qpn); i < RX_QP_SLOTS;
-	     i++, h = (h + 1) & (RX_QP_SLOTS - 1)) {
-		uint64_t e = rx->qp_table[h];
+	uint64_t *table = rx->qp_table;
+	uint32_t h = qp_hash(qpn), i;
+
+	for (i = 0; i < RX_QP_SLOTS; i++, h = qp_next(h)) {
+		uint64_t e = table[h];
 
 		if (e == 0)
 			return;
-		if ((uint32_t)(e >> 32) == qpn && (uint32_t)e != QP_TOMBSTONE) {
-			rx_store64(&rx->qp_table[h], (uint64_t)qpn << 32 | QP_TOMBSTONE);
-			return;
-		}
+		if ((uint32_t)(e >> 32) == qpn && (uint32_t)e != QP_TOMBSTONE)
+			break;
 	}
+	if (i == RX_QP_SLOTS)
+		return;
+	if (table[qp_next(h)] != 0) {
+		rx_store64(&table[h], (uint64_t)qpn << 32 | QP_TOMBSTONE);
+		if (++rx->qp_tombstones > QP_TOMBSTONES_MAX)
+			qp_rebuild(rx);
+		return;
+	}
+	/* The run ends here: no probe passes this slot, nor the tombstones
+	 * right before it.
+	 */
+	do {
+		if (table[h] != 0 && (uint32_t)table[h] == QP_TOMBSTONE)
+			rx->qp_tombstones--;
+		rx_store64(&table[h], 0);
+		h = (h + RX_QP_SLOTS - 1) & (RX_QP_SLOTS - 1);
+	} while (table[h] != 0 && (uint32_t)table[h] == QP_TOMBSTONE);
 }
 
 void
@@ -307,6 +377,7 @@ droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 		return NULL;
 	}
 	rx->stack = stack;
+	rx->qp_table = rx->qp_tables[0];
 	rx->next_qp = 0x100;
 	pthread_mutex_init(&rx->lock, NULL);
 	rx->nb_workers = droce_stack_nb_workers(stack);

@@ -222,7 +222,13 @@ struct rx_burst {
 struct droce_rx {
 	struct droce_stack *stack;
 	pthread_mutex_t lock;           /* start/close/new/free */
-	uint64_t qp_table[RX_QP_SLOTS]; /* qpn << 32 | (index + 1); 0 empty */
+	/* QP -> stream, the table workers read (qpn << 32 | (index + 1); 0
+	 * empty), and a second one it is rebuilt into when removals leave
+	 * too many tombstones.
+	 */
+	uint64_t *qp_table;
+	uint64_t qp_tables[2][RX_QP_SLOTS];
+	unsigned int qp_tombstones;
 	struct droce_rx_stream *streams[DROCE_RX_MAX_STREAMS];
 	uint32_t next_qp;
 	unsigned int nb_workers;
@@ -238,6 +244,7 @@ struct droce_rx {
 
 /* rx.c */
 struct droce_rx_stream *rx_stream_of_qp(const struct droce_rx *rx, uint32_t qpn);
+unsigned int rx_qp_probes(const struct droce_rx *rx, uint32_t qpn);
 int rx_qp_insert(struct droce_rx *rx, uint32_t qpn, uint32_t index);
 void rx_qp_remove(struct droce_rx *rx, uint32_t qpn);
 void rx_stream_fail(struct droce_rx_stream *st, const char *why);

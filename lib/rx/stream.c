@@ -193,9 +193,11 @@ pick_qp(struct droce_rx *rx)
 }
 
 static int
-make_queues(struct droce_rx_stream *st, char *err, size_t errlen)
+make_queues(struct droce_rx_stream *st, unsigned int pages, char *err, size_t errlen)
 {
 	char name[RTE_RING_NAMESIZE];
+	uint64_t *page_frame;
+	uint32_t *page_psn;
 
 	if (st->frames == NULL || rte_ring_get_capacity(st->frames) != st->queue_size) {
 		rte_ring_free(st->frames);
@@ -210,13 +212,22 @@ make_queues(struct droce_rx_stream *st, char *err, size_t errlen)
 	} else {
 		rte_ring_reset(st->frames);
 	}
+	/* frame_intact() reads these on the application's thread, under the
+	 * stream's lock.
+	 */
+	page_frame = rte_zmalloc("droce_rx_pages", sizeof(uint64_t) * pages, 0);
+	page_psn = rte_malloc("droce_rx_psn", sizeof(uint32_t) * pages, 0);
+	if (page_frame != NULL && page_psn != NULL)
+		memset(page_psn, 0xff, sizeof(uint32_t) * pages);
+	pthread_mutex_lock(&st->lock);
 	rte_free(st->page_frame);
 	rte_free(st->page_psn);
-	st->page_frame = rte_zmalloc("droce_rx_pages", sizeof(uint64_t) * st->pages, 0);
-	st->page_psn = rte_malloc("droce_rx_psn", sizeof(uint32_t) * st->pages, 0);
-	if (st->page_frame == NULL || st->page_psn == NULL)
+	st->page_frame = page_frame;
+	st->page_psn = page_psn;
+	st->pages = page_frame != NULL && page_psn != NULL ? pages : 0;
+	pthread_mutex_unlock(&st->lock);
+	if (st->pages == 0)
 		return param_error(err, errlen, -ENOMEM, "rx: out of memory");
-	memset(st->page_psn, 0xff, sizeof(uint32_t) * st->pages);
 	rte_free(st->reorder.slot);
 	st->reorder.slot = NULL;
 	if (st->reorder.window != 0) {
@@ -295,11 +306,10 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 	st->frame_size = p->frame_size;
 	st->page_size = p->page_size;
 	st->metadata_offset = p->metadata_offset;
-	st->pages = p->pages;
 	st->queue_size = p->queue_size;
 	st->buf = *p->buf;
 	droce_port_mac(rx->stack, port, &st->our_mac);
-	ret = make_queues(st, err, errlen);
+	ret = make_queues(st, p->pages, err, errlen);
 	if (ret == 0) {
 		st->placer = droce_placer_create(&pc, err, errlen);
 		if (st->placer == NULL)
@@ -373,11 +383,14 @@ droce_rx_stream_free(struct droce_rx_stream *st)
 	pthread_mutex_lock(&st->rx->lock);
 	rte_ring_free(st->frames);
 	st->frames = NULL;
+	pthread_mutex_lock(&st->lock);
 	rte_free(st->page_frame);
 	rte_free(st->page_psn);
-	rte_free(st->reorder.slot);
 	st->page_frame = NULL;
 	st->page_psn = NULL;
+	st->pages = 0;
+	pthread_mutex_unlock(&st->lock);
+	rte_free(st->reorder.slot);
 	st->reorder.slot = NULL;
 	st->reorder.window = 0;
 	st->in_use = false;
@@ -504,15 +517,20 @@ droce_rx_stream_get_next_frame(struct droce_rx_stream *st, unsigned int timeout_
 }
 
 bool
-droce_rx_stream_frame_intact(const struct droce_rx_stream *st,
+droce_rx_stream_frame_intact(struct droce_rx_stream *st,
 			     const struct droce_rx_frame_info *info)
 {
 	struct droce_rx_frame_info now = *info;
+	bool intact = false;
 
-	if (info->page >= st->pages || st->page_frame == NULL)
-		return false;
-	mark_overwritten(st, &now);
-	return !now.overwritten;
+	/* start() may be reallocating the pages meanwhile. */
+	pthread_mutex_lock(&st->lock);
+	if (info->page < st->pages && st->page_frame != NULL) {
+		mark_overwritten(st, &now);
+		intact = !now.overwritten;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return intact;
 }
 
 bool

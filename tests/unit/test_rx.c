@@ -2640,6 +2640,57 @@ test_refusal_names(void **state)
 	assert_null(droce_rx_refusal_name(DROCE_RX_REFUSAL_MAX));
 }
 
+/* A stream started and closed 40000 times, each time with a new QP,
+ * beside streams that stay: the table's probes stay short (a lookup of a
+ * QP no stream has is what every forged packet costs).
+ */
+static void
+test_qp_table_stays_short(void **state)
+{
+	struct droce_rx_stream *stay[64];
+	unsigned int longest = 0;
+	struct fixture f;
+	char err[256];
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 4);
+	for (unsigned int i = 0; i < RTE_DIM(stay); i++) {
+		struct droce_rx_params p = f.params;
+
+		p.qp = 0x20000 + i * 7;
+		stay[i] = droce_rx_stream_new(rx);
+		assert_non_null(stay[i]);
+		if (droce_rx_stream_start(stay[i], &p, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+	}
+	/* QPs from a fixed random sequence (sequential ones spread evenly
+	 * under the table's hash and hide how runs of slots grow).
+	 */
+	for (uint32_t k = 0, x = 12345; k < 40000; k++) {
+		x = x * 1103515245u + 12345u;
+		f.params.qp = 0x100000 | (x >> 12);
+		if (rx_stream_of_qp(rx, f.params.qp) != NULL)
+			continue;
+		start(&f);
+		droce_rx_stream_close(f.st);
+	}
+	for (uint32_t q = 0, x = 777; q < 2000; q++) {
+		x = x * 1103515245u + 12345u;
+		longest = RTE_MAX(longest, rx_qp_probes(rx, 0x900000 | (x >> 12)));
+	}
+	print_message("  after 40000 QPs came and went: a lookup of an unknown QP looks at %u slots at most\n",
+		      longest);
+	assert_true(longest < 64);
+	for (unsigned int i = 0; i < RTE_DIM(stay); i++) {
+		assert_ptr_equal(rx_stream_of_qp(rx, 0x20000 + i * 7), stay[i]);
+		droce_rx_stream_free(stay[i]);
+	}
+	f.params.qp = 0;
+	start(&f);
+	monitor_start(&f);
+	fixture_fini(&f);
+}
+
 /* Many streams: each finds its own QP in the table. */
 static void
 test_many_streams(void **state)
@@ -2733,6 +2784,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fused_bad_block_not_metadata),
 		cmocka_unit_test(test_refusal_names),
 		cmocka_unit_test(test_many_streams),
+		cmocka_unit_test(test_qp_table_stays_short),
 	};
 	int ret;
 

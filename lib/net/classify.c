@@ -122,7 +122,10 @@ udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 	if (p->l4_cksum_offload) {
 		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
-		if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		/* NONE: the data is verified, the checksum field is not
+		 * finished (virtio hands over partial checksums so).
+		 */
+		if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD || f == RTE_MBUF_F_RX_L4_CKSUM_NONE)
 			return false;
 		if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 			return true;
@@ -157,6 +160,30 @@ classify_udp(const struct droce_stack *s, const struct net_port *p,
 	out->handler = (uint8_t)(h - 1);
 	return s->udp_handler[h - 1].where == DROCE_UDP_ON_WORKER
 		? VERDICT_HANDLER : VERDICT_CONTROL;
+}
+
+/* Cut @p m to its first @p len bytes. The pad may spread over segments,
+ * which rte_pktmbuf_trim() (the last segment only) does not reach.
+ */
+static void
+trim_to(struct rte_mbuf *m, uint32_t len)
+{
+	struct rte_mbuf *seg = m;
+	uint32_t left = len;
+	uint16_t segs = 1;
+
+	if (rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - len)) == 0)
+		return;
+	while (seg->data_len < left) {
+		left -= seg->data_len;
+		seg = seg->next;
+		segs++;
+	}
+	seg->data_len = (uint16_t)left;
+	rte_pktmbuf_free(seg->next);
+	seg->next = NULL;
+	m->nb_segs = segs;
+	m->pkt_len = len;
 }
 
 static inline enum verdict
@@ -199,7 +226,7 @@ classify_ipv4(const struct droce_stack *s, const struct net_port *p,
 		return drop(out, DROCE_DROP_IP_BAD_SOURCE);
 	/* Ethernet pads short frames; the IP length is the truth. */
 	if (in_frame > total)
-		rte_pktmbuf_trim(m, (uint16_t)(in_frame - total));
+		trim_to(m, RTE_ETHER_HDR_LEN + total);
 	/* Both lengths in one store, not two read-modify-writes of bit
 	 * fields; the other offload fields mean nothing on receive.
 	 */

@@ -191,9 +191,10 @@ fill_eth_conf(struct net_port *p, const struct rte_eth_dev_info *info,
 			       RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
 	p->l4_cksum_offload = (ec->rxmode.offloads &
 			       RTE_ETH_RX_OFFLOAD_UDP_CKSUM) != 0;
-	if (info->max_rx_pktlen < (uint32_t)p->mtu + FRAME_OVERHEAD &&
-	    (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
-		ec->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	/* No RX scatter: the pool's mbufs hold a whole frame of the MTU
+	 * (create_pool()), so a frame never needs a second one; a device
+	 * whose frames cannot be that long refuses the MTU itself.
+	 */
 }
 
 /* One attempt at rte_eth_dev_configure; event mode asks for RX interrupts
@@ -526,21 +527,17 @@ disable_power_mgmt(struct net_port *p)
 }
 
 /* Some PMDs (net_af_packet) accept intr_conf.rxq but have no interrupt to
- * give; only a started port tells. ethdev logs an error for each such
- * queue, which here is an expected answer, so it is kept quiet.
+ * give; only a started port tells. ethdev logs an error for such a queue;
+ * droce says next what it makes of it (the log level is ethdev's, shared
+ * with every thread, so it is not turned down meanwhile).
  */
 static bool
 rx_intr_usable(const struct net_port *p)
 {
-	int logtype = rte_log_register("lib.ethdev");
-	int level = rte_log_get_level(logtype);
-	bool usable = true;
-
-	rte_log_set_level(logtype, RTE_LOG_CRIT);
-	for (uint16_t q = 0; q < p->nb_rxq && usable; q++)
-		usable = rte_eth_dev_rx_intr_ctl_q_get_fd(p->port_id, q) >= 0;
-	rte_log_set_level(logtype, (uint32_t)level);
-	return usable;
+	for (uint16_t q = 0; q < p->nb_rxq; q++)
+		if (rte_eth_dev_rx_intr_ctl_q_get_fd(p->port_id, q) < 0)
+			return false;
+	return true;
 }
 
 static int
@@ -578,7 +575,7 @@ net_port_start(struct net_port *p)
 	int ret = start_device(p);
 
 	if (ret == 0 && p->rx_intr && !rx_intr_usable(p)) {
-		NET_LOG(INFO, "port %u (%s): no usable RX interrupts",
+		NET_LOG(INFO, "port %u (%s): no usable RX interrupts (the error above is ethdev's answer to the question); rte_power_pmd_mgmt paces the workers instead",
 			p->index, p->name);
 		ret = net_port_use_power_mgmt(p);
 	}

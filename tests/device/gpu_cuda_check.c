@@ -195,6 +195,24 @@ place_random(enum droce_place_mode mode, uint32_t items, uint32_t entries, int b
 	guarded_free(&g);
 }
 
+/* What a frame's write barrier costs the worker (rte_gpu_wmb(): the
+ * context made current once, cuFlushGPUDirectRDMAWrites each time).
+ */
+static void
+bench_wmb(void)
+{
+	const unsigned int calls = 100000;
+	double t0 = now();
+
+	for (unsigned int i = 0; i < calls; i++)
+		if (rte_gpu_wmb(dev) != 0) {
+			CHECK(0, "wmb failed at call %u", i);
+			return;
+		}
+	printf("BENCH rte_gpu_wmb (once a frame on a worker): %.2f us a call (%u calls)\n",
+	       (now() - t0) * 1e6 / calls, calls);
+}
+
 /* Gather from registered host memory vs one cuMemcpyHtoD of as many bytes. */
 static void
 bench_gather(unsigned int rounds)
@@ -320,8 +338,10 @@ main(int argc, char **argv)
 			printf("NOTE copy placement not checked: no CPU mapping of GPU memory (no GDRCopy here)\n");
 		droce_gpu_buf_free(&probe);
 	}
-	if (bench)
+	if (bench) {
 		bench_gather(5);
+		bench_wmb();
+	}
 	droce_gpu_mempool_unregister(dev, pool);
 	printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures,
 	       failures == 1 ? "" : "s");

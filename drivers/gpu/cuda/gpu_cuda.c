@@ -73,10 +73,23 @@ priv(struct rte_gpu *dev)
 	return dev->mpshared->dev_private;
 }
 
+/* A thread's current context stays until it sets another: set it only
+ * then, so that a worker's write barrier a frame makes one driver call,
+ * not two.
+ */
+static __thread CUcontext thread_ctx;
+
 static int
 use_ctx(struct rte_gpu *dev)
 {
-	return api.CtxSetCurrent(priv(dev)->ctx) == CUDA_SUCCESS ? 0 : -EIO;
+	CUcontext ctx = priv(dev)->ctx;
+
+	if (ctx == thread_ctx)
+		return 0;
+	if (api.CtxSetCurrent(ctx) != CUDA_SUCCESS)
+		return -EIO;
+	thread_ctx = ctx;
+	return 0;
 }
 
 static int
@@ -284,6 +297,7 @@ cuda_close(struct rte_gpu *dev)
 	for (unsigned int i = 0; i < g->nb_allocs; i++)
 		api.MemFree(g->allocs[i].base);
 	api.DevicePrimaryCtxRelease(g->cu_dev);
+	thread_ctx = NULL;   /* (this thread's: the others' end with them) */
 	free(g->allocs);
 	free(g->maps);
 	free(g);

@@ -28,11 +28,20 @@
  *   bit 7     keep the PSN (else the one the stream expects next)
  * and the high byte makes the input a burst of up to four packets, since
  * lib/rx carries state from one packet of a burst to the next (the stream
- * of the one before, the ICRC checked ahead):
+ * of the one before, the ICRC checked ahead), and spreads them over the
+ * port's two RX queues, one per worker, as a NIC's RSS or af_packet's
+ * fanout does (a packet on the queue of a worker that does not own its
+ * stream is checked there and handed over; a forged one must not take
+ * the stream):
  *   bits 0-1  copies after the first, in the same burst (fixed up each:
  *             the PSN one further, the VA one payload further)
  *   bit 2     every copy's ICRC broken after the fix-ups
  *   bit 3     copy k to stream (s + k) % 3 instead of stream s
+ *   bit 4     the first packet to queue 1 (worker 1) instead of queue 0
+ *   bit 5     copies on alternate queues
+ *   bit 6     worker 1 polls first
+ * Stream 0 holds packets after a PSN gap (a reorder window of 16), so
+ * fuzzed PSNs reach the reorder code too.
  */
 
 #include <inttypes.h>
@@ -73,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define NB_STREAMS 3
 #define GUARD 4096
 #define GUARD_FILL 0x5a
-#define TX_RINGS 2
+#define TX_RINGS 3          /* the control lcore and two workers */
+#define RX_QUEUES 2
 #define OUR_IP "198.18.0.1"
 #define PEER_IP "198.18.0.2"
 
@@ -87,7 +97,7 @@ struct fuzz_stream {
 static struct droce_stack *stack;
 static struct droce_rx *rx;
 static struct rte_mempool *pool;
-static struct rte_ring *rx_ring, *tx_ring[TX_RINGS];
+static struct rte_ring *rx_ring[RX_QUEUES], *tx_ring[TX_RINGS];
 static struct rte_ether_addr our_mac;
 static struct fuzz_stream streams[NB_STREAMS];
 static uint64_t span;             /* the largest stream buffer */
@@ -102,7 +112,8 @@ die(const char *what, const char *err)
 
 static void
 stream_start(struct fuzz_stream *fs, int16_t dev, uint32_t qp, size_t frame_size,
-	     unsigned int pages, enum droce_hsb_imm imm, enum droce_rx_icrc icrc)
+	     unsigned int pages, enum droce_hsb_imm imm, enum droce_rx_icrc icrc,
+	     uint32_t reorder_window)
 {
 	struct droce_hsb_layout l;
 	struct droce_rx_params p;
@@ -124,7 +135,7 @@ stream_start(struct fuzz_stream *fs, int16_t dev, uint32_t qp, size_t frame_size
 		.frame_size = l.frame_size, .page_size = l.page_size, .pages = pages,
 		.metadata_offset = l.metadata_offset, .peer_ip = PEER_IP,
 		.queue_size = 4, .qp = qp, .rkey = fs->rkey, .imm = imm, .icrc = icrc,
-		.remote_qp = 0x77,
+		.remote_qp = 0x77, .reorder_window = reorder_window,
 	};
 	fs->st = droce_rx_stream_new(rx);
 	if (fs->st == NULL || droce_rx_stream_start(fs->st, &p, err, sizeof(err)) != 0)
@@ -149,8 +160,9 @@ print_stats(void)
 
 		droce_rx_stream_stats(streams[s].st, &st);
 		fprintf(stderr, "fuzz_rx: stream %#x: %" PRIu64 " packets placed, %" PRIu64
-			" frames, %" PRIu64 " lost, %" PRIu64 " acks", streams[s].qp,
-			st.packets, st.frames, st.lost_packets, st.acks);
+			" frames, %" PRIu64 " lost, %" PRIu64 " acks, %" PRIu64 " handed over, %"
+			PRIu64 " held", streams[s].qp, st.packets, st.frames, st.lost_packets,
+			st.acks, st.handed_over, st.held);
 		for (int k = 0; k < DROCE_RX_REFUSAL_MAX; k++)
 			if (st.refused[k] != 0)
 				fprintf(stderr, ", %s %" PRIu64, droce_rx_refusal_name(k),
@@ -185,14 +197,14 @@ teardown(void)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[64], lcores[32];
+	char prefix[64], lcores[48];
 	char *eal[] = { (*argv)[0], "--no-pci", "--no-huge", "-m", "256",
 			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET, "--lcores", lcores,
 			"--log-level", "*:error", NULL };
 	char *const overrides[] = {
 		"port.0.device=net_ring_fuzz", "port.0.address=" OUR_IP "/24",
 		"port.0.rxd=256", "port.0.txd=256", "stats.period=0",
-		"worker.thread.groups=1",
+		"worker.thread.groups=2",
 	};
 	static struct droce_conf conf;
 	struct droce_lcore_layout layout;
@@ -204,14 +216,22 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
 			cpu++;
-	/* Two lcores on one cpu; the worker is polled here, by hand. */
-	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	/* Three lcores on one cpu; the workers are polled here, by hand. */
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d,2@%d", cpu, cpu, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-fuzz-rx-%d", getpid());
 	if (droce_test_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
 		die("rte_eal_init", NULL);
 	rte_timer_subsystem_init();
 
-	rx_ring = rte_ring_create("fuzz_rx", 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	for (int q = 0; q < RX_QUEUES; q++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "fuzz_rx%d", q);
+		rx_ring[q] = rte_ring_create(name, 256, SOCKET_ID_ANY,
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (rx_ring[q] == NULL)
+			die("rx ring", NULL);
+	}
 	for (int r = 0; r < TX_RINGS; r++) {
 		char name[16];
 
@@ -221,8 +241,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		if (tx_ring[r] == NULL)
 			die("tx ring", NULL);
 	}
-	if (rx_ring == NULL ||
-	    rte_eth_from_rings("fuzz", &rx_ring, 1, tx_ring, TX_RINGS, SOCKET_ID_ANY) < 0)
+	if (rte_eth_from_rings("fuzz", rx_ring, RX_QUEUES, tx_ring, TX_RINGS, SOCKET_ID_ANY) < 0)
 		die("ring port", NULL);
 	pool = rte_pktmbuf_pool_create("fuzz_pool", 1024, 0, 0, 10240, SOCKET_ID_ANY);
 	if (pool == NULL)
@@ -248,11 +267,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	 * the ICRC off; the older immediate with the ICRC in the copy.
 	 */
 	stream_start(&streams[0], (int16_t)dev, 0x100, 5000, 4, DROCE_HSB_IMM_CURRENT,
-		     DROCE_RX_ICRC_ON);
+		     DROCE_RX_ICRC_ON, 16);
 	stream_start(&streams[1], (int16_t)dev, 0x101, 3000, 2, DROCE_HSB_IMM_OPAQUE,
-		     DROCE_RX_ICRC_OFF);
+		     DROCE_RX_ICRC_OFF, 0);
 	stream_start(&streams[2], (int16_t)dev, 0x102, 1000, 3, DROCE_HSB_IMM_LITE,
-		     DROCE_RX_ICRC_FUSED);
+		     DROCE_RX_ICRC_FUSED, 0);
 	atexit(teardown);
 	return 0;
 }
@@ -364,26 +383,37 @@ check_guards(const struct fuzz_stream *fs)
 		}
 }
 
-/* Copies after the first that the input asks for (the high byte of an
- * IPv4 header's identification field, bits 0-1).
+/* The high byte of an IPv4 header's identification field (see the top):
+ * the burst's shape.
  */
 static unsigned int
-extra_copies(const uint8_t *data, size_t size)
+burst_bits(const uint8_t *data, size_t size)
 {
 	if (size < sizeof(struct rte_ipv4_hdr) || (data[0] >> 4) != 4)
 		return 0;
-	return data[offsetof(struct rte_ipv4_hdr, packet_id)] & 0x03;
+	return data[offsetof(struct rte_ipv4_hdr, packet_id)];
+}
+
+static bool
+any_rx_ring_full(void)
+{
+	for (int q = 0; q < RX_QUEUES; q++)
+		if (!rte_ring_empty(rx_ring[q]))
+			return true;
+	return false;
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	unsigned int copies;
+	unsigned int copies, burst, first;
 
 	if (size == 0 || size > 9000)
 		return -1;
-	copies = 1 + extra_copies(data, size);
+	burst = burst_bits(data, size);
+	copies = 1 + (burst & 0x03);
 	for (unsigned int c = 0; c < copies; c++) {
+		unsigned int queue = ((burst >> 4) & 1) ^ ((burst & 0x20) ? c & 1 : 0);
 		uint32_t len = (uint32_t)size;
 		struct rte_ether_hdr *eth;
 		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
@@ -397,12 +427,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 								       : RTE_ETHER_TYPE_IPV4);
 		memcpy(eth + 1, data, len);
 		fix_up((uint8_t *)(eth + 1), len, c);
-		if (rte_ring_enqueue(rx_ring, m) != 0)
+		if (rte_ring_enqueue(rx_ring[queue], m) != 0)
 			die("rx ring full", NULL);
 	}
-	/* The burst, then the hooks that complete frames. */
-	for (int i = 0; i < 4 && (droce_worker_poll(stack, 0) != 0 || !rte_ring_empty(rx_ring)); i++)
-		;
+	/* The burst on both workers (in the order asked), the hand-overs
+	 * between them, then the hooks that complete frames.
+	 */
+	first = (burst & 0x40) ? 1 : 0;
+	for (int i = 0; i < 8; i++) {
+		unsigned int busy = droce_worker_poll(stack, first) +
+				    droce_worker_poll(stack, first ^ 1);
+
+		if (busy == 0 && !any_rx_ring_full())
+			break;
+	}
 	droce_control_poll(stack);
 	drain_tx();
 	for (int s = 0; s < NB_STREAMS; s++) {

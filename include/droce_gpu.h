@@ -138,10 +138,10 @@ struct droce_placer_conf {
 	bool fused_icrc;
 	/** Copy mode: a placed entry's mbuf goes back to the caller, who
 	 *  frees it (in bulk, say, at the end of its burst, with
-	 *  rte_pktmbuf_free_bulk(): 30 % fewer instructions a packet than
-	 *  rte_pktmbuf_free() each). droce_place() and droce_place_icrc()
-	 *  then return 1 for it. Refused entries are freed as always; gather
-	 *  keeps its mbufs until their batch is done, and returns 0.
+	 *  rte_pktmbuf_free_bulk(), cheaper than rte_pktmbuf_free() each).
+	 *  droce_place() and droce_place_icrc() then return 1 for it.
+	 *  Refused entries are freed as always; gather keeps its mbufs until
+	 *  their batch is done, and returns 0.
 	 */
 	bool caller_frees;
 	/** Copy mode: the stores of payloads of 256 bytes and more. */

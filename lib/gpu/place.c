@@ -348,9 +348,8 @@ streams(const struct droce_placer *pl, uint32_t len)
  * packet of the same size will fill are asked for now, into L2 (in L1 the
  * packets of other streams, coming in between, would push them out). With
  * many streams the hardware's prefetcher, following so many destinations
- * through so much other work, leaves these stores to wait for memory: 16
- * interleaved streams placed 20 % more with this. Streaming stores read
- * no line they write.
+ * through so much other work, leaves these stores to wait for memory.
+ * Streaming stores read no line they write.
  */
 static inline void
 prefetch_next(const struct droce_placer *pl, uint64_t next, uint32_t len)

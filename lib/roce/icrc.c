@@ -74,8 +74,7 @@ head_len(uint32_t masked, uint32_t len)
  * packet's first 64 bytes: TOS, TTL, header checksum, UDP checksum, BTH
  * byte 4 (zeros after them, as far as a short message's lanes reach).
  * ORed into the packet's bytes as the CRC loads them, the headers need no
- * copy and the CRC one pass instead of two, each with its own reduction
- * (187 -> 144 TSC cycles for 1472 bytes with 256-bit vectors).
+ * copy and the CRC one pass instead of two, each with its own reduction.
  */
 static const uint8_t ipv4_ones[CRC_SHORT_MAX] __rte_aligned(64) = {
 	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,

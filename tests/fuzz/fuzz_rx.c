@@ -194,6 +194,20 @@ teardown(void)
 	droce_test_eal_cleanup();
 }
 
+/* A queue of the ring port: @p what and @p n name it. */
+static struct rte_ring *
+ring(const char *what, int n, unsigned int size)
+{
+	char name[16];
+	struct rte_ring *r;
+
+	snprintf(name, sizeof(name), "%s%d", what, n);
+	r = rte_ring_create(name, size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (r == NULL)
+		die("ring", name);
+	return r;
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -223,24 +237,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		die("rte_eal_init", NULL);
 	rte_timer_subsystem_init();
 
-	for (int q = 0; q < RX_QUEUES; q++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "fuzz_rx%d", q);
-		rx_ring[q] = rte_ring_create(name, 256, SOCKET_ID_ANY,
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (rx_ring[q] == NULL)
-			die("rx ring", NULL);
-	}
-	for (int r = 0; r < TX_RINGS; r++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "fuzz_tx%d", r);
-		tx_ring[r] = rte_ring_create(name, 1024, SOCKET_ID_ANY,
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (tx_ring[r] == NULL)
-			die("tx ring", NULL);
-	}
+	for (int q = 0; q < RX_QUEUES; q++)
+		rx_ring[q] = ring("fuzz_rx", q, 256);
+	for (int r = 0; r < TX_RINGS; r++)
+		tx_ring[r] = ring("fuzz_tx", r, 1024);
 	if (rte_eth_from_rings("fuzz", rx_ring, RX_QUEUES, tx_ring, TX_RINGS, SOCKET_ID_ANY) < 0)
 		die("ring port", NULL);
 	pool = rte_pktmbuf_pool_create("fuzz_pool", 1024, 0, 0, 10240, SOCKET_ID_ANY);

@@ -299,6 +299,21 @@ test_gather_thread(void **state)
 	random_entries(DROCE_PLACE_GATHER, true, DROCE_COPY_STREAMING);
 }
 
+/* A placer of @p conf over a fresh guarded buffer. */
+static struct droce_placer *
+placer_over(struct guarded *g, struct droce_placer_conf *conf)
+{
+	struct droce_placer *pl;
+	char err[256];
+
+	guarded_alloc(g);
+	conf->buf = &g->buf;
+	pl = droce_placer_create(conf, err, sizeof(err));
+	if (pl == NULL)
+		fail_msg("%s", err);
+	return pl;
+}
+
 static void
 test_out_of_range(void **state)
 {
@@ -310,15 +325,10 @@ test_out_of_range(void **state)
 						  .fused_icrc = variant == 1 };
 		unsigned int avail = rte_mempool_avail_count(pool), seed = 9;
 		struct droce_placer_stats st;
-		struct droce_placer *pl;
 		struct guarded g;
-		char err[256];
+		struct droce_placer *pl = placer_over(&g, &conf);
 
 		(void)state;
-		guarded_alloc(&g);
-		conf.buf = &g.buf;
-		pl = droce_placer_create(&conf, err, sizeof(err));
-		assert_non_null(pl);
 		assert_int_equal(droce_place(pl, random_mbuf(&seed, 100), 0,
 					     BUF_SIZE - 99, 100), -ERANGE);
 		assert_int_equal(droce_place(pl, random_mbuf(&seed, 100), 0,
@@ -348,16 +358,11 @@ test_no_free_item(void **state)
 					  .item_entries = 4 };
 	unsigned int avail = rte_mempool_avail_count(pool), seed = 3;
 	struct droce_placer_stats st;
-	struct droce_placer *pl;
 	struct guarded g;
-	char err[256];
+	struct droce_placer *pl = placer_over(&g, &conf);
 	uint64_t t;
 
 	(void)state;
-	guarded_alloc(&g);
-	conf.buf = &g.buf;
-	pl = droce_placer_create(&conf, err, sizeof(err));
-	assert_non_null(pl);
 	/* No engine runs: two batches fill both items, the third waits. */
 	for (int b = 0; b < 2; b++) {
 		assert_int_equal(droce_place(pl, random_mbuf(&seed, 8), 0, 64 * b, 8), 0);
@@ -387,15 +392,10 @@ test_gather_destroy_frees_half_item(void **state)
 	struct droce_placer_conf conf = { .mode = DROCE_PLACE_GATHER, .nb_items = 2,
 					  .item_entries = 8 };
 	unsigned int avail = rte_mempool_avail_count(pool), seed = 4;
-	struct droce_placer *pl;
 	struct guarded g;
-	char err[256];
+	struct droce_placer *pl = placer_over(&g, &conf);
 
 	(void)state;
-	guarded_alloc(&g);
-	conf.buf = &g.buf;
-	pl = droce_placer_create(&conf, err, sizeof(err));
-	assert_non_null(pl);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(droce_place(pl, random_mbuf(&seed, 8), 0, 64 * i, 8), 0);
 	droce_placer_destroy(pl);

@@ -57,6 +57,12 @@ run_pair() {
 	[ "$rc" = 0 ] || fail "$name: droce exited with $rc"
 	grep "should see" "$WORK/sensor.log"
 	sed -n '/rx summary/,$p' "$WORK/droce.log"
+	# Columns that say their unit, and a line that says why frames were
+	# not checked (a bare 'dropped' beside the sensor's 'drop' misled).
+	grep -Eq "lost-pkt +lossy +q-dropped +bad-pkt +checked +no-crc +mismatch" "$WORK/droce.log" ||
+		fail "$name: the summary's columns do not say their unit"
+	grep -Eq -- "--verify [a-z]+: .* (taken checked|none checked)" "$WORK/droce.log" ||
+		fail "$name: the summary does not say how many frames were checked and why not the rest"
 	/usr/bin/python3 "$here/rx_check.py" "$WORK/$name-droce.json" \
 		"$WORK/$name-sensor.json" --dump "$WORK/$name-dump" "$@" ||
 		fail "$name: droce's counters disagree with the sensor"

@@ -17,7 +17,7 @@ command -v tshark >/dev/null || fail "needs tshark (usertools/droce-deps.sh inst
 
 make_link
 start_droce
-out=$(peer ping -c 5 -i 0.05 -W 1 "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 5 -i 0.05 -W 5 "$DROCE_IP" 2>&1) || true
 echo "$out" | grep -q " 5 received" || fail "ping before: $out"
 DMAC=$(droce_mac)
 
@@ -39,7 +39,7 @@ PY
 }
 
 scapy_send claim
-out=$(peer ping -c 10 -i 0.05 -W 1 "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 10 -i 0.05 -W 5 "$DROCE_IP" 2>&1) || true
 echo "$out" | tail -2
 echo "$out" | grep -q " 10 received" ||
 	fail "an unsolicited ARP reply took the peer's address: $out"
@@ -55,11 +55,11 @@ echo "200 pings from spoofed sources: droce sent $requests ARP requests"
 [ "$requests" -le 300 ] ||
 	fail "droce sent $requests ARP requests for 200 spoofed sources in 2.5 s (at most 300 allowed)"
 
-out=$(peer ping -c 10 -i 0.05 -W 1 "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 10 -i 0.05 -W 5 "$DROCE_IP" 2>&1) || true
 echo "$out" | grep -q " 10 received" || fail "ping after the flood: $out"
 # A host droce never saw: a second address on the peer's side.
 peer ip addr add 198.18.0.3/24 dev "$IF_P"
-out=$(peer ping -c 5 -i 0.05 -W 1 -I 198.18.0.3 "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 5 -i 0.05 -W 5 -I 198.18.0.3 "$DROCE_IP" 2>&1) || true
 echo "$out" | grep -q " 5 received" || fail "a new neighbour after the flood: $out"
 stop_droce
 echo PASS

@@ -11,13 +11,15 @@
  *   stream-place  placed GB/s, 1408- and 4096-byte payloads, ICRC off,
  *                 on and fused, vs memcpy of the same payload bytes to
  *                 the same places in the same buffer; the ICRC sides
- *                 again with 512-bit vectors allowed. For reference, a
- *                 bare receive (below) and the placement's own work
- *                 alone: each packet prefetched as lib/rx does and its
- *                 payload copied as the placer does (streaming stores),
- *                 with and without the ICRC checked first, and the check
- *                 with no copy. droce's stream path costs what it adds
- *                 to that work.
+ *                 again with 512-bit vectors allowed. Packets cold (as a
+ *                 NIC's DMA leaves them) in sequential and in shuffled
+ *                 buffers, and hot. For reference, a bare receive (below)
+ *                 and the placement's own work alone, as fast as this
+ *                 machine does it: each packet prefetched in two steps
+ *                 and its payload copied as the placer does (streaming
+ *                 stores), with and without the ICRC checked first, and
+ *                 the check with no copy. droce's stream path costs what
+ *                 it adds to that work.
  *   stream-pps    64-byte payloads: packets/s through the stream path vs
  *                 testpmd's io forwarding loop (rx burst of 32 from the
  *                 same port, tx burst to net_null) with the same feed;
@@ -112,6 +114,17 @@ struct pkt_shape {
 	uint32_t pkt_len;
 };
 
+/*
+ * Which buffers the packets lie in, in the order they arrive. A NIC
+ * writes into the buffers its ring was given, one after another; where
+ * those lie depends on the pool's history. Sequential: buffers at rising
+ * addresses (a freshly filled ring). Shuffled: the same buffers in a
+ * random order (a ring refilled for a while from a per-lcore cache).
+ * Either way, with cold packets the bench first flushes their bytes from
+ * the caches, as a NIC's DMA into memory leaves them.
+ */
+enum buffer_order { ORDER_SEQUENTIAL, ORDER_SHUFFLED };
+
 /* Streams and the packets that fill each of their pages once. */
 struct workload {
 	struct bench_stream *streams;
@@ -119,10 +132,12 @@ struct workload {
 	struct rte_mempool *pool;
 	struct rte_mbuf **pkts;
 	struct pkt_shape *shapes;
-	struct rte_mbuf **spare;      /* the pool's mbufs beyond nb_pkts, held */
+	struct rte_mbuf **bufs;       /* the pool's mbufs in arrival order: the
+				       * first nb_pkts are pkts, the rest held */
 	void **back;                  /* room for taking nb_pkts back */
-	uint32_t nb_spare;
+	uint32_t nb_bufs;
 	bool held;                    /* the packets are the bench's, not in the pool */
+	bool cold;                    /* flushed from the caches before each pass */
 	struct copy_ref *copies;
 	uint32_t nb_pkts, max_pkts;
 	uint64_t bytes;               /* payload per pass */
@@ -239,12 +254,13 @@ workload_free(struct workload *w)
 	 */
 	for (uint32_t i = 0; i < w->nb_pkts && w->held; i++)
 		rte_pktmbuf_free(w->pkts[i]);
-	if (w->nb_spare != 0)
-		rte_mempool_put_bulk(w->pool, (void **)w->spare, w->nb_spare);
+	if (w->nb_bufs > w->nb_pkts)
+		rte_mempool_put_bulk(w->pool, (void **)w->bufs + w->nb_pkts,
+				     w->nb_bufs - w->nb_pkts);
 	free(w->streams);
 	free(w->pkts);
 	free(w->shapes);
-	free(w->spare);
+	free(w->bufs);
 	free(w->back);
 	free(w->copies);
 	rte_mempool_free(w->pool);
@@ -265,11 +281,11 @@ add_packet(struct workload *w, const struct bench_stream *bs,
 		snprintf(err, errlen, "more packets than the %u planned", w->max_pkts);
 		return -1;
 	}
-	m = rte_pktmbuf_alloc(w->pool);
-	if (m == NULL || droce_frame_build(m, spec) != 0 ||
+	m = w->bufs[w->nb_pkts];
+	rte_pktmbuf_reset(m);
+	if (droce_frame_build(m, spec) != 0 ||
 	    droce_roce_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, bth),
 			     rte_pktmbuf_data_len(m) - bth, &pkt) != DROCE_PARSE_OK) {
-		rte_pktmbuf_free(m);
 		snprintf(err, errlen, "cannot build packet %u", w->nb_pkts);
 		return -1;
 	}
@@ -333,6 +349,64 @@ next_packet(struct bench_stream *bs, const struct droce_hsb_layout *l,
 	return true;
 }
 
+/* A packet's buffer as droce's port pool makes it for the smallest usual
+ * MTU that carries the packet: 1500, or 9000 for jumbo frames. Its size
+ * sets how far apart the packets lie, which decides how much of them the
+ * hardware prefetcher fetches on its own.
+ */
+static uint32_t
+port_data_room(uint32_t payload)
+{
+	const uint32_t headers = sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) +
+				 sizeof(struct droce_bth) + sizeof(struct droce_reth) +
+				 DROCE_ICRC_LEN;
+	uint32_t mtu = payload + headers <= RTE_ETHER_MTU ? RTE_ETHER_MTU : 9000;
+
+	return RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
+		       RTE_PKTMBUF_HEADROOM + mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN);
+}
+
+static int
+by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(struct rte_mbuf *const *)a;
+	uintptr_t y = (uintptr_t)*(struct rte_mbuf *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every mbuf of the pool, in @p order. The packets use the first ones;
+ * only they go round, the others are held.
+ */
+static int
+buffers_take(struct workload *w, enum buffer_order order)
+{
+	for (; w->nb_bufs < w->max_pkts; w->nb_bufs++) {
+		w->bufs[w->nb_bufs] = rte_pktmbuf_alloc(w->pool);
+		if (w->bufs[w->nb_bufs] == NULL)
+			return -1;
+	}
+	qsort(w->bufs, w->nb_bufs, sizeof(*w->bufs), by_address);
+	if (order == ORDER_SHUFFLED) {
+		/* A fixed seed: every run measures the same order. */
+		uint64_t x = 0x9e3779b97f4a7c15ull;
+
+		for (uint32_t i = w->nb_bufs - 1; i > 0; i--) {
+			uint32_t j;
+			struct rte_mbuf *t;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			j = (uint32_t)(x % (i + 1));
+			t = w->bufs[i];
+			w->bufs[i] = w->bufs[j];
+			w->bufs[j] = t;
+		}
+	}
+	return 0;
+}
+
 /*
  * @p nb_streams HSB streams of @p pages pages each, and the packets that
  * write one frame into each page, the streams' packets interleaved one by
@@ -342,7 +416,7 @@ next_packet(struct bench_stream *bs, const struct droce_hsb_layout *l,
 static int
 workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 	       unsigned int nb_streams, size_t frame_size, unsigned int pages,
-	       uint32_t payload, char *err, size_t errlen)
+	       uint32_t payload, enum buffer_order order, char *err, size_t errlen)
 {
 	static uint8_t *frame_data;
 	static size_t frame_data_len;
@@ -367,21 +441,25 @@ workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 	per_frame = payload != 0 ? (uint32_t)((frame_size + payload - 1) / payload) + 1
 				 : (uint32_t)(frame_size / 64);
 	w->max_pkts = per_frame * pages * nb_streams;
-	data_room = RTE_PKTMBUF_HEADROOM + (payload != 0 ? payload : 128) + 128;
+	data_room = port_data_room(payload);
 	w->streams = calloc(nb_streams, sizeof(*w->streams));
 	w->pkts = calloc(w->max_pkts, sizeof(*w->pkts));
 	w->shapes = calloc(w->max_pkts, sizeof(*w->shapes));
-	w->spare = calloc(w->max_pkts, sizeof(*w->spare));
+	w->bufs = calloc(w->max_pkts, sizeof(*w->bufs));
 	w->back = calloc(w->max_pkts, sizeof(*w->back));
 	w->copies = calloc(w->max_pkts, sizeof(*w->copies));
 	snprintf(pool_name, sizeof(pool_name), "bench_stream%u", instance++);
 	/* A cache per lcore, as droce's port pools have (NET_MBUF_CACHE). */
 	w->pool = rte_pktmbuf_pool_create(pool_name, w->max_pkts, RTE_MIN(256u, w->max_pkts / 2),
 					  0, (uint16_t)data_room, SOCKET_ID_ANY);
-	if (w->streams == NULL || w->pkts == NULL || w->shapes == NULL || w->spare == NULL ||
+	if (w->streams == NULL || w->pkts == NULL || w->shapes == NULL || w->bufs == NULL ||
 	    w->back == NULL || w->copies == NULL || w->pool == NULL) {
 		snprintf(err, errlen, "no room for %u packets (give the EAL more memory with -m)",
 			 w->max_pkts);
+		return -1;
+	}
+	if (buffers_take(w, order) != 0) {
+		snprintf(err, errlen, "cannot take the pool's %u mbufs", w->max_pkts);
 		return -1;
 	}
 	w->nb_streams = nb_streams;
@@ -433,15 +511,6 @@ workload_build(struct rig *r, struct workload *w, uint32_t first_qp,
 				return -1;
 		}
 	}
-	/* Only the packets go round: the pool's other mbufs are held. */
-	pool_flush(w->pool);
-	w->nb_spare = rte_mempool_avail_count(w->pool);
-	if (w->nb_spare != 0 &&
-	    rte_mempool_get_bulk(w->pool, (void **)w->spare, w->nb_spare) != 0) {
-		w->nb_spare = 0;
-		snprintf(err, errlen, "cannot hold the pool's spare mbufs");
-		return -1;
-	}
 	return 0;
 }
 
@@ -466,6 +535,31 @@ packets_back(struct workload *w, char *err, size_t errlen)
 		m->pkt_len = w->shapes[i].pkt_len;
 	}
 	return 0;
+}
+
+/* Before a timed pass of cold packets: their bytes out of every cache,
+ * where a NIC's DMA into memory leaves them (the mbuf headers stay: the
+ * driver writes them as it hands the packets over).
+ */
+static void
+pass_prepare(const struct workload *w)
+{
+#ifdef RTE_ARCH_X86
+	if (!w->cold)
+		return;
+	for (uint32_t i = 0; i < w->nb_pkts; i++) {
+		const struct rte_mbuf *m = w->pkts[i];
+		const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+		const uint8_t *end = b + rte_pktmbuf_data_len(m);
+
+		for (b = RTE_PTR_ALIGN_FLOOR(b, RTE_CACHE_LINE_SIZE); b < end;
+		     b += RTE_CACHE_LINE_SIZE)
+			_mm_clflush(b);
+	}
+	_mm_mfence();
+#else
+	RTE_SET_USED(w);
+#endif
 }
 
 /* Start every stream with @p icrc: fresh PSN state. */
@@ -533,6 +627,7 @@ droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err
 
 	if (streams_start(w, icrc, err, errlen) != 0)
 		return -1;
+	pass_prepare(w);
 	w->held = false;        /* from here on the path frees them */
 	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts; i += FEED_BURST) {
@@ -560,6 +655,7 @@ bare_receive_pass(struct rig *r, struct workload *w, char *err, size_t errlen)
 	uint32_t got = 0;
 	double t;
 
+	pass_prepare(w);
 	w->held = false;        /* from here on this pass frees them */
 	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts || got < w->nb_pkts;) {
@@ -585,21 +681,35 @@ bare_receive_pass(struct rig *r, struct workload *w, char *err, size_t errlen)
 static double
 memcpy_pass(const struct workload *w)
 {
-	double t = bench_now();
+	double t;
+
+	pass_prepare(w);
+	t = bench_now();
 
 	for (uint32_t i = 0; i < w->nb_pkts; i++)
 		memcpy(w->copies[i].dst, w->copies[i].src, w->copies[i].len);
 	return bench_now() - t;
 }
 
-/* lib/rx's prefetch of a coming packet (packet.c): this many packets
- * ahead, this many of its bytes.
+/* The best prefetch found for the work alone on this kind of machine
+ * (lib/rx's, packet.c): every line of a packet this far ahead into L2,
+ * then this near into L1.
  */
-#define RX_PREFETCH_AHEAD 2
-#define RX_PREFETCH_BYTES 9216u
+#define ALONE_PREFETCH_FAR 8
+#define ALONE_PREFETCH_NEAR 2
+
+static inline void
+prefetch_lines(const struct copy_ref *c, bool near)
+{
+	for (uint32_t o = 0; o < c->l3_len; o += RTE_CACHE_LINE_SIZE)
+		if (near)
+			rte_prefetch0(c->l3 + o);
+		else
+			rte_prefetch1(c->l3 + o);
+}
 
 /* The placement's own work alone, in a loop with nothing else: each
- * packet prefetched as lib/rx does, with @p check its ICRC checked, with
+ * packet prefetched as well as this machine allows, with @p check its ICRC checked, with
  * @p copy its payload copied as the placer does (streaming stores). -1 if
  * a check failed.
  */
@@ -607,18 +717,20 @@ static double
 work_alone_pass(const struct workload *w, gpu_copy_lines_t *lines, bool check, bool copy)
 {
 	unsigned int bad = 0;
-	double t = bench_now();
+	double t;
 
+	pass_prepare(w);
+	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts; i++) {
 		const struct copy_ref *c = &w->copies[i];
 
-		if (i + RX_PREFETCH_AHEAD < w->nb_pkts) {
-			const struct copy_ref *next = &w->copies[i + RX_PREFETCH_AHEAD];
-			uint32_t len = RTE_MIN(next->l3_len, RX_PREFETCH_BYTES);
-
-			for (uint32_t o = 0; o < len; o += RTE_CACHE_LINE_SIZE)
-				rte_prefetch0(next->l3 + o);
-		}
+		if (i == 0)
+			for (uint32_t k = 0; k < ALONE_PREFETCH_FAR && k < w->nb_pkts; k++)
+				prefetch_lines(&w->copies[k], k < ALONE_PREFETCH_NEAR);
+		if (i + ALONE_PREFETCH_FAR < w->nb_pkts)
+			prefetch_lines(&w->copies[i + ALONE_PREFETCH_FAR], false);
+		if (i + ALONE_PREFETCH_NEAR < w->nb_pkts)
+			prefetch_lines(&w->copies[i + ALONE_PREFETCH_NEAR], true);
 		if (check && !droce_icrc_ok(c->l3, c->l3_len))
 			bad++;
 		if (copy)
@@ -654,14 +766,39 @@ median_ratio(const double *a, const double *b, unsigned int n)
 	return bench_median(q, n);
 }
 
-/* One table row: @p w's passes for the sides in @p sides (the baseline
- * and the bare receive always; the work alone only where the placer has
- * streaming stores), SAMPLES_PER_ROUND per round, printed with their
- * ratios to the baseline, droce's to the bare receive too.
+/* Seconds for @p passes passes of one side; -1 if one was not clean. */
+static double
+side_time(struct rig *r, struct workload *w, int side, gpu_copy_lines_t *lines,
+	  unsigned int passes, char *err, size_t errlen)
+{
+	double sum = 0;
+
+	for (unsigned int p = 0; p < passes; p++) {
+		double t = side == SIDE_BASELINE ? memcpy_pass(w)
+			: side == SIDE_BARE ? bare_receive_pass(r, w, err, errlen)
+			: side == SIDE_COPY_ALONE ? work_alone_pass(w, lines, false, true)
+			: side == SIDE_CHECK_ALONE ? work_alone_pass(w, lines, true, false)
+			: side == SIDE_CHECK_COPY_ALONE ? work_alone_pass(w, lines, true, true)
+			: droce_pass(r, w, side_icrc[side], err, errlen);
+
+		if (t < 0 && (side == SIDE_CHECK_ALONE || side == SIDE_CHECK_COPY_ALONE))
+			snprintf(err, errlen, "a packet failed its ICRC check");
+		if (t < 0)
+			return -1;
+		sum += t;
+	}
+	return sum;
+}
+
+/* One table row: @p w's sides in @p sides (the baseline and the bare
+ * receive always; the work alone only where the placer has streaming
+ * stores), SAMPLES_PER_ROUND samples of @p passes passes per round,
+ * printed with their ratios to the baseline, droce's to the bare receive
+ * too.
  */
 static int
 place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
-	  uint32_t payload, unsigned int sides, char *err, size_t errlen)
+	  uint32_t payload, unsigned int passes, unsigned int sides, char *err, size_t errlen)
 {
 	static double gbps[SIDE_MAX][BENCH_MAX_SAMPLES];
 	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
@@ -679,19 +816,12 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 
 			if (!(sides & (1u << side)))
 				continue;
-			t = side == SIDE_BASELINE ? memcpy_pass(w)
-				: side == SIDE_BARE ? bare_receive_pass(r, w, err, errlen)
-				: side == SIDE_COPY_ALONE ? work_alone_pass(w, lines, false, true)
-				: side == SIDE_CHECK_ALONE ? work_alone_pass(w, lines, true, false)
-				: side == SIDE_CHECK_COPY_ALONE ? work_alone_pass(w, lines, true, true)
-				: droce_pass(r, w, side_icrc[side], err, errlen);
-			if (t < 0 && (side == SIDE_CHECK_ALONE || side == SIDE_CHECK_COPY_ALONE))
-				snprintf(err, errlen, "a packet failed its ICRC check");
+			t = side_time(r, w, side, lines, passes, err, errlen);
 			if (t < 0)
 				return -1;
-			gbps[side][n] = (double)w->bytes / t / 1e9;
+			gbps[side][n] = (double)w->bytes * passes / t / 1e9;
 		}
-	printf("  %4u-byte payloads (%u packets a pass): memcpy %.2f GB/s", payload,
+	printf("    %4u-byte payloads (%u packets a pass): memcpy %.2f GB/s", payload,
 	       w->nb_pkts, bench_median(gbps[SIDE_BASELINE], samples));
 	for (int side = SIDE_BARE; side < SIDE_ICRC_OFF; side++)
 		if (sides & (1u << side))
@@ -713,6 +843,45 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 	return 0;
 }
 
+/* The conditions stream-place measures: where the packets lie and
+ * whether they are in the caches. Cold ones fill 32 MiB of 1 MiB frames,
+ * about the L3 of a server core's share; hot ones 512 KiB, each pass
+ * repeated so that a sample lasts long enough to time.
+ */
+static const struct place_condition {
+	const char *what;
+	enum buffer_order order;
+	bool cold;
+	size_t frame_size;
+	unsigned int pages, passes;
+} place_conditions[] = {
+	{ "cold (flushed, as a NIC's DMA leaves them), sequential buffers",
+	  ORDER_SEQUENTIAL, true, 1u << 20, 32, 1 },
+	{ "cold, shuffled buffers", ORDER_SHUFFLED, true, 1u << 20, 32, 1 },
+	{ "hot (in the caches, 512 KiB a pass), sequential buffers",
+	  ORDER_SEQUENTIAL, false, 128u << 10, 4, 16 },
+};
+
+static const uint32_t place_payloads[] = { 1408, 4096 };
+
+#define PLACE_WORKLOADS (RTE_DIM(place_conditions) * RTE_DIM(place_payloads))
+
+/* Every condition's rows for @p sides, at the bitwidth in force. */
+static int
+place_table(struct rig *r, struct workload *w, const struct bench_opts *o,
+	    unsigned int sides, char *err, size_t errlen)
+{
+	for (unsigned int c = 0; c < RTE_DIM(place_conditions); c++) {
+		printf("   %s:\n", place_conditions[c].what);
+		for (unsigned int pi = 0; pi < RTE_DIM(place_payloads); pi++)
+			if (place_row(r, &w[c * RTE_DIM(place_payloads) + pi], o,
+				      place_payloads[pi], place_conditions[c].passes, sides,
+				      err, errlen) != 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* The table at the EAL's SIMD bitwidth, and again for the ICRC sides with
  * 512-bit vectors allowed where the CPU has them (DPDK allows 256 unless
  * told otherwise; the baseline, glibc's memcpy, picks its own width).
@@ -720,16 +889,13 @@ place_row(struct rig *r, struct workload *w, const struct bench_opts *o,
 int
 bench_stream_place(const struct bench_opts *o)
 {
-	static const uint32_t payloads[] = { 1408, 4096 };
 	const unsigned int all = (1u << SIDE_COPY_ALONE) | (1u << SIDE_CHECK_ALONE) |
 				 (1u << SIDE_CHECK_COPY_ALONE) |
 				 (1u << SIDE_ICRC_OFF) | (1u << SIDE_ICRC_ON) |
 				 (1u << SIDE_ICRC_FUSED);
 	const unsigned int unchecked = (1u << SIDE_COPY_ALONE) | (1u << SIDE_ICRC_OFF);
-	const size_t frame_size = 1u << 20;
-	const unsigned int pages = 32;
 	uint16_t bitwidth = rte_vect_get_max_simd_bitwidth();
-	struct workload w[RTE_DIM(payloads)];
+	struct workload w[PLACE_WORKLOADS];
 	char err[DROCE_ERR_LEN];
 	struct rig r;
 	int ret = 1;
@@ -738,26 +904,28 @@ bench_stream_place(const struct bench_opts *o)
 	memset(w, 0, sizeof(w));
 	if (rig_up(&r, err, sizeof(err)) != 0)
 		goto out;
-	for (unsigned int pi = 0; pi < RTE_DIM(payloads); pi++)
-		if (workload_build(&r, &w[pi], FIRST_QP, 1, frame_size, pages, payloads[pi],
-				   err, sizeof(err)) != 0)
-			goto out;
-	printf("  one stream, %u pages of %zu KiB frames (host gpudev); %u samples of a pass (%u MiB) per side; ICRC on: checked before the copy, fused: in its pass\n",
-	       pages, frame_size >> 10, o->rounds * SAMPLES_PER_ROUND,
-	       (unsigned int)((frame_size * pages) >> 20));
+	for (unsigned int c = 0; c < RTE_DIM(place_conditions); c++)
+		for (unsigned int pi = 0; pi < RTE_DIM(place_payloads); pi++) {
+			const struct place_condition *pc = &place_conditions[c];
+			struct workload *wl = &w[c * RTE_DIM(place_payloads) + pi];
+
+			if (workload_build(&r, wl, FIRST_QP, 1, pc->frame_size, pc->pages,
+					   place_payloads[pi], pc->order, err, sizeof(err)) != 0)
+				goto out;
+			wl->cold = pc->cold;
+		}
+	printf("  one stream (host gpudev); %u samples per side; ICRC on: checked before the copy, fused: in its pass\n",
+	       o->rounds * SAMPLES_PER_ROUND);
 	droce_crc_select(DROCE_CRC_AUTO);
 	printf("  at the EAL's SIMD bitwidth %u (CRC %s):\n", bitwidth, droce_crc_impl_name());
-	for (unsigned int pi = 0; pi < RTE_DIM(payloads); pi++)
-		if (place_row(&r, &w[pi], o, payloads[pi], all, err, sizeof(err)) != 0)
-			goto out;
+	if (place_table(&r, w, o, all, err, sizeof(err)) != 0)
+		goto out;
 	if (bitwidth < RTE_VECT_SIMD_512 && bench_allow_512()) {
-		int failed = 0;
+		int failed;
 
 		droce_crc_select(DROCE_CRC_AUTO);
 		printf("  with 512-bit vectors allowed (CRC %s):\n", droce_crc_impl_name());
-		for (unsigned int pi = 0; pi < RTE_DIM(payloads) && failed == 0; pi++)
-			failed = place_row(&r, &w[pi], o, payloads[pi],
-					   all & ~unchecked, err, sizeof(err));
+		failed = place_table(&r, w, o, all & ~unchecked, err, sizeof(err));
 		rte_vect_set_max_simd_bitwidth(bitwidth);
 		droce_crc_select(DROCE_CRC_AUTO);
 		if (failed != 0)
@@ -768,8 +936,8 @@ bench_stream_place(const struct bench_opts *o)
 out:
 	if (ret != 0)
 		fprintf(stderr, "droce-bench: stream-place: %s\n", err);
-	for (unsigned int pi = 0; pi < RTE_DIM(payloads); pi++)
-		workload_free(&w[pi]);
+	for (unsigned int i = 0; i < PLACE_WORKLOADS; i++)
+		workload_free(&w[i]);
 	rig_down(&r);
 	return ret;
 }
@@ -830,6 +998,7 @@ io_forward_pass(struct rig *r, struct workload *w, uint16_t tx_port, char *err,
 	struct rte_mbuf *burst[FEED_BURST];
 	double t;
 
+	pass_prepare(w);
 	w->held = false;        /* from here on net_null frees them */
 	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts; i += FEED_BURST) {
@@ -871,7 +1040,8 @@ bench_stream_pps(const struct bench_opts *o)
 
 	if (rig_up(&r, err, sizeof(err)) != 0 ||
 	    null_port_up(null_name, &null_port, err, sizeof(err)) != 0 ||
-	    workload_build(&r, &w, FIRST_QP, 1, 4096, pages, 0, err, sizeof(err)) != 0)
+	    workload_build(&r, &w, FIRST_QP, 1, 4096, pages, 0, ORDER_SEQUENTIAL, err,
+			   sizeof(err)) != 0)
 		goto out;
 	printf("  64-byte payloads, 64 to a frame, %u pages (%u packets); %u samples of %u packets per side\n",
 	       pages, w.nb_pkts, samples, passes_per_sample * w.nb_pkts);
@@ -936,10 +1106,13 @@ bench_stream_scale(const struct bench_opts *o)
 	memset(w, 0, sizeof(w));
 	if (rig_up(&r, err, sizeof(err)) != 0)
 		goto out;
-	for (unsigned int c = 0; c < RTE_DIM(counts); c++)
+	for (unsigned int c = 0; c < RTE_DIM(counts); c++) {
 		if (workload_build(&r, &w[c], first_qp[c], counts[c], frame_size,
-				   total_pages / counts[c], 1408, err, sizeof(err)) != 0)
+				   total_pages / counts[c], 1408, ORDER_SEQUENTIAL, err,
+				   sizeof(err)) != 0)
 			goto out;
+		w[c].cold = true;
+	}
 	printf("  %u pages of %zu KiB frames in all, split among the streams; 1408-byte payloads, the streams' packets interleaved, ICRC on; %u samples of a pass per count\n",
 	       total_pages, frame_size >> 10, samples);
 	for (unsigned int n = 0; n < samples; n++)

@@ -247,22 +247,33 @@ packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st
 	rx_respond(b, st, p);
 }
 
-/* How much of a coming packet is asked for while an earlier one is
- * handled: all of it, up to a jumbo frame, so that its lines come in under
- * the checks and copies before it (the first line was asked for by the
- * classifier).
+/*
+ * A coming packet's lines are asked for twice: far ahead into L2 (T1),
+ * then near into L1 (T0). Packets a NIC wrote lie a buffer apart, too far
+ * for the hardware prefetcher to stream from one into the next, and the
+ * misses L1 keeps in flight are too few to cover memory's latency at its
+ * bandwidth; L2 keeps several times more, so the far request does the
+ * waiting and the near one finds the lines in L2. Up to a jumbo frame.
  */
-#define PREFETCH_NEXT_BYTES 9216
-/* How many packets ahead: one packet's checks and copy take less time
- * than its lines take to come from L3 or memory.
- */
-#define PREFETCH_AHEAD 2
+#define PREFETCH_BYTES 9216
+#define PREFETCH_FAR 8
+#define PREFETCH_NEAR 2
 
 static inline void
-prefetch_packet(const struct rte_mbuf *m)
+prefetch_far(const struct rte_mbuf *m)
 {
 	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = RTE_MIN(rte_pktmbuf_data_len(m), (uint32_t)PREFETCH_NEXT_BYTES);
+	uint32_t len = RTE_MIN(rte_pktmbuf_data_len(m), (uint32_t)PREFETCH_BYTES);
+
+	for (uint32_t o = RTE_CACHE_LINE_SIZE; o < len; o += RTE_CACHE_LINE_SIZE)
+		rte_prefetch1(b + o);
+}
+
+static inline void
+prefetch_near(const struct rte_mbuf *m)
+{
+	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = RTE_MIN(rte_pktmbuf_data_len(m), (uint32_t)PREFETCH_BYTES);
 
 	for (uint32_t o = RTE_CACHE_LINE_SIZE; o < len; o += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0(b + o);
@@ -290,11 +301,16 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		struct droce_rx_stream *st;
 		struct rx_packet p;
 
-		if (i == 0)
-			for (uint16_t k = 1; k < PREFETCH_AHEAD && k < n; k++)
-				prefetch_packet(pkts[k]);
-		if (i + PREFETCH_AHEAD < n)
-			prefetch_packet(pkts[i + PREFETCH_AHEAD]);
+		if (i == 0) {
+			for (uint16_t k = PREFETCH_NEAR; k < PREFETCH_FAR && k < n; k++)
+				prefetch_far(pkts[k]);
+			for (uint16_t k = 1; k < PREFETCH_NEAR && k < n; k++)
+				prefetch_near(pkts[k]);
+		}
+		if (i + PREFETCH_FAR < n)
+			prefetch_far(pkts[i + PREFETCH_FAR]);
+		if (i + PREFETCH_NEAR < n)
+			prefetch_near(pkts[i + PREFETCH_NEAR]);
 		if (!rx_packet_parse(m, &p)) {
 			refuse_unknown(b.w, m, DROCE_RX_NOT_ROCE);
 			continue;

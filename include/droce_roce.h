@@ -373,6 +373,9 @@ int droce_crc_select(enum droce_crc_impl impl);
 /** Name of the implementation in use ("pclmul"). */
 const char *droce_crc_impl_name(void);
 
+/** Whether this CPU has @p impl (whatever the EAL's SIMD bitwidth allows). */
+bool droce_crc_cpu_has(enum droce_crc_impl impl);
+
 /**
  * CRC-32 of Ethernet and zlib (reflected 0x04C11DB7), zlib's convention:
  * start with 0, chain by passing the previous result.

@@ -23,11 +23,13 @@
 #include <rte_gpudev.h>
 #include <rte_lcore.h>
 #include <rte_timer.h>
+#include <rte_vect.h>
 
 #include "droce_core.h"
 #include "droce_gpu.h"
 #include "droce_gpu_drivers.h"
 #include "droce_net.h"
+#include "droce_roce.h"
 
 #include "app_rx.h"
 
@@ -260,6 +262,15 @@ print_layout(const struct droce_stack *s, const struct droce_lcore_layout *l)
 		printf("%s%u (group %u #%u)", i ? ", " : ": ", l->worker_lcore[i],
 		       l->worker_group[i], l->worker_index[i]);
 	putchar('\n');
+	/* The CRC in use follows the EAL's SIMD bitwidth, which DPDK keeps
+	 * at 256 unless told: say so where the CPU could do more.
+	 */
+	droce_crc_select(DROCE_CRC_AUTO);
+	printf("droce: ICRC with %s (SIMD bitwidth %u)%s\n", droce_crc_impl_name(),
+	       rte_vect_get_max_simd_bitwidth(),
+	       rte_vect_get_max_simd_bitwidth() < RTE_VECT_SIMD_512 &&
+	       droce_crc_cpu_has(DROCE_CRC_AVX512)
+	       ? "; --force-max-simd-bitwidth=512 would run avx512-vpclmulqdq" : "");
 	for (uint16_t p = 0; p < droce_stack_nb_ports(s); p++) {
 		struct rte_ether_addr mac;
 

@@ -221,6 +221,12 @@ droce_crc_select(enum droce_crc_impl impl)
 	return impl;
 }
 
+bool
+droce_crc_cpu_has(enum droce_crc_impl impl)
+{
+	return (unsigned int)impl <= DROCE_CRC_AVX512 && (cpu_impls() & (1u << impl)) != 0;
+}
+
 const char *
 droce_crc_impl_name(void)
 {

@@ -107,6 +107,9 @@ timeout 60 "$DROCE" --no-pci --no-huge -m 512 --file-prefix "$PREFIX" -l 0,1 \
 	--stats-json "$WORK/frames.json" >"$WORK/frames.log" 2>&1 || rc=$?
 [ "$rc" = 0 ] || { cat "$WORK/frames.log"; fail "--frames: droce exited with $rc"; }
 grep "frames received; stopping" "$WORK/frames.log" || fail "--frames 50: droce did not stop by itself"
+# Issue 16: the CRC kernel in use is named at start.
+grep -q "^droce: ICRC with [a-z0-9-]* (SIMD bitwidth [0-9]*)" "$WORK/frames.log" ||
+	fail "droce did not say which CRC implementation runs"
 python3 - "$WORK/frames.json" <<'PY' || fail "--frames 50: wrong count"
 import json, sys
 s = json.load(open(sys.argv[1]))["rx"]["streams"][0]

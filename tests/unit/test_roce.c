@@ -90,6 +90,21 @@ test_crc_chosen_after_eal(void **state)
 	assert_string_equal(in_use, droce_crc_impl_name());
 }
 
+/* What the app prints at start: the CPU has an implementation exactly
+ * when it can be selected; AUTO and values past the last are none.
+ */
+static void
+test_crc_cpu_has(void **state)
+{
+	(void)state;
+	assert_true(droce_crc_cpu_has(DROCE_CRC_TABLE));
+	assert_false(droce_crc_cpu_has(DROCE_CRC_AUTO));
+	assert_false(droce_crc_cpu_has((enum droce_crc_impl)(DROCE_CRC_AVX512 + 1)));
+	for (unsigned int k = 0; k < RTE_DIM(impls); k++)
+		assert_int_equal(droce_crc_cpu_has(impls[k]), droce_crc_select(impls[k]) >= 0);
+	droce_crc_select(DROCE_CRC_AUTO);
+}
+
 static void
 test_crc32_matches_zlib(void **state)
 {
@@ -592,6 +607,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc_chosen_after_eal),
 		cmocka_unit_test(test_fold_constants),
+		cmocka_unit_test(test_crc_cpu_has),
 		cmocka_unit_test(test_crc32_matches_zlib),
 		cmocka_unit_test(test_icrc_hardware_vector),
 		cmocka_unit_test(test_icrc_matches_definition),

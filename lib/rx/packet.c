@@ -258,6 +258,10 @@ packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st
 #define PREFETCH_BYTES 9216
 #define PREFETCH_FAR 8
 #define PREFETCH_NEAR 2
+/* A packet of a few lines is in flight soon enough with the near request
+ * alone; for it the far one would be a loop's worth of instructions.
+ */
+#define PREFETCH_FAR_MIN 512
 
 static inline void
 prefetch_far(const struct rte_mbuf *m)
@@ -265,6 +269,8 @@ prefetch_far(const struct rte_mbuf *m)
 	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = RTE_MIN(rte_pktmbuf_data_len(m), (uint32_t)PREFETCH_BYTES);
 
+	if (len < PREFETCH_FAR_MIN)
+		return;
 	for (uint32_t o = RTE_CACHE_LINE_SIZE; o < len; o += RTE_CACHE_LINE_SIZE)
 		rte_prefetch1(b + o);
 }

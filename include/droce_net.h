@@ -262,6 +262,9 @@ void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 /** IPv4 address of droce port @p port, network order. */
 rte_be32_t droce_port_addr(const struct droce_stack *s, uint16_t port);
 
+/** IP MTU of droce port @p port, as configured (port.N.mtu). */
+uint16_t droce_port_mtu(const struct droce_stack *s, uint16_t port);
+
 /** Count a dropped packet on @p ctx's lcore for @p port and free it. */
 void droce_drop(struct droce_lcore_ctx *ctx, uint16_t port,
 		struct rte_mbuf *m, enum droce_drop_reason reason);

@@ -165,6 +165,15 @@ droce_stack_create(const struct droce_conf *conf,
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	/* ARP and stats timers need the subsystem; without it rte_timer_stop
+	 * fails forever and a stack that never started could not be freed.
+	 */
+	ret = rte_timer_subsystem_init();
+	if (ret != 0 && ret != -EALREADY) {
+		snprintf(err, errlen, "rte_timer_subsystem_init: %s", rte_strerror(-ret));
+		rte_errno = -ret;
+		return NULL;
+	}
 	s = rte_zmalloc("droce_stack", sizeof(*s), RTE_CACHE_LINE_SIZE);
 	if (s == NULL) {
 		snprintf(err, errlen, "out of memory for the stack");
@@ -429,6 +438,12 @@ rte_be32_t
 droce_port_addr(const struct droce_stack *s, uint16_t port)
 {
 	return s->port[port]->addr;
+}
+
+uint16_t
+droce_port_mtu(const struct droce_stack *s, uint16_t port)
+{
+	return s->port[port]->mtu;
 }
 
 void

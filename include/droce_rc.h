@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_RC_H
+#define DROCE_RC_H
+
+/**
+ * @file
+ * RoCEv2 Reliable Connection transport in software, with a verbs API.
+ *
+ * The objects, calls and constants are shaped after rdma-core's
+ * libibverbs, so that code written for ibv_* reads the same here: a
+ * device (ibv_context) on one port of a droce stack, protection domains,
+ * memory regions with lkey/rkey and access flags, completion queues,
+ * queue pairs with ibverbs' state machine, post_send / post_recv with
+ * work requests and scatter/gather lists, and poll_cq returning work
+ * completions. The numeric values of the enums are libibverbs' own.
+ *
+ * Calls return 0 or a negative errno, or NULL with rte_errno set; every
+ * refusal is also logged (type droce.rc) with what was wrong and what is
+ * allowed.
+ *
+ * Threads: a device and its objects are created and destroyed by one
+ * thread at a time. post_send / post_recv may be called from any thread
+ * (posts to one queue are serialised among the posters only); poll_cq
+ * from one thread per CQ.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct droce_stack;
+struct droce_gpu_buf;
+
+/** A device: the RC transport on one port of a stack (ibv_context). */
+struct droce_rc_device;
+/** Protection domain (ibv_pd). */
+struct droce_pd;
+/** Completion queue (ibv_cq). */
+struct droce_cq;
+/** Queue pair (ibv_qp). */
+struct droce_qp;
+
+/* ---- device -------------------------------------------------------------- */
+
+/** Limits of a device: what ibv_query_device would report. */
+struct droce_rc_device_attr {
+	uint32_t max_qp;          /**< queue pairs at once */
+	uint32_t max_qp_wr;       /**< work requests per send or receive queue */
+	uint32_t max_sge;         /**< scatter/gather entries per work request */
+	uint32_t max_cqe;         /**< entries per completion queue */
+	uint32_t max_mr;          /**< memory regions at once */
+	uint64_t max_mr_size;     /**< bytes per memory region */
+	uint32_t max_msg_size;    /**< bytes per message */
+	uint32_t max_inline_data; /**< bytes a send may carry inline */
+	uint8_t max_qp_rd_atom;   /**< READ/atomic requests in flight, as requester */
+	uint8_t max_qp_init_rd_atom; /**< ... as responder */
+};
+
+/**
+ * Open the RC transport on port @p port of @p stack. The stack need not
+ * be started yet.
+ *
+ * @return
+ *   The device, or NULL with the reason in @p err.
+ */
+struct droce_rc_device *droce_rc_open(struct droce_stack *stack, uint16_t port,
+				      char *err, size_t errlen);
+
+/**
+ * Close a device. Its QPs, CQs, MRs and PDs must have been destroyed.
+ *
+ * @return
+ *   0, or -EBUSY (logged: which objects are left) and nothing closed.
+ */
+int droce_rc_close(struct droce_rc_device *dev);
+
+/** Fill @p attr with the device's limits. */
+void droce_rc_query_device(const struct droce_rc_device *dev,
+			   struct droce_rc_device_attr *attr);
+
+/** The port's address as a RoCEv2 GID (::ffff:a.b.c.d), 16 bytes. */
+void droce_rc_query_gid(const struct droce_rc_device *dev, uint8_t gid[16]);
+
+/** The IPv4-mapped GID of @p ip4 (network byte order). */
+void droce_gid_from_ipv4(uint32_t ip4, uint8_t gid[16]);
+
+/**
+ * The IPv4 address (network byte order) in an IPv4-mapped GID.
+ *
+ * @return
+ *   0, or -EINVAL when @p gid is not ::ffff:a.b.c.d.
+ */
+int droce_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip4);
+
+/* ---- protection domains and memory regions ------------------------------- */
+
+/** Allocate a protection domain; NULL with rte_errno ENOMEM. */
+struct droce_pd *droce_alloc_pd(struct droce_rc_device *dev);
+
+/**
+ * Free a protection domain.
+ *
+ * @return
+ *   0, or -EBUSY while MRs or QPs use it.
+ */
+int droce_dealloc_pd(struct droce_pd *pd);
+
+/** Memory access rights (ibv_access_flags). */
+enum droce_access_flags {
+	DROCE_ACCESS_LOCAL_WRITE = 1,
+	DROCE_ACCESS_REMOTE_WRITE = 1 << 1,
+	DROCE_ACCESS_REMOTE_READ = 1 << 2,
+	DROCE_ACCESS_REMOTE_ATOMIC = 1 << 3,
+	DROCE_ACCESS_ZERO_BASED = 1 << 5,
+};
+
+/** A registered memory region (ibv_mr). */
+struct droce_mr {
+	struct droce_rc_device *dev;
+	struct droce_pd *pd;
+	void *addr;       /**< where the CPU reaches the memory */
+	size_t length;
+	uint64_t iova;    /**< the address work requests and peers name */
+	uint32_t lkey;
+	uint32_t rkey;
+	int access;       /**< enum droce_access_flags */
+};
+
+/**
+ * Register @p length bytes of host memory at @p addr, named by their own
+ * virtual addresses (DROCE_ACCESS_ZERO_BASED: by offsets from 0).
+ *
+ * @return
+ *   The region, or NULL with rte_errno: EINVAL for a NULL address, a
+ *   length of 0 or over the device's max_mr_size, unknown access bits, or
+ *   remote write or atomic without local write (as ibverbs); ENOMEM when
+ *   the device holds max_mr regions.
+ */
+struct droce_mr *droce_reg_mr(struct droce_pd *pd, void *addr, size_t length,
+			      int access);
+
+/**
+ * Register memory that work requests and peers name by @p iova (as
+ * ibv_reg_mr_iova). Same errors as droce_reg_mr().
+ */
+struct droce_mr *droce_reg_mr_iova(struct droce_pd *pd, void *addr, size_t length,
+				   uint64_t iova, int access);
+
+/**
+ * Register @p length bytes at offset @p offset of gpudev memory @p buf,
+ * reached through its CPU mapping and named by its GPU addresses.
+ *
+ * @return
+ *   The region, or NULL with rte_errno: ENOTSUP when the buffer has no
+ *   CPU mapping, ERANGE when the range is not inside it, else as
+ *   droce_reg_mr().
+ */
+struct droce_mr *droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_buf *buf,
+				  size_t offset, size_t length, int access);
+
+/**
+ * Deregister a memory region.
+ *
+ * @return
+ *   0. Work requests still naming it complete with a protection error.
+ */
+int droce_dereg_mr(struct droce_mr *mr);
+
+/* ---- completion queues --------------------------------------------------- */
+
+/** Work completion status (ibv_wc_status). */
+enum droce_wc_status {
+	DROCE_WC_SUCCESS,
+	DROCE_WC_LOC_LEN_ERR,
+	DROCE_WC_LOC_QP_OP_ERR,
+	DROCE_WC_LOC_EEC_OP_ERR,
+	DROCE_WC_LOC_PROT_ERR,
+	DROCE_WC_WR_FLUSH_ERR,
+	DROCE_WC_MW_BIND_ERR,
+	DROCE_WC_BAD_RESP_ERR,
+	DROCE_WC_LOC_ACCESS_ERR,
+	DROCE_WC_REM_INV_REQ_ERR,
+	DROCE_WC_REM_ACCESS_ERR,
+	DROCE_WC_REM_OP_ERR,
+	DROCE_WC_RETRY_EXC_ERR,
+	DROCE_WC_RNR_RETRY_EXC_ERR,
+	DROCE_WC_LOC_RDD_VIOL_ERR,
+	DROCE_WC_REM_INV_RD_REQ_ERR,
+	DROCE_WC_REM_ABORT_ERR,
+	DROCE_WC_INV_EECN_ERR,
+	DROCE_WC_INV_EEC_STATE_ERR,
+	DROCE_WC_FATAL_ERR,
+	DROCE_WC_RESP_TIMEOUT_ERR,
+	DROCE_WC_GENERAL_ERR,
+};
+
+/** Name of a status, as ibv_wc_status_str() gives it. */
+const char *droce_wc_status_str(enum droce_wc_status status);
+
+/** What a work completion completed (ibv_wc_opcode). */
+enum droce_wc_opcode {
+	DROCE_WC_SEND,
+	DROCE_WC_RDMA_WRITE,
+	DROCE_WC_RDMA_READ,
+	DROCE_WC_COMP_SWAP,
+	DROCE_WC_FETCH_ADD,
+	DROCE_WC_RECV = 1 << 7,
+	DROCE_WC_RECV_RDMA_WITH_IMM,
+};
+
+/** Work completion flags (ibv_wc_flags). */
+enum droce_wc_flags {
+	DROCE_WC_WITH_IMM = 1 << 1,
+};
+
+/** A work completion (ibv_wc). */
+struct droce_wc {
+	uint64_t wr_id;
+	enum droce_wc_status status;
+	enum droce_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;   /**< network byte order, as ibverbs */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+};
+
+/**
+ * Create a completion queue of at least @p cqe entries.
+ *
+ * @return
+ *   The CQ, or NULL with rte_errno: EINVAL for 0 or more than max_cqe
+ *   entries, ENOMEM.
+ */
+struct droce_cq *droce_create_cq(struct droce_rc_device *dev, int cqe);
+
+/**
+ * Destroy a completion queue.
+ *
+ * @return
+ *   0, or -EBUSY while a QP uses it.
+ */
+int droce_destroy_cq(struct droce_cq *cq);
+
+/**
+ * Take up to @p num_entries completions, oldest first.
+ *
+ * @return
+ *   How many were taken (0: none), or -EINVAL for a negative count.
+ */
+int droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc);
+
+/**
+ * An eventfd that becomes readable when a completion is added after
+ * droce_req_notify_cq() armed the CQ (the completion channel of ibverbs,
+ * one per CQ). Read it (8 bytes) to clear it; it stays the CQ's.
+ */
+int droce_cq_event_fd(const struct droce_cq *cq);
+
+/**
+ * Arm the CQ: the next completion added signals its eventfd once. As
+ * with ibverbs, poll again after arming: a completion added before the
+ * call does not signal.
+ *
+ * @return
+ *   0.
+ */
+int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
+
+/* ---- queue pairs --------------------------------------------------------- */
+
+/** Queue pair types (ibv_qp_type). */
+enum droce_qp_type {
+	DROCE_QPT_RC = 2,
+	DROCE_QPT_UC,
+	DROCE_QPT_UD,
+};
+
+/** Queue pair states (ibv_qp_state). */
+enum droce_qp_state {
+	DROCE_QPS_RESET,
+	DROCE_QPS_INIT,
+	DROCE_QPS_RTR,
+	DROCE_QPS_RTS,
+	DROCE_QPS_SQD,
+	DROCE_QPS_SQE,
+	DROCE_QPS_ERR,
+};
+
+/** Name of a state ("RTS"). */
+const char *droce_qp_state_str(enum droce_qp_state state);
+
+/** Path MTU (ibv_mtu). */
+enum droce_mtu {
+	DROCE_MTU_256 = 1,
+	DROCE_MTU_512,
+	DROCE_MTU_1024,
+	DROCE_MTU_2048,
+	DROCE_MTU_4096,
+};
+
+/** Bytes of a path MTU; 0 for a value that is none. */
+uint32_t droce_mtu_to_bytes(enum droce_mtu mtu);
+
+/** Sizes of a QP's queues (ibv_qp_cap). */
+struct droce_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+/** What a QP is made with (ibv_qp_init_attr). */
+struct droce_qp_init_attr {
+	void *qp_context;
+	struct droce_cq *send_cq;
+	struct droce_cq *recv_cq;
+	struct droce_qp_cap cap;
+	enum droce_qp_type qp_type;
+	int sq_sig_all;          /**< every send completes with a CQE */
+};
+
+/**
+ * The path to the peer (ibv_ah_attr with a GRH, as RoCEv2 has): its GID,
+ * which for droce is an IPv4-mapped address, the IP header's TTL and TOS,
+ * and the UDP source port (0: derived from the QP numbers, as the kernel
+ * does for RoCE NICs).
+ */
+struct droce_ah_attr {
+	uint8_t dgid[16];
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint16_t udp_sport;
+};
+
+/** Which fields of struct droce_qp_attr a modify sets (ibv_qp_attr_mask). */
+enum droce_qp_attr_mask {
+	DROCE_QP_STATE = 1 << 0,
+	DROCE_QP_CUR_STATE = 1 << 1,
+	DROCE_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	DROCE_QP_ACCESS_FLAGS = 1 << 3,
+	DROCE_QP_PKEY_INDEX = 1 << 4,
+	DROCE_QP_PORT = 1 << 5,
+	DROCE_QP_QKEY = 1 << 6,
+	DROCE_QP_AV = 1 << 7,
+	DROCE_QP_PATH_MTU = 1 << 8,
+	DROCE_QP_TIMEOUT = 1 << 9,
+	DROCE_QP_RETRY_CNT = 1 << 10,
+	DROCE_QP_RNR_RETRY = 1 << 11,
+	DROCE_QP_RQ_PSN = 1 << 12,
+	DROCE_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	DROCE_QP_ALT_PATH = 1 << 14,
+	DROCE_QP_MIN_RNR_TIMER = 1 << 15,
+	DROCE_QP_SQ_PSN = 1 << 16,
+	DROCE_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	DROCE_QP_PATH_MIG_STATE = 1 << 18,
+	DROCE_QP_CAP = 1 << 19,
+	DROCE_QP_DEST_QPN = 1 << 20,
+};
+
+/** A QP's attributes (ibv_qp_attr), those droce has. */
+struct droce_qp_attr {
+	enum droce_qp_state qp_state;
+	enum droce_qp_state cur_qp_state;
+	enum droce_mtu path_mtu;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	int qp_access_flags;
+	struct droce_qp_cap cap;
+	struct droce_ah_attr ah_attr;
+	uint16_t pkey_index;
+	uint8_t en_sqd_async_notify;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;   /**< 5-bit RNR timer code the responder sends */
+	uint8_t port_num;        /**< 1, the device's one port */
+	uint8_t timeout;         /**< local ACK timeout 4.096 us * 2^timeout; 0: none */
+	uint8_t retry_cnt;       /**< 0..7, 7 = retry for ever */
+	uint8_t rnr_retry;       /**< 0..7, 7 = retry for ever */
+};
+
+/**
+ * Create a queue pair in state RESET.
+ *
+ * @return
+ *   The QP, or NULL with rte_errno: EINVAL for a missing CQ, a CQ of
+ *   another device, queue sizes of 0 or over the device's limits, a type
+ *   droce has not; ENOMEM when the device holds max_qp QPs.
+ */
+struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr);
+
+/** The QP's number (ibv_qp.qp_num). */
+uint32_t droce_qp_num(const struct droce_qp *qp);
+
+/** The QP's state as last set (ibv_qp.state). */
+enum droce_qp_state droce_qp_state(const struct droce_qp *qp);
+
+/**
+ * Change a QP's attributes and state, as ibv_modify_qp: the transition
+ * from the current state to attr->qp_state (when DROCE_QP_STATE is in
+ * @p attr_mask) must be one ibverbs allows for the QP's type, with every
+ * attribute it requires in @p attr_mask and none it does not allow, each
+ * in its range.
+ *
+ * @return
+ *   0, or -EINVAL (logged: the transition, and the attribute missing,
+ *   not allowed or out of range), -ENOTSUP for what droce has not
+ *   (alternate paths, path migration), and nothing changed.
+ */
+int droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask);
+
+/**
+ * The QP's current attributes (all of them, whatever @p attr_mask) and
+ * what it was made with.
+ *
+ * @return
+ *   0.
+ */
+int droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask,
+		   struct droce_qp_init_attr *init_attr);
+
+/**
+ * Destroy a QP. Outstanding work requests are dropped without
+ * completions.
+ *
+ * @return
+ *   0.
+ */
+int droce_destroy_qp(struct droce_qp *qp);
+
+/* ---- work requests ------------------------------------------------------- */
+
+/** A scatter/gather entry (ibv_sge): @p length bytes at @p addr, an
+ * address in the region of @p lkey.
+ */
+struct droce_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/** Send work request opcodes (ibv_wr_opcode). */
+enum droce_wr_opcode {
+	DROCE_WR_RDMA_WRITE,
+	DROCE_WR_RDMA_WRITE_WITH_IMM,
+	DROCE_WR_SEND,
+	DROCE_WR_SEND_WITH_IMM,
+	DROCE_WR_RDMA_READ,
+	DROCE_WR_ATOMIC_CMP_AND_SWP,
+	DROCE_WR_ATOMIC_FETCH_AND_ADD,
+};
+
+/** Send flags (ibv_send_flags). */
+enum droce_send_flags {
+	DROCE_SEND_FENCE = 1 << 0,
+	DROCE_SEND_SIGNALED = 1 << 1,
+	DROCE_SEND_SOLICITED = 1 << 2,
+	DROCE_SEND_INLINE = 1 << 3,
+};
+
+/** A send work request (ibv_send_wr). */
+struct droce_send_wr {
+	uint64_t wr_id;
+	struct droce_send_wr *next;
+	struct droce_sge *sg_list;
+	int num_sge;
+	enum droce_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t imm_data;   /**< network byte order, as ibverbs */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+/** A receive work request (ibv_recv_wr). */
+struct droce_recv_wr {
+	uint64_t wr_id;
+	struct droce_recv_wr *next;
+	struct droce_sge *sg_list;
+	int num_sge;
+};
+
+/**
+ * Queue send work requests, in list order. Each is checked before it is
+ * queued: the QP in RTS (or, for no more than queuing, SQD), an opcode
+ * its type has, num_sge within max_send_sge, each SGE inside a region of
+ * the QP's PD with the rights the opcode needs (local write for a READ's
+ * or an atomic's target), a total of at most max_msg_size, inline data
+ * within max_inline_data, an 8-byte atomic target aligned to 8, and room
+ * in the send queue.
+ *
+ * @return
+ *   0, or a negative errno with @p bad_wr at the first request not queued
+ *   (it and those after it are not): -EINVAL (logged: which field),
+ *   -ENOMEM when the send queue is full.
+ */
+int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
+		    struct droce_send_wr **bad_wr);
+
+/**
+ * Queue receive work requests: the QP in any state but RESET (ibverbs
+ * allows posting from INIT on), num_sge within max_recv_sge, each SGE in
+ * a region of the QP's PD with local write.
+ *
+ * @return
+ *   0, or a negative errno with @p bad_wr at the first request not queued.
+ */
+int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
+		    struct droce_recv_wr **bad_wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_RC_H */

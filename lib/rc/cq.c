@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * Completion queues: a ring of work completions that QP owners add to
+ * (any lcore) and one thread polls, and an eventfd that an armed CQ
+ * signals once, as an ibverbs completion channel does.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "rc_private.h"
+
+static const char *const status_name[] = {
+	[DROCE_WC_SUCCESS] = "success",
+	[DROCE_WC_LOC_LEN_ERR] = "local length error",
+	[DROCE_WC_LOC_QP_OP_ERR] = "local QP operation error",
+	[DROCE_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+	[DROCE_WC_LOC_PROT_ERR] = "local protection error",
+	[DROCE_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+	[DROCE_WC_MW_BIND_ERR] = "memory management operation error",
+	[DROCE_WC_BAD_RESP_ERR] = "bad response error",
+	[DROCE_WC_LOC_ACCESS_ERR] = "local access error",
+	[DROCE_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+	[DROCE_WC_REM_ACCESS_ERR] = "remote access error",
+	[DROCE_WC_REM_OP_ERR] = "remote operation error",
+	[DROCE_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+	[DROCE_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	[DROCE_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+	[DROCE_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+	[DROCE_WC_REM_ABORT_ERR] = "aborted error",
+	[DROCE_WC_INV_EECN_ERR] = "invalid EE context number",
+	[DROCE_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+	[DROCE_WC_FATAL_ERR] = "fatal error",
+	[DROCE_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+	[DROCE_WC_GENERAL_ERR] = "general error",
+};
+
+const char *
+droce_wc_status_str(enum droce_wc_status status)
+{
+	if ((unsigned int)status >= RTE_DIM(status_name))
+		return "unknown";
+	return status_name[status];
+}
+
+struct droce_cq *
+droce_create_cq(struct droce_rc_device *dev, int cqe)
+{
+	static unsigned int instance;
+	char name[RTE_RING_NAMESIZE];
+	struct droce_cq *cq;
+
+	if (cqe <= 0 || (uint32_t)cqe > dev->attr.max_cqe) {
+		RC_LOG(ERR, "create_cq: %d entries; allowed: 1..%u", cqe, dev->attr.max_cqe);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	cq = rte_zmalloc("droce_cq", sizeof(*cq), 0);
+	if (cq == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "droce_cq%u",
+		 __atomic_fetch_add(&instance, 1, __ATOMIC_RELAXED));
+	cq->entries = rte_ring_create_elem(name, sizeof(struct droce_wc), (unsigned int)cqe,
+					   SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	cq->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->entries == NULL || cq->event_fd < 0) {
+		RC_LOG(ERR, "create_cq: no ring or eventfd for %d entries", cqe);
+		rte_ring_free(cq->entries);
+		if (cq->event_fd >= 0)
+			close(cq->event_fd);
+		rte_free(cq);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	cq->dev = dev;
+	cq->size = (uint32_t)cqe;
+	dev->nb_cq++;
+	return cq;
+}
+
+int
+droce_destroy_cq(struct droce_cq *cq)
+{
+	if (cq->users != 0)
+		return RC_REFUSE(EBUSY, "destroy_cq: %u QPs still use the CQ", cq->users);
+	cq->dev->nb_cq--;
+	rte_ring_free(cq->entries);
+	close(cq->event_fd);
+	rte_free(cq);
+	return 0;
+}
+
+int
+droce_poll_cq(struct droce_cq *cq, int num_entries, struct droce_wc *wc)
+{
+	if (num_entries < 0)
+		return RC_REFUSE(EINVAL, "poll_cq: %d entries asked for", num_entries);
+	return (int)rte_ring_sc_dequeue_burst_elem(cq->entries, wc, sizeof(*wc),
+						   (unsigned int)num_entries, NULL);
+}
+
+int
+droce_cq_event_fd(const struct droce_cq *cq)
+{
+	return cq->event_fd;
+}
+
+int
+droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
+{
+	/* Every completion signals: a solicited-only CQ wakes on more than
+	 * it asked for, which ibverbs allows.
+	 */
+	RTE_SET_USED(solicited_only);
+	atomic_store_explicit(&cq->armed, 1, memory_order_release);
+	return 0;
+}
+
+int
+rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc)
+{
+	if (rte_ring_mp_enqueue_elem(cq->entries, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
+		__atomic_fetch_add(&cq->overruns, 1, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
+	if (atomic_load_explicit(&cq->armed, memory_order_acquire) &&
+	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel)) {
+		uint64_t one = 1;
+
+		/* The counter cannot overflow with one write per arming. */
+		if (write(cq->event_fd, &one, sizeof(one)) != sizeof(one))
+			RC_LOG(WARNING, "CQ event: eventfd write failed");
+	}
+	return 0;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The device (one port of a stack), protection domains and memory
+ * regions. A region's lkey and rkey are one key: its slot in the
+ * device's table and a generation byte, so that a key names at most one
+ * live region and a stale key names none.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "droce_gpu.h"
+#include "droce_net.h"
+#include "rc_private.h"
+
+RTE_LOG_REGISTER(droce_rc_logtype, droce.rc, INFO);
+
+struct droce_rc_device *
+droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen)
+{
+	struct droce_rc_device *dev;
+
+	if (stack == NULL || port >= droce_stack_nb_ports(stack)) {
+		snprintf(err, errlen, "RC device: no port %u (the stack has %u)", port,
+			 stack == NULL ? 0 : droce_stack_nb_ports(stack));
+		return NULL;
+	}
+	dev = rte_zmalloc("droce_rc_device", sizeof(*dev), 0);
+	if (dev != NULL) {
+		dev->mr = rte_calloc("droce_rc_mr", RC_MAX_MR, sizeof(*dev->mr), 0);
+		dev->mr_gen = rte_calloc("droce_rc_mr_gen", RC_MAX_MR, 1, 0);
+		dev->qp = rte_calloc("droce_rc_qp", RC_MAX_QP, sizeof(*dev->qp), 0);
+		dev->qp_gen = rte_calloc("droce_rc_qp_gen", RC_MAX_QP, 1, 0);
+	}
+	if (dev == NULL || dev->mr == NULL || dev->mr_gen == NULL || dev->qp == NULL ||
+	    dev->qp_gen == NULL) {
+		snprintf(err, errlen, "RC device: out of memory (give the EAL more with -m)");
+		if (dev != NULL) {
+			rte_free(dev->mr);
+			rte_free(dev->mr_gen);
+			rte_free(dev->qp);
+			rte_free(dev->qp_gen);
+		}
+		rte_free(dev);
+		return NULL;
+	}
+	dev->stack = stack;
+	dev->port = port;
+	dev->ip = droce_port_addr(stack, port);
+	dev->ip_mtu = droce_port_mtu(stack, port);
+	dev->attr = (struct droce_rc_device_attr){
+		.max_qp = RC_MAX_QP - 1, .max_qp_wr = RC_MAX_QP_WR, .max_sge = RC_MAX_SGE,
+		.max_cqe = RC_MAX_CQE, .max_mr = RC_MAX_MR - 1, .max_mr_size = RC_MAX_MR_SIZE,
+		.max_msg_size = RC_MAX_MSG_SIZE, .max_inline_data = RC_MAX_INLINE,
+		.max_qp_rd_atom = RC_MAX_RD_ATOMIC, .max_qp_init_rd_atom = RC_MAX_RD_ATOMIC,
+	};
+	return dev;
+}
+
+int
+droce_rc_close(struct droce_rc_device *dev)
+{
+	if (dev == NULL)
+		return 0;
+	if (dev->nb_qp != 0 || dev->nb_cq != 0 || dev->nb_mr != 0 || dev->nb_pd != 0)
+		return RC_REFUSE(EBUSY, "close: the device still has %u QPs, %u CQs, %u MRs, %u PDs",
+				 dev->nb_qp, dev->nb_cq, dev->nb_mr, dev->nb_pd);
+	rte_free(dev->mr);
+	rte_free(dev->mr_gen);
+	rte_free(dev->qp);
+	rte_free(dev->qp_gen);
+	rte_free(dev);
+	return 0;
+}
+
+void
+droce_rc_query_device(const struct droce_rc_device *dev, struct droce_rc_device_attr *attr)
+{
+	*attr = dev->attr;
+}
+
+void
+droce_gid_from_ipv4(uint32_t ip4, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[10] = 0xff;
+	gid[11] = 0xff;
+	memcpy(gid + 12, &ip4, 4);
+}
+
+int
+droce_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip4)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (memcmp(gid, prefix, sizeof(prefix)) != 0)
+		return -EINVAL;
+	memcpy(ip4, gid + 12, 4);
+	return 0;
+}
+
+void
+droce_rc_query_gid(const struct droce_rc_device *dev, uint8_t gid[16])
+{
+	droce_gid_from_ipv4(dev->ip, gid);
+}
+
+/* ---- protection domains ---------------------------------------------------- */
+
+struct droce_pd *
+droce_alloc_pd(struct droce_rc_device *dev)
+{
+	struct droce_pd *pd = rte_zmalloc("droce_pd", sizeof(*pd), 0);
+
+	if (pd == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	pd->dev = dev;
+	dev->nb_pd++;
+	return pd;
+}
+
+int
+droce_dealloc_pd(struct droce_pd *pd)
+{
+	if (pd->users != 0)
+		return RC_REFUSE(EBUSY, "dealloc_pd: %u MRs and QPs still use the PD",
+				 pd->users);
+	pd->dev->nb_pd--;
+	rte_free(pd);
+	return 0;
+}
+
+/* ---- memory regions -------------------------------------------------------- */
+
+#define MR_ACCESS_ALL (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE | \
+		       DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC | \
+		       DROCE_ACCESS_ZERO_BASED)
+
+static uint32_t
+mr_key(uint32_t slot, uint8_t gen)
+{
+	return slot << RC_MR_GEN_BITS | gen;
+}
+
+struct droce_mr *
+rc_mr_of_key(const struct droce_rc_device *dev, uint32_t key)
+{
+	uint32_t slot = key >> RC_MR_GEN_BITS;
+	struct droce_mr *mr;
+
+	if (slot >= RC_MAX_MR)
+		return NULL;
+	mr = dev->mr[slot];
+	return mr != NULL && mr->lkey == key ? mr : NULL;
+}
+
+struct droce_mr *
+rc_mr_check(const struct droce_pd *pd, uint32_t key, uint64_t addr, uint64_t len,
+	    int access)
+{
+	struct droce_mr *mr = rc_mr_of_key(pd->dev, key);
+
+	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
+		return NULL;
+	/* Inside [iova, iova + length), without wrapping. */
+	if (addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+static int
+mr_args_check(const struct droce_pd *pd, const void *addr, size_t length, int access)
+{
+	if (addr == NULL)
+		return RC_REFUSE(EINVAL, "reg_mr: no address");
+	if (length == 0 || length > pd->dev->attr.max_mr_size)
+		return RC_REFUSE(EINVAL, "reg_mr: length %zu; allowed: 1..%" PRIu64, length,
+				 pd->dev->attr.max_mr_size);
+	if (access & ~MR_ACCESS_ALL)
+		return RC_REFUSE(EINVAL, "reg_mr: unknown access bits 0x%x", access & ~MR_ACCESS_ALL);
+	/* As ibverbs: a region others write into, this side writes too. */
+	if ((access & (DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & DROCE_ACCESS_LOCAL_WRITE))
+		return RC_REFUSE(EINVAL, "reg_mr: remote write or atomic access needs local write too");
+	return 0;
+}
+
+static struct droce_mr *
+mr_add(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	struct droce_rc_device *dev = pd->dev;
+	struct droce_mr *mr;
+	uint32_t slot;
+	int ret = mr_args_check(pd, addr, length, access);
+
+	if (ret == 0 && (access & DROCE_ACCESS_ZERO_BASED))
+		iova = 0;
+	if (ret == 0 && iova + length < iova)
+		ret = RC_REFUSE(EINVAL, "reg_mr: iova 0x%" PRIx64 " + length %zu wraps", iova,
+				length);
+	if (ret == 0 && dev->nb_mr == dev->attr.max_mr)
+		ret = RC_REFUSE(ENOMEM, "reg_mr: the device holds its %u regions already",
+				dev->attr.max_mr);
+	if (ret != 0) {
+		rte_errno = -ret;
+		return NULL;
+	}
+	mr = rte_zmalloc("droce_mr", sizeof(*mr), 0);
+	if (mr == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	/* Slot 0 is never used: no key is 0..255. */
+	for (slot = dev->mr_hint; dev->mr[slot] != NULL || slot == 0;)
+		slot = (slot + 1) % RC_MAX_MR;
+	dev->mr_hint = (slot + 1) % RC_MAX_MR;
+	if (++dev->mr_gen[slot] == 0)
+		dev->mr_gen[slot] = 1;
+	*mr = (struct droce_mr){
+		.dev = dev, .pd = pd, .addr = addr, .length = length, .iova = iova,
+		.lkey = mr_key(slot, dev->mr_gen[slot]), .access = access,
+	};
+	mr->rkey = mr->lkey;
+	dev->mr[slot] = mr;
+	dev->nb_mr++;
+	pd->users++;
+	return mr;
+}
+
+struct droce_mr *
+droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
+{
+	return mr_add(pd, addr, length, (uint64_t)(uintptr_t)addr, access);
+}
+
+struct droce_mr *
+droce_reg_mr_iova(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return mr_add(pd, addr, length, iova, access);
+}
+
+struct droce_mr *
+droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_buf *buf, size_t offset,
+		 size_t length, int access)
+{
+	if (buf->cpu == NULL) {
+		RC_LOG(ERR, "reg_mr_gpu: GPU device %d gives this buffer no CPU mapping (the cuda driver needs GDRCopy)",
+		       buf->dev_id);
+		rte_errno = ENOTSUP;
+		return NULL;
+	}
+	if (offset > buf->size || length > buf->size - offset) {
+		RC_LOG(ERR, "reg_mr_gpu: %zu bytes at offset %zu are not inside the buffer's %zu",
+		       length, offset, buf->size);
+		rte_errno = ERANGE;
+		return NULL;
+	}
+	return mr_add(pd, (uint8_t *)buf->cpu + offset, length,
+		      (uint64_t)(uintptr_t)buf->gpu + offset, access);
+}
+
+int
+droce_dereg_mr(struct droce_mr *mr)
+{
+	struct droce_rc_device *dev = mr->dev;
+
+	dev->mr[mr->lkey >> RC_MR_GEN_BITS] = NULL;
+	dev->nb_mr--;
+	mr->pd->users--;
+	rte_free(mr);
+	return 0;
+}

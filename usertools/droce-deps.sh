@@ -17,7 +17,13 @@ PACKAGES=(
 	# integration tests and the demo: kernel peers in network namespaces
 	iproute2 iputils-ping ethtool procps
 	# independent decoders of what droce puts on the wire
-	tshark python3-scapy
+	tshark python3-scapy tcpdump
+	# interop tests: a Linux soft-RoCE (rdma_rxe) peer in a qemu VM under
+	# TCG, with rdma-core's own tools; tests/interop/lib.sh copies them
+	# into the guest's initramfs (the guest kernel is fetched there with
+	# apt-get download, never installed on the host)
+	qemu-system-x86 busybox-static kmod cpio
+	ibverbs-utils rdmacm-utils perftest
 	# the fuzz targets: clang with libFuzzer
 	clang libclang-rt-14-dev
 )
@@ -28,6 +34,9 @@ COMMANDS=(
 	dpdk-testpmd:dpdk-dev dpdk-telemetry.py:dpdk-dev
 	dpdk-devbind.py:dpdk dpdk-hugepages.py:dpdk
 	ip:iproute2 ping:iputils-ping ethtool:ethtool tshark:tshark clang:clang
+	tcpdump:tcpdump qemu-system-x86_64:qemu-system-x86 busybox:busybox-static
+	depmod:kmod cpio:cpio ibv_rc_pingpong:ibverbs-utils rping:rdmacm-utils
+	ib_write_bw:perftest
 )
 
 check_commands() {

@@ -210,6 +210,20 @@ int droce_udp_send(struct droce_lcore_ctx *ctx, uint16_t port,
 		   uint16_t dst_port);
 
 /**
+ * Send a complete IPv4 frame from the control lcore: droce writes the
+ * Ethernet source, chooses the next hop for @p dst (on-link or the port's
+ * gateway) and fills the destination MAC from ARP, holding the frame while
+ * it resolves. For senders that build the whole frame themselves because a
+ * checksum covers the IP header (RoCEv2's ICRC).
+ *
+ * @return
+ *   0 when sent or queued for ARP; a negative errno when dropped (counted;
+ *   the mbuf is freed either way).
+ */
+int droce_eth_send(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m,
+		   rte_be32_t dst);
+
+/**
  * Worker poll hook: runs on every worker after each RX round (also when no
  * packet came), for work that finishes later than the packets that caused
  * it. Returns how much is still pending; a worker with pending work does
@@ -226,6 +240,27 @@ typedef unsigned int (*droce_worker_hook_t)(struct droce_lcore_ctx *ctx,
  */
 int droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
 			       void *arg);
+
+/**
+ * Control poll hook: runs on the control lcore every round, after the
+ * packets from the workers and the timers. Returns how much work is still
+ * pending; the control lcore does not sleep (event mode) while it is not 0.
+ */
+typedef unsigned int (*droce_control_hook_t)(struct droce_lcore_ctx *ctx, void *arg);
+
+/**
+ * Register a control poll hook, before droce_stack_start().
+ *
+ * @return
+ *   0, -ENOSPC (too many hooks), -EBUSY once started.
+ */
+int droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void *arg);
+
+/**
+ * Wake the control lcore if it sleeps in event mode, so that its hooks run
+ * soon: for a thread that queued work for it. A no-op in busy-poll mode.
+ */
+void droce_control_wake(struct droce_stack *s);
 
 /**
  * Wait until every running worker has finished the poll round it was in,

@@ -73,6 +73,31 @@ struct droce_rc_device_attr {
 struct droce_rc_device *droce_rc_open(struct droce_stack *stack, uint16_t port,
 				      char *err, size_t errlen);
 
+/** What a device's transport has done and refused (all QPs). */
+struct droce_rc_stats {
+	uint64_t rx_packets;        /**< RC packets the owner lcore took */
+	uint64_t tx_packets;        /**< RC packets it sent */
+	uint64_t rx_ring_full;      /**< packets the workers could not hand over */
+	uint64_t bad_icrc;          /**< dropped: ICRC */
+	uint64_t bad_packet;        /**< dropped: headers, P_Key */
+	uint64_t unknown_qp;        /**< dropped: no such QP */
+	uint64_t wrong_peer;        /**< dropped: not from the QP's peer or port */
+	uint64_t wrong_state;       /**< dropped: the QP takes no packets now */
+	uint64_t retransmits;       /**< go-back-N restarts */
+	uint64_t timeouts;          /**< local ACK timeouts */
+	uint64_t seq_naks_sent;     /**< PSN-sequence NAKs sent */
+	uint64_t seq_naks_received; /**< ... received */
+	uint64_t rnr_naks_sent;     /**< RNR NAKs sent (no receive posted) */
+	uint64_t rnr_naks_received; /**< ... received */
+	uint64_t duplicates;        /**< duplicate requests answered */
+	uint64_t acks_sent;         /**< ACKs and NAKs sent */
+	uint64_t acks_received;     /**< ACKs, NAKs and READ/atomic answers received */
+	uint64_t held_full;         /**< requests dropped while a READ was answered */
+};
+
+/** The device's counters (a snapshot; the owner lcore writes them). */
+void droce_rc_query_stats(const struct droce_rc_device *dev, struct droce_rc_stats *stats);
+
 /**
  * Close a device. Its QPs, CQs, MRs and PDs must have been destroyed.
  *

@@ -27,6 +27,8 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "droce_net.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -452,6 +454,29 @@ bool droce_icrc_copy_stream_ok(const void *l3, uint32_t len, uint32_t payload_of
  *   0, or -EINVAL when the packet is too short.
  */
 int droce_icrc_fill_mbuf(struct rte_mbuf *m, uint32_t l3_off);
+
+/* ---- who takes which packets -------------------------------------------- */
+
+/**
+ * Take the RoCEv2 packets (UDP port 4791) for destination QPNs
+ * @p first_qpn .. @p last_qpn on the workers of @p s: @p fn gets them in
+ * bursts, as a UDP handler on the worker that received them. Ranges may
+ * nest, and the narrowest one holding a QPN takes it; the range that
+ * holds every QPN also takes packets too short for a BTH. Claim before
+ * droce_stack_start().
+ *
+ * @return
+ *   0; -EINVAL for an empty or out-of-range range or no @p fn; -EEXIST
+ *   when it crosses (or equals) a range already taken; -ENOSPC when too
+ *   many are; or what droce_udp_register() returns.
+ */
+int droce_roce_claim_qps(struct droce_stack *s, uint32_t first_qpn, uint32_t last_qpn,
+			 droce_udp_handler_t fn, void *arg);
+
+/** Give back every range claimed with @p fn and @p arg, once the stack
+ * has stopped.
+ */
+void droce_roce_release_qps(struct droce_stack *s, droce_udp_handler_t fn, void *arg);
 
 /* ---- building ----------------------------------------------------------- */
 

@@ -107,6 +107,31 @@ droce_ipv4_send(struct droce_lcore_ctx *ctx, uint16_t port,
 }
 
 int
+droce_eth_send(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m, rte_be32_t dst)
+{
+	const struct droce_stack *s = ctx->stack;
+	struct rte_ether_hdr *eth;
+	struct net_port *p;
+	rte_be32_t next_hop;
+
+	RTE_VERIFY(ctx->is_control); /* ARP state belongs to the control lcore */
+	RTE_VERIFY(port < s->nb_ports);
+	p = s->port[port];
+	if (rte_pktmbuf_pkt_len(m) < RTE_ETHER_HDR_LEN)
+		return drop_with(ctx, port, m, DROCE_DROP_TRUNCATED, -EINVAL);
+	if (rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN > p->mtu)
+		return drop_with(ctx, port, m, DROCE_DROP_MTU_EXCEEDED, -EMSGSIZE);
+	next_hop = net_on_link(p, dst) ? dst : p->gateway;
+	if (next_hop == 0)
+		return drop_with(ctx, port, m, DROCE_DROP_NO_ROUTE, -ENETUNREACH);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eth->src_addr = p->mac;
+	m->l2_len = sizeof(*eth);
+	net_arp_output(ctx, p, m, next_hop);
+	return 0;
+}
+
+int
 droce_udp_send(struct droce_lcore_ctx *ctx, uint16_t port,
 	       struct rte_mbuf *m, rte_be32_t dst, uint16_t src_port,
 	       uint16_t dst_port)

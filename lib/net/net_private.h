@@ -46,6 +46,7 @@
 #define NET_IPV4_TTL 64
 #define NET_MAX_UDP_HANDLERS 16
 #define NET_MAX_WORKER_HOOKS 8
+#define NET_MAX_CONTROL_HOOKS 8
 #define NET_MAX_STATS_EXT 4
 #define NET_ARP_ENTRIES 256       /* per port */
 #define NET_ARP_PENDING 8         /* packets held per unresolved entry */
@@ -185,6 +186,11 @@ struct droce_stack {
 		droce_worker_hook_t fn;
 		void *arg;
 	} hook[NET_MAX_WORKER_HOOKS];
+	unsigned int nb_control_hooks;
+	struct {
+		droce_control_hook_t fn;
+		void *arg;
+	} control_hook[NET_MAX_CONTROL_HOOKS];
 	unsigned int nb_stats_ext;
 	struct droce_stats_ext stats_ext[NET_MAX_STATS_EXT];
 	/* Read by every worker on every loop: a cache line of its own. */

@@ -384,6 +384,25 @@ droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
 	return 0;
 }
 
+int
+droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void *arg)
+{
+	if (s->started)
+		return -EBUSY;
+	if (s->nb_control_hooks == NET_MAX_CONTROL_HOOKS)
+		return -ENOSPC;
+	s->control_hook[s->nb_control_hooks].fn = fn;
+	s->control_hook[s->nb_control_hooks].arg = arg;
+	s->nb_control_hooks++;
+	return 0;
+}
+
+void
+droce_control_wake(struct droce_stack *s)
+{
+	net_wake_control(s);
+}
+
 void
 droce_stack_quiesce(struct droce_stack *s)
 {
@@ -501,6 +520,16 @@ droce_stack_start(struct droce_stack *s, bool launch)
 	return 0;
 }
 
+static unsigned int
+run_control_hooks(struct droce_stack *s)
+{
+	unsigned int total = 0;
+
+	for (unsigned int h = 0; h < s->nb_control_hooks; h++)
+		total += s->control_hook[h].fn(s->control, s->control_hook[h].arg);
+	return total;
+}
+
 unsigned int
 droce_control_poll(struct droce_stack *s)
 {
@@ -520,6 +549,7 @@ droce_control_poll(struct droce_stack *s)
 	}
 	total += net_capture_drain(s);
 	rte_timer_manage();
+	total += run_control_hooks(s);
 	net_tx_flush(ctx);
 	return total;
 }
@@ -558,8 +588,15 @@ control_sleep(struct droce_stack *s)
 		timeout_ms = (int)RTE_MIN((uint64_t)SLEEP_MS,
 					  (uint64_t)ticks * 1000 / rte_get_timer_hz() + 1);
 	atomic_store(&s->control_asleep, true);
-	if (rings_empty(s) && !atomic_load(&s->stop))
+	/* The hooks look at their queues once more after "asleep", as the
+	 * rings are, so that work queued by another thread just before is
+	 * not left until the next timer.
+	 */
+	if (rings_empty(s) && run_control_hooks(s) == 0 && !atomic_load(&s->stop)) {
+		net_tx_flush(s->control);
 		rte_epoll_wait(RTE_EPOLL_PER_THREAD, &ev, 1, timeout_ms);
+	}
+	net_tx_flush(s->control);
 	atomic_store(&s->control_asleep, false);
 	if (read(s->doorbell_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		NET_LOG(DEBUG, "doorbell read: %s", strerror(errno));

@@ -54,6 +54,15 @@ droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen
 	}
 	dev->stack = stack;
 	dev->port = port;
+	if (rc_wire_open(dev, err, errlen) != 0) {
+		rc_wire_close(dev);
+		rte_free(dev->mr);
+		rte_free(dev->mr_gen);
+		rte_free(dev->qp);
+		rte_free(dev->qp_gen);
+		rte_free(dev);
+		return NULL;
+	}
 	dev->ip = droce_port_addr(stack, port);
 	dev->ip_mtu = droce_port_mtu(stack, port);
 	dev->attr = (struct droce_rc_device_attr){
@@ -73,12 +82,20 @@ droce_rc_close(struct droce_rc_device *dev)
 	if (dev->nb_qp != 0 || dev->nb_cq != 0 || dev->nb_mr != 0 || dev->nb_pd != 0)
 		return RC_REFUSE(EBUSY, "close: the device still has %u QPs, %u CQs, %u MRs, %u PDs",
 				 dev->nb_qp, dev->nb_cq, dev->nb_mr, dev->nb_pd);
+	rc_wire_close(dev);
 	rte_free(dev->mr);
 	rte_free(dev->mr_gen);
 	rte_free(dev->qp);
 	rte_free(dev->qp_gen);
 	rte_free(dev);
 	return 0;
+}
+
+void
+droce_rc_query_stats(const struct droce_rc_device *dev, struct droce_rc_stats *stats)
+{
+	*stats = dev->stats;
+	stats->rx_ring_full = __atomic_load_n(&dev->stats.rx_ring_full, __ATOMIC_RELAXED);
 }
 
 void

@@ -144,6 +144,7 @@ send_store(const struct droce_qp *qp, struct rc_send_wqe *wqe, const struct droc
 	wqe->wr.sg_list = NULL;
 	wqe->length = (uint32_t)total;
 	wqe->signaled = qp->init.sq_sig_all || (wr->send_flags & DROCE_SEND_SIGNALED);
+	wqe->started = false;
 	if (wr->send_flags & DROCE_SEND_INLINE) {
 		uint8_t *data = (uint8_t *)(wqe->sge + qp->init.cap.max_send_sge);
 
@@ -156,6 +157,17 @@ send_store(const struct droce_qp *qp, struct rc_send_wqe *wqe, const struct droc
 		return;
 	}
 	memcpy(wqe->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
+}
+
+/* A post to a QP in ERR completes at once, flushed; the owner may be
+ * flushing the same queues.
+ */
+static void
+qp_flush_locked(struct droce_qp *qp)
+{
+	rte_spinlock_lock(&qp->lock);
+	rc_qp_flush(qp);
+	rte_spinlock_unlock(&qp->lock);
 }
 
 static bool
@@ -199,7 +211,9 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send
 	if (ret != 0)
 		*bad_wr = wr;
 	if (state == DROCE_QPS_ERR)
-		rc_qp_flush(qp);
+		qp_flush_locked(qp);
+	else
+		rc_qp_ring_doorbell(qp);
 	return ret;
 }
 
@@ -251,7 +265,7 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv
 	if (ret != 0)
 		*bad_wr = wr;
 	if (state == DROCE_QPS_ERR)
-		rc_qp_flush(qp);
+		qp_flush_locked(qp);
 	return ret;
 }
 

@@ -296,6 +296,18 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr)
 	qp->attr.cap = attr->cap;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = DROCE_MTU_1024;
+	rte_spinlock_init(&qp->lock);
+	atomic_init(&qp->doorbell_rung, false);
+	rte_timer_init(&qp->retransmit_timer);
+	rte_timer_init(&qp->rnr_timer);
+	if (rc_responder_init(qp) != 0) {
+		rc_queue_free(&qp->sq);
+		rc_queue_free(&qp->rq);
+		rte_free(qp);
+		RC_LOG(ERR, "create_qp: out of memory for READ resources");
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	qp->qpn = qp_slot_take(dev, qp);
 	pd->users++;
 	attr->send_cq->users++;
@@ -308,14 +320,15 @@ droce_destroy_qp(struct droce_qp *qp)
 {
 	struct droce_rc_device *dev = qp->dev;
 
+	rte_spinlock_lock(&qp->lock);
 	dev->qp[qp->qpn & ((1u << RC_QPN_SLOT_BITS) - 1)] = NULL;
 	dev->nb_qp--;
 	qp->pd->users--;
 	qp->init.send_cq->users--;
 	qp->init.recv_cq->users--;
-	rc_queue_free(&qp->sq);
-	rc_queue_free(&qp->rq);
-	rte_free(qp);
+	qp->dead = true;
+	rte_spinlock_unlock(&qp->lock);
+	rc_qp_release(qp);
 	return 0;
 }
 
@@ -470,11 +483,29 @@ attr_apply(struct droce_qp_attr *q, const struct droce_qp_attr *a, int mask)
 #undef TAKE
 }
 
+/* RTR: where the packets go and what a request may hold. */
+static void
+path_take(struct droce_qp *qp)
+{
+	const struct droce_ah_attr *ah = &qp->attr.ah_attr;
+	uint32_t ip;
+
+	qp->mtu = droce_mtu_to_bytes(qp->attr.path_mtu);
+	qp->peer_ip = droce_gid_to_ipv4(ah->dgid, &ip) == 0 ? ip : 0;
+	qp->udp_sport = ah->udp_sport != 0 ? ah->udp_sport : droce_roce_udp_sport(qp->qpn);
+	rc_responder_init(qp);
+}
+
 /* A QP back in RESET: as created, its queues empty. */
 static void
 qp_reset(struct droce_qp *qp)
 {
 	struct droce_qp_attr *a = &qp->attr;
+
+	rte_timer_stop(&qp->retransmit_timer);
+	rte_timer_stop(&qp->rnr_timer);
+	qp->comp.rnr_waiting = false;
+	qp->comp.timer_armed = false;
 
 	atomic_store(&qp->sq.producer, 0);
 	atomic_store(&qp->sq.consumer, 0);
@@ -501,13 +532,27 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 		ret = attr_check(qp, attr, attr_mask);
 	if (ret != 0)
 		return ret;
+	rte_spinlock_lock(&qp->lock);
 	if (to == DROCE_QPS_RESET) {
 		qp_reset(qp);
-		return 0;
+		qp->attr.max_dest_rd_atomic = 0;
+		rc_responder_init(qp);
+	} else {
+		attr_apply(&qp->attr, attr, attr_mask);
+		if (to == DROCE_QPS_RTR && from != DROCE_QPS_RTR)
+			path_take(qp);
+		if (to == DROCE_QPS_RTS && from == DROCE_QPS_RTR)
+			rc_completer_init(qp);
+		qp->attr.qp_state = to;
+		if (to == DROCE_QPS_ERR) {
+			rte_timer_stop(&qp->retransmit_timer);
+			rte_timer_stop(&qp->rnr_timer);
+			rc_qp_flush(qp);
+		}
 	}
-	attr_apply(&qp->attr, attr, attr_mask);
-	qp->attr.qp_state = to;
-	if (to == DROCE_QPS_ERR)
-		rc_qp_flush(qp);
+	rte_spinlock_unlock(&qp->lock);
+	/* The owner looks: work posted before RTS may go now. */
+	if (to == DROCE_QPS_RTS)
+		rc_qp_ring_doorbell(qp);
 	return 0;
 }

@@ -6,10 +6,13 @@
 #define DROCE_RC_PRIVATE_H
 
 #include <stdatomic.h>
+#include <sys/queue.h>
 
 #include <rte_log.h>
+#include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
+#include <rte_timer.h>
 
 #include "droce_rc.h"
 #include "droce_roce.h"
@@ -42,10 +45,33 @@ extern int droce_rc_logtype;
  * reckons a netdev's path MTU).
  */
 #define RC_PATH_MTU_OVERHEAD 80
+/* Packets from the workers and QPs with new work, waiting for the owner. */
+#define RC_RX_RING_SIZE 4096
+#define RC_DOORBELL_RING_SIZE 8192
+/* PSNs a requester has in flight: what a peer must be able to hold. */
+#define RC_WINDOW_PSNS 1024
+/* A request asks for an ACK at least every this many packets. */
+#define RC_ACKREQ_EVERY 64
+/* Packets the owner sends per QP per round, so that one QP's long message
+ * or READ answer does not hold the others (or fill the TX queue).
+ */
+#define RC_TX_BUDGET 64
+/* Requests the responder keeps back while it answers a READ. */
+#define RC_HELD_PKTS RC_WINDOW_PSNS
+
+
+
+TAILQ_HEAD(rc_qp_list, droce_qp);
 
 struct droce_rc_device {
 	struct droce_stack *stack;
 	uint16_t port;
+	unsigned int owner_lcore;       /* runs every QP of the device */
+	struct rte_mempool *pool;       /* mbufs to send from */
+	struct rte_ring *rx_ring;       /* packets from the workers, MP/SC */
+	struct rte_ring *doorbell;      /* QPs with work posted, MP/SC */
+	struct rc_qp_list active;       /* QPs with work to send: owner only */
+	struct droce_rc_stats stats;     /* owner only, but rx_ring_full */
 	uint32_t ip;                    /* network order */
 	uint16_t ip_mtu;
 	struct droce_rc_device_attr attr;
@@ -74,12 +100,16 @@ struct droce_cq {
 };
 
 /* A send work request as queued: the caller's request, its SGEs, and
- * inline data copied in.
+ * inline data copied in; then the requester's progress through it.
  */
 struct rc_send_wqe {
 	struct droce_send_wr wr;        /* next and sg_list not used */
 	uint32_t length;                /* bytes of the message */
 	bool signaled;
+	bool started;                   /* first_psn and last_psn hold */
+	uint32_t first_psn, last_psn;   /* a READ spans its response PSNs */
+	uint32_t sent;                  /* bytes sent (READ: asked for) */
+	uint32_t received;              /* READ: bytes of response placed */
 	struct droce_sge sge[];         /* max_send_sge; inline bytes after */
 };
 
@@ -104,6 +134,66 @@ struct rc_queue {
 	atomic_uint consumer;
 };
 
+/* The requester's side of the send queue: WQEs from sq.consumer (oldest
+ * not completed) to head have been sent, head onward have not.
+ */
+struct rc_requester {
+	uint32_t head;                  /* next WQE to send from */
+	uint32_t psn;                   /* next PSN to send */
+	uint32_t rd_atomic;             /* READs and atomics in flight */
+	uint32_t unacked_pkts;          /* since the last AckReq */
+};
+
+/* The completer: what the peer has acknowledged. */
+struct rc_completer {
+	uint32_t psn;                   /* oldest PSN not acknowledged */
+	uint8_t retry_left, rnr_retry_left;
+	bool rnr_waiting;               /* the RNR timer runs */
+	bool went_back;                 /* resent for a loss, no progress since */
+	bool timer_armed;
+};
+
+/* A READ or atomic the responder accepted: kept to answer a duplicate. */
+struct rc_rd_resource {
+	bool valid, atomic;
+	uint32_t first_psn, last_psn;
+	uint64_t va;
+	uint32_t rkey, length;
+	uint64_t orig;                  /* atomic: the value before */
+	uint32_t msn;
+};
+
+enum rc_resp_message {
+	RC_MSG_NONE,                    /* between messages */
+	RC_MSG_SEND,                    /* a SEND FIRST came, its LAST has not */
+	RC_MSG_WRITE,
+};
+
+struct rc_responder {
+	uint32_t psn;                   /* next PSN expected */
+	uint32_t msn;
+	bool nak_sent;                  /* a PSN-sequence NAK is out */
+	enum rc_resp_message in_message;
+	/* The SEND in progress: its receive WQE and bytes placed so far. */
+	bool have_wqe;
+	uint32_t recv_offset;
+	/* The WRITE in progress. */
+	struct droce_mr *write_mr;
+	uint64_t write_va;
+	uint32_t write_left, write_total;
+	/* ACK owed for this round's requests (sent once, coalesced). */
+	bool ack_owed;
+	uint32_t ack_psn;
+	/* READ answers: resources in order, and the one being answered. */
+	struct rc_rd_resource *res;     /* max_dest_rd_atomic (at least 1) */
+	uint32_t nb_res, res_next;
+	struct rc_rd_resource *answering;
+	uint32_t answer_psn, answer_start, answer_offset;
+	/* Requests that came while a READ is answered. */
+	struct rte_mbuf *held[RC_HELD_PKTS];
+	uint32_t held_head, held_count;
+};
+
 struct droce_qp {
 	struct droce_rc_device *dev;
 	struct droce_pd *pd;
@@ -111,6 +201,22 @@ struct droce_qp {
 	struct droce_qp_attr attr;      /* qp_state is the state */
 	uint32_t qpn;
 	struct rc_queue sq, rq;
+	/* Held by the owner while it works on the QP, and by a thread that
+	 * changes its state; uncontended in the steady state.
+	 */
+	rte_spinlock_t lock;
+	atomic_bool doorbell_rung;      /* on the doorbell ring */
+	bool on_active;                 /* on dev->active */
+	bool dead;                      /* destroyed; the owner frees it */
+	TAILQ_ENTRY(droce_qp) active_link;
+	/* From RTR: the path. */
+	uint32_t mtu;
+	uint32_t peer_ip;               /* network order */
+	uint16_t udp_sport;
+	struct rc_requester req;
+	struct rc_completer comp;
+	struct rc_responder resp;
+	struct rte_timer retransmit_timer, rnr_timer;
 };
 
 /* device.c */
@@ -133,6 +239,54 @@ int rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc);
 
 /* qp.c */
 struct droce_qp *rc_qp_of_num(const struct droce_rc_device *dev, uint32_t qpn);
+
+/* wire.c: packets in and out, the owner's round. */
+int rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen);
+void rc_wire_close(struct droce_rc_device *dev);
+/* Free a destroyed QP: at once on the owner lcore, else by the owner. */
+void rc_qp_release(struct droce_qp *qp);
+/* Tell the owner that @p qp has work (any thread). */
+void rc_qp_ring_doorbell(struct droce_qp *qp);
+/* Put @p qp on the owner's list of QPs with work (owner only). */
+void rc_qp_activate(struct droce_qp *qp);
+/* A frame for @p qp with @p spec's opcode and headers; the payload is
+ * gathered from @p sge (n entries, skipping @p skip bytes) or taken from
+ * @p data. NULL when there is no mbuf.
+ */
+struct rte_mbuf *rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec,
+			  const struct droce_sge *sge, uint32_t nb_sge, uint32_t skip);
+void rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m);
+/* An ACK, NAK (@p syndrome) or, with @p res, an atomic ACK. */
+void rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
+		 const struct rc_rd_resource *res);
+/* Copy @p len bytes of @p src into the SGE list at byte @p offset; false
+ * when they do not fit or a key no longer holds.
+ */
+bool rc_sge_copy_in(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+		    uint32_t offset, const void *src, uint32_t len);
+void rc_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc);
+/* QP -> ERR from the transport: log why, flush everything. */
+void rc_qp_fail(struct droce_qp *qp, const char *why);
+
+/* requester.c */
+/* Send what the window allows, at most @p budget packets; returns packets sent. */
+unsigned int rc_requester_run(struct droce_qp *qp, unsigned int budget);
+/* Go back to the oldest unacknowledged PSN. */
+void rc_requester_rewind(struct droce_qp *qp);
+
+/* completer.c */
+void rc_completer_input(struct droce_qp *qp, const struct droce_pkt *pkt);
+void rc_completer_arm(struct droce_qp *qp);
+void rc_completer_init(struct droce_qp *qp);
+
+/* responder.c */
+void rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_pkt *pkt);
+/* Answer READs and take held requests, at most @p budget packets. */
+unsigned int rc_responder_run(struct droce_qp *qp, unsigned int budget);
+/* Send the ACK this round owes. */
+void rc_responder_flush_ack(struct droce_qp *qp);
+int rc_responder_init(struct droce_qp *qp);
+void rc_responder_free(struct droce_qp *qp);
 
 /* post.c */
 int rc_queue_init(struct rc_queue *q, uint32_t max_wr, uint32_t wqe_size);

@@ -378,7 +378,7 @@ droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 	}
 	rx->stack = stack;
 	rx->qp_table = rx->qp_tables[0];
-	rx->next_qp = 0x100;
+	rx->next_qp = RX_FIRST_QPN;
 	pthread_mutex_init(&rx->lock, NULL);
 	rx->nb_workers = droce_stack_nb_workers(stack);
 	rx->workers = rte_zmalloc("droce_rx_workers",
@@ -393,8 +393,7 @@ droce_rx_create(struct droce_stack *stack, char *err, size_t errlen)
 	rx->base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	rx->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
 	ret = rx->workers == NULL ? -ENOMEM
-	      : droce_udp_register(stack, DROCE_ROCE_UDP_PORT, DROCE_UDP_ON_WORKER,
-				   rx_udp_handler, rx);
+	      : droce_roce_claim_qps(stack, 0, DROCE_QPN_MASK, rx_udp_handler, rx);
 	if (ret == 0)
 		ret = droce_worker_hook_register(stack, rx_worker_hook, rx);
 	if (ret == 0) {
@@ -424,6 +423,7 @@ droce_rx_destroy(struct droce_rx *rx)
 {
 	if (rx == NULL)
 		return;
+	droce_roce_release_qps(rx->stack, rx_udp_handler, rx);
 	if (rx->callbacks_registered)
 		for (uint16_t p = 0; p < droce_stack_nb_ports(rx->stack); p++) {
 			uint16_t id = droce_port_ethdev(rx->stack, p);

@@ -23,6 +23,11 @@
 
 /* QP lookup: open addressing, twice as many slots as streams. */
 #define RX_QP_SLOTS (2 * DROCE_RX_MAX_STREAMS)
+/* Stream QPNs: above the QPs special to IB, below the RC transport's
+ * (which claims 0x10000 up; lib/rc).
+ */
+#define RX_FIRST_QPN 0x100
+#define RX_LAST_QPN 0xffff
 /* Frames a stream holds while the placement engine finishes them. */
 #define RX_PENDING 64
 /* Streams one packet burst can need to ACK (RC). */

@@ -186,7 +186,7 @@ pick_qp(struct droce_rx *rx)
 	for (;;) {
 		uint32_t q = rx->next_qp;
 
-		rx->next_qp = rx->next_qp >= DROCE_QPN_MASK ? 0x100 : rx->next_qp + 1;
+		rx->next_qp = rx->next_qp >= RX_LAST_QPN ? RX_FIRST_QPN : rx->next_qp + 1;
 		if (rx_stream_of_qp(rx, q) == NULL)
 			return q;
 	}

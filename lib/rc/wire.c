@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * Where the transport meets the stack. Workers hand the RoCEv2 packets of
+ * RC QPs to the owner lcore through one lock-free ring; threads that post
+ * work ring a doorbell (another ring) with the QP. The owner's round, a
+ * control hook, checks each packet (ICRC, QP, peer, state) and gives it to
+ * the completer (responses) or the responder (requests), then lets each
+ * QP with work send, a budget at a time. Nothing here looks at a QP that
+ * has nothing to do.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_udp.h>
+
+#include "droce_net.h"
+#include "rc_private.h"
+
+/* Bursts the owner takes from the rings per round. */
+#define RC_RX_BURST 64
+#define RC_RX_ROUND 256
+
+/* RC QPNs: a generation above the slot, so never below 0x10000 (lib/rx
+ * hands out stream QPNs below that).
+ */
+#define RC_FIRST_QPN (1u << RC_QPN_SLOT_BITS)
+
+/* ---- worker side ------------------------------------------------------------ */
+
+static void
+rc_worker_input(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
+		struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	struct droce_rc_device *dev = arg;
+	unsigned int sent;
+
+	(void)ctx;
+	(void)queue;
+	if (port != dev->port) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		__atomic_fetch_add(&dev->stats.wrong_peer, n, __ATOMIC_RELAXED);
+		return;
+	}
+	sent = rte_ring_mp_enqueue_burst(dev->rx_ring, (void **)pkts, n, NULL);
+	if (sent < n) {
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+		__atomic_fetch_add(&dev->stats.rx_ring_full, n - sent, __ATOMIC_RELAXED);
+	}
+	if (sent != 0)
+		droce_control_wake(dev->stack);
+}
+
+/* ---- sending ---------------------------------------------------------------- */
+
+bool
+rc_sge_copy_in(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+	       uint32_t offset, const void *src, uint32_t len)
+{
+	const uint8_t *from = src;
+
+	for (uint32_t i = 0; i < nb_sge && len != 0; i++) {
+		struct droce_mr *mr;
+		uint32_t take;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		take = RTE_MIN(len, sge[i].length - offset);
+		/* The region may have been deregistered since the post. */
+		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + offset, take,
+				 DROCE_ACCESS_LOCAL_WRITE);
+		if (mr == NULL)
+			return false;
+		memcpy(rc_mr_cpu(mr, sge[i].addr + offset), from, take);
+		from += take;
+		len -= take;
+		offset = 0;
+	}
+	return len == 0;
+}
+
+/* Gather @p len bytes from the SGE list, from byte @p skip, into @p dst. */
+static bool
+sge_copy_out(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+	     uint32_t skip, uint8_t *dst, uint32_t len)
+{
+	for (uint32_t i = 0; i < nb_sge && len != 0; i++) {
+		struct droce_mr *mr;
+		uint32_t take;
+
+		if (skip >= sge[i].length) {
+			skip -= sge[i].length;
+			continue;
+		}
+		take = RTE_MIN(len, sge[i].length - skip);
+		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + skip, take, 0);
+		if (mr == NULL)
+			return false;
+		memcpy(dst, rc_mr_cpu(mr, sge[i].addr + skip), take);
+		dst += take;
+		len -= take;
+		skip = 0;
+	}
+	return len == 0;
+}
+
+/* The payload's bytes where they lie, when one SGE holds them all. */
+static const void *
+sge_contiguous(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+	       uint32_t skip, uint32_t len)
+{
+	for (uint32_t i = 0; i < nb_sge; i++) {
+		struct droce_mr *mr;
+
+		if (skip >= sge[i].length) {
+			skip -= sge[i].length;
+			continue;
+		}
+		if (sge[i].length - skip < len)
+			return NULL;
+		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + skip, len, 0);
+		return mr != NULL ? rc_mr_cpu(mr, sge[i].addr + skip) : NULL;
+	}
+	return NULL;
+}
+
+struct rte_mbuf *
+rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_sge *sge,
+	 uint32_t nb_sge, uint32_t skip)
+{
+	struct droce_rc_device *dev = qp->dev;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->pool);
+	bool gather = false;
+
+	if (m == NULL)
+		return NULL;
+	spec->src_ip4 = dev->ip;
+	spec->dst_ip4 = qp->peer_ip;
+	spec->ttl = qp->attr.ah_attr.hop_limit;
+	spec->traffic_class = qp->attr.ah_attr.traffic_class;
+	spec->udp_src_port = qp->udp_sport;
+	spec->src_qp = qp->qpn;
+	spec->dest_qp = qp->attr.dest_qp_num;
+	if (spec->payload_len != 0 && spec->payload == NULL && nb_sge != 0) {
+		spec->payload = sge_contiguous(qp, sge, nb_sge, skip, spec->payload_len);
+		gather = spec->payload == NULL;
+	}
+	if (droce_frame_build(m, spec) != 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	if (gather) {
+		uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN);
+		uint32_t payload_off = sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) +
+				       droce_opcode(spec->opcode)->hdr_len;
+
+		if (!sge_copy_out(qp, sge, nb_sge, skip, l3 + payload_off, spec->payload_len)) {
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
+	}
+	return m;
+}
+
+void
+rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
+{
+	struct droce_rc_device *dev = qp->dev;
+
+	dev->stats.tx_packets++;
+	droce_eth_send(droce_control_ctx(dev->stack), dev->port, m, qp->peer_ip);
+}
+
+void
+rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
+	    const struct rc_rd_resource *res)
+{
+	struct droce_frame_spec spec = {
+		.opcode = res != NULL ? DROCE_OP_ATOMIC_ACKNOWLEDGE : DROCE_OP_ACKNOWLEDGE,
+		.psn = psn, .syndrome = syndrome,
+		.msn = res != NULL ? res->msn : qp->resp.msn,
+		.orig = res != NULL ? res->orig : 0,
+	};
+	struct rte_mbuf *m = rc_frame(qp, &spec, NULL, 0, 0);
+
+	if (m == NULL)
+		return; /* the requester times out and asks again */
+	qp->dev->stats.acks_sent++;
+	rc_send_frame(qp, m);
+}
+
+/* ---- completions and errors --------------------------------------------------- */
+
+void
+rc_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc)
+{
+	if (rc_cq_add(cq, wc) != 0)
+		RC_LOG(ERR, "QP 0x%x: CQ full, a completion (wr_id %" PRIu64 ", %s) is lost",
+		       qp->qpn, wc->wr_id, droce_wc_status_str(wc->status));
+}
+
+void
+rc_qp_fail(struct droce_qp *qp, const char *why)
+{
+	if (qp->attr.qp_state == DROCE_QPS_ERR)
+		return;
+	RC_LOG(NOTICE, "QP 0x%x -> ERR: %s", qp->qpn, why);
+	qp->attr.qp_state = DROCE_QPS_ERR;
+	rte_timer_stop(&qp->retransmit_timer);
+	rte_timer_stop(&qp->rnr_timer);
+	rc_qp_flush(qp);
+}
+
+/* ---- doorbells and the active list ------------------------------------------------ */
+
+void
+rc_qp_ring_doorbell(struct droce_qp *qp)
+{
+	struct droce_rc_device *dev = qp->dev;
+	bool rung = false;
+
+	if (!atomic_compare_exchange_strong(&qp->doorbell_rung, &rung, true))
+		return; /* the owner has not taken the last one yet */
+	/* The ring holds every QP once: it cannot be full. */
+	RTE_VERIFY(rte_ring_mp_enqueue(dev->doorbell, qp) == 0);
+	droce_control_wake(dev->stack);
+}
+
+void
+rc_qp_activate(struct droce_qp *qp)
+{
+	if (qp->on_active)
+		return;
+	qp->on_active = true;
+	TAILQ_INSERT_TAIL(&qp->dev->active, qp, active_link);
+}
+
+static void
+qp_deactivate(struct droce_qp *qp)
+{
+	if (!qp->on_active)
+		return;
+	qp->on_active = false;
+	TAILQ_REMOVE(&qp->dev->active, qp, active_link);
+}
+
+/* ---- the owner's round ------------------------------------------------------------ */
+
+static bool
+state_takes_packets(enum droce_qp_state s)
+{
+	return s == DROCE_QPS_RTR || s == DROCE_QPS_RTS || s == DROCE_QPS_SQD ||
+	       s == DROCE_QPS_SQE;
+}
+
+/* Check one packet and give it to its QP's completer or responder. */
+static void
+packet_input(struct droce_rc_device *dev, struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	struct droce_pkt pkt;
+	struct droce_qp *qp;
+	uint32_t l4_len;
+
+	dev->stats.rx_packets++;
+	if (!rte_pktmbuf_is_contiguous(m) && rte_pktmbuf_linearize(m) != 0)
+		goto bad;
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
+	udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, m->l2_len + m->l3_len);
+	l4_len = rte_be_to_cpu_16(udp->dgram_len);
+	if (l4_len < sizeof(*udp) ||
+	    droce_roce_parse(udp + 1, l4_len - (uint32_t)sizeof(*udp), &pkt) != DROCE_PARSE_OK)
+		goto bad;
+	if (!droce_icrc_ok(ip, m->l3_len + l4_len)) {
+		dev->stats.bad_icrc++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if ((droce_bth_pkey(pkt.bth) & 0x7fff) != 0x7fff)
+		goto bad;
+	qp = rc_qp_of_num(dev, droce_bth_dqpn(pkt.bth));
+	if (qp == NULL) {
+		dev->stats.unknown_qp++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_spinlock_lock(&qp->lock);
+	if (!state_takes_packets(qp->attr.qp_state) || qp->dead) {
+		dev->stats.wrong_state++;
+		rte_pktmbuf_free(m);
+	} else if (ip->src_addr != qp->peer_ip) {
+		dev->stats.wrong_peer++;
+		rte_pktmbuf_free(m);
+	} else if (pkt.info->flags & DROCE_HDR_RESP) {
+		rc_completer_input(qp, &pkt);
+		rte_pktmbuf_free(m);
+		rc_qp_activate(qp);
+	} else {
+		rc_responder_input(qp, m, &pkt); /* takes the mbuf */
+		rc_qp_activate(qp);
+	}
+	rte_spinlock_unlock(&qp->lock);
+	return;
+bad:
+	dev->stats.bad_packet++;
+	rte_pktmbuf_free(m);
+}
+
+static void
+qp_free(struct droce_qp *qp)
+{
+	rte_timer_stop_sync(&qp->retransmit_timer);
+	rte_timer_stop_sync(&qp->rnr_timer);
+	qp_deactivate(qp);
+	rc_responder_free(qp);
+	rc_queue_free(&qp->sq);
+	rc_queue_free(&qp->rq);
+	rte_free(qp);
+}
+
+void
+rc_qp_release(struct droce_qp *qp)
+{
+	struct droce_rc_device *dev = qp->dev;
+
+	if (rte_lcore_id() != dev->owner_lcore) {
+		rc_qp_ring_doorbell(qp); /* the owner frees it when it takes it */
+		return;
+	}
+	/* On the owner: free now, unless the doorbell ring still holds it. */
+	if (!atomic_load(&qp->doorbell_rung))
+		qp_free(qp);
+}
+
+static void
+take_doorbells(struct droce_rc_device *dev)
+{
+	struct droce_qp *qps[RC_RX_BURST];
+	unsigned int n;
+
+	while ((n = rte_ring_sc_dequeue_burst(dev->doorbell, (void **)qps, RC_RX_BURST,
+					      NULL)) != 0)
+		for (unsigned int i = 0; i < n; i++) {
+			struct droce_qp *qp = qps[i];
+
+			atomic_store(&qp->doorbell_rung, false);
+			if (qp->dead)
+				qp_free(qp);
+			else
+				rc_qp_activate(qp);
+		}
+}
+
+/* One QP's turn: its answers and held requests, its sends, the ACK it
+ * owes. True while it has more to do.
+ */
+static bool
+qp_turn(struct droce_qp *qp)
+{
+	unsigned int budget = RC_TX_BUDGET;
+	bool more = false;
+
+	rte_spinlock_lock(&qp->lock);
+	if (state_takes_packets(qp->attr.qp_state)) {
+		budget -= rc_responder_run(qp, budget);
+		rc_responder_flush_ack(qp);
+		more = qp->resp.answering != NULL || qp->resp.held_count != 0;
+	}
+	if (qp->attr.qp_state == DROCE_QPS_RTS && budget != 0) {
+		unsigned int sent = rc_requester_run(qp, budget);
+
+		more |= sent == budget;
+	} else if (qp->attr.qp_state == DROCE_QPS_RTS) {
+		more = true;
+	}
+	if (qp->attr.qp_state == DROCE_QPS_ERR)
+		rc_qp_flush(qp); /* receives posted since still complete */
+	rte_spinlock_unlock(&qp->lock);
+	return more;
+}
+
+static unsigned int
+owner_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_rc_device *dev = arg;
+	struct rte_mbuf *pkts[RC_RX_BURST];
+	unsigned int n, taken = 0;
+	struct droce_qp *qp, *next;
+
+	(void)ctx;
+	while (taken < RC_RX_ROUND &&
+	       (n = rte_ring_sc_dequeue_burst(dev->rx_ring, (void **)pkts, RC_RX_BURST,
+					      NULL)) != 0) {
+		for (unsigned int i = 0; i < n; i++)
+			packet_input(dev, pkts[i]);
+		taken += n;
+	}
+	take_doorbells(dev);
+	for (qp = TAILQ_FIRST(&dev->active); qp != NULL; qp = next) {
+		next = TAILQ_NEXT(qp, active_link);
+		if (!qp_turn(qp))
+			qp_deactivate(qp);
+	}
+	return taken + !TAILQ_EMPTY(&dev->active) + !rte_ring_empty(dev->rx_ring);
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+int
+rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
+{
+	char name[RTE_RING_NAMESIZE];
+	int ret;
+
+	dev->owner_lcore = rte_get_main_lcore();
+	dev->pool = droce_port_pool(dev->stack, dev->port);
+	TAILQ_INIT(&dev->active);
+	snprintf(name, sizeof(name), "rc_rx_%p", (void *)dev);
+	dev->rx_ring = rte_ring_create(name, RC_RX_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "rc_db_%p", (void *)dev);
+	dev->doorbell = rte_ring_create(name, RC_DOORBELL_RING_SIZE, SOCKET_ID_ANY,
+					RING_F_SC_DEQ);
+	if (dev->rx_ring == NULL || dev->doorbell == NULL) {
+		snprintf(err, errlen, "RC device: no rings: %s", rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	ret = droce_roce_claim_qps(dev->stack, RC_FIRST_QPN, DROCE_QPN_MASK, rc_worker_input,
+				   dev);
+	if (ret != 0) {
+		snprintf(err, errlen, "RC device: cannot take QPNs 0x%x..0x%x on the workers: %s%s",
+			 RC_FIRST_QPN, DROCE_QPN_MASK, strerror(-ret),
+			 ret == -EEXIST ? " (one RC device per stack)" : "");
+		return ret;
+	}
+	ret = droce_control_hook_register(dev->stack, owner_round, dev);
+	if (ret != 0) {
+		droce_roce_release_qps(dev->stack, rc_worker_input, dev);
+		snprintf(err, errlen, "RC device: cannot run on the control lcore: %s%s",
+			 strerror(-ret), ret == -EBUSY ? " (open it before the stack starts)" : "");
+		return ret;
+	}
+	return 0;
+}
+
+void
+rc_wire_close(struct droce_rc_device *dev)
+{
+	struct rte_mbuf *m;
+	struct droce_qp *qp;
+
+	droce_roce_release_qps(dev->stack, rc_worker_input, dev);
+	while (dev->rx_ring != NULL && rte_ring_sc_dequeue(dev->rx_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	while (dev->doorbell != NULL && rte_ring_sc_dequeue(dev->doorbell, (void **)&qp) == 0)
+		if (qp->dead)
+			qp_free(qp);
+	rte_ring_free(dev->rx_ring);
+	rte_ring_free(dev->doorbell);
+}

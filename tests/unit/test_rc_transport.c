@@ -1,0 +1,870 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * lib/rc's transport: two stacks in one process, each on a ring port, and
+ * this test as the wire between them, so that it can drop, duplicate and
+ * reorder RoCE packets at will and step both sides in turn. The QPs talk
+ * RoCEv2 through the whole stack (ARP, IPv4, UDP, the RoCE demux, ICRC).
+ */
+
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+#include "droce_rc.h"
+#include "droce_roce.h"
+#include "rc_private.h"
+#include "test_eal.h"
+
+#define BUF_SIZE (4u << 20)
+#define MAX_WR 256
+
+struct side {
+	const char *name, *address;
+	struct droce_stack *stack;
+	struct rte_ring *rx, *tx[2];
+	struct droce_rc_device *dev;
+	struct droce_pd *pd;
+	struct droce_cq *scq, *rcq;
+	struct droce_qp *qp;
+	uint8_t *buf;
+	struct droce_mr *mr, *ro_mr;    /* all of buf; its last MiB read-only */
+};
+
+static struct side A = { .name = "rcA", .address = "198.18.0.1" };
+static struct side B = { .name = "rcB", .address = "198.18.0.2" };
+
+/* ---- the wire -------------------------------------------------------------------- */
+
+struct faults {
+	unsigned int drop_pct, dup_pct, reorder_pct;
+	bool drop_all;
+	uint64_t dropped, duplicated, reordered;
+};
+
+static struct faults wire;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 11);
+}
+
+static bool
+is_roce(struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
+
+	return eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+	       ip->next_proto_id == IPPROTO_UDP &&
+	       udp->dst_port == RTE_BE16(DROCE_ROCE_UDP_PORT);
+}
+
+/* Move what @p from sent to @p to, with the faults asked for. */
+static void
+wire_move(struct side *from, struct side *to)
+{
+	static struct rte_mbuf *held;
+
+	for (int q = 0; q < 2; q++) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(from->tx[q], (void **)&m) == 0) {
+			if (is_roce(m)) {
+				if (wire.drop_all || rng() % 100 < wire.drop_pct) {
+					wire.dropped++;
+					rte_pktmbuf_free(m);
+					continue;
+				}
+				if (rng() % 100 < wire.dup_pct) {
+					struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0,
+										 UINT32_MAX);
+
+					if (copy != NULL && rte_ring_enqueue(to->rx, copy) == 0)
+						wire.duplicated++;
+					else
+						rte_pktmbuf_free(copy);
+				}
+				if (held == NULL && rng() % 100 < wire.reorder_pct) {
+					held = m; /* goes after the next one */
+					wire.reordered++;
+					continue;
+				}
+			}
+			if (rte_ring_enqueue(to->rx, m) != 0)
+				rte_pktmbuf_free(m);
+			if (held != NULL && rte_ring_enqueue(to->rx, held) != 0)
+				rte_pktmbuf_free(held);
+			held = NULL;
+		}
+	}
+	if (held != NULL && rte_ring_enqueue(to->rx, held) != 0)
+		rte_pktmbuf_free(held);
+	held = NULL;
+}
+
+/* One round of both sides. */
+static void
+side_poll(struct side *s)
+{
+	/* A worker takes a burst a round: take all the wire brought, as a
+	 * NIC's queue deep enough for it would.
+	 */
+	int i = 0;
+
+	do {
+		droce_worker_poll(s->stack, 0);
+		droce_control_poll(s->stack);
+	} while (++i < 256 && rte_ring_count(s->rx) != 0);
+}
+
+static void
+pump(void)
+{
+	side_poll(&A);
+	wire_move(&A, &B);
+	side_poll(&B);
+	wire_move(&B, &A);
+}
+
+/* Pump until @p n completions came on @p cq (or the time is up). */
+static int
+poll_until(struct droce_cq *cq, struct droce_wc *wc, int n, double seconds)
+{
+	uint64_t until = rte_get_timer_cycles() + (uint64_t)(seconds * (double)rte_get_timer_hz());
+	int got = 0;
+
+	while (got < n && rte_get_timer_cycles() < until) {
+		pump();
+		got += droce_poll_cq(cq, n - got, wc + got);
+	}
+	return got;
+}
+
+/* ---- the two sides ------------------------------------------------------------------ */
+
+static void
+side_up(struct side *s)
+{
+	char device[64], address[64];
+	char *overrides[] = { device, address, "stats.period=0" };
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN], name[32];
+
+	snprintf(name, sizeof(name), "%s_rx", s->name);
+	s->rx = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
+	for (int q = 0; q < 2; q++) {
+		snprintf(name, sizeof(name), "%s_tx%d", s->name, q);
+		s->tx[q] = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
+	}
+	assert_true(rte_eth_from_rings(s->name, &s->rx, 1, s->tx, 2, SOCKET_ID_ANY) >= 0);
+	snprintf(device, sizeof(device), "port.0.device=net_ring_%s", s->name);
+	snprintf(address, sizeof(address), "port.0.address=%s/24", s->address);
+	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	if (droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	s->stack = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (s->stack == NULL)
+		fail_msg("%s", err);
+	s->dev = droce_rc_open(s->stack, 0, err, sizeof(err));
+	if (s->dev == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(droce_stack_start(s->stack, false), 0);
+	s->pd = droce_alloc_pd(s->dev);
+	s->scq = droce_create_cq(s->dev, 4096);
+	s->rcq = droce_create_cq(s->dev, 4096);
+	s->buf = aligned_alloc(4096, BUF_SIZE);
+	assert_non_null(s->buf);
+	s->mr = droce_reg_mr(s->pd, s->buf, BUF_SIZE - (1u << 20),
+			     DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+			     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC);
+	s->ro_mr = droce_reg_mr(s->pd, s->buf + BUF_SIZE - (1u << 20), 1u << 20,
+				DROCE_ACCESS_REMOTE_READ);
+	assert_non_null(s->mr);
+	assert_non_null(s->ro_mr);
+}
+
+static void
+side_down(struct side *s)
+{
+	assert_int_equal(droce_dereg_mr(s->mr), 0);
+	assert_int_equal(droce_dereg_mr(s->ro_mr), 0);
+	assert_int_equal(droce_destroy_cq(s->scq), 0);
+	assert_int_equal(droce_destroy_cq(s->rcq), 0);
+	assert_int_equal(droce_dealloc_pd(s->pd), 0);
+	droce_stack_stop(s->stack);
+	assert_int_equal(droce_rc_close(s->dev), 0);
+	droce_stack_destroy(s->stack);
+	free(s->buf);
+}
+
+struct qp_params {
+	uint32_t sq_psn_a, sq_psn_b;
+	uint8_t retry_cnt, rnr_retry, min_rnr_timer, timeout;
+	enum droce_mtu mtu;
+	int access;
+};
+
+static const struct qp_params default_params = {
+	.sq_psn_a = 0x100, .sq_psn_b = 0x200000, .retry_cnt = 7, .rnr_retry = 7,
+	.min_rnr_timer = 1, .timeout = 8, .mtu = DROCE_MTU_1024,
+	.access = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC,
+};
+
+static void
+qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn, uint32_t rq_psn,
+	   const struct qp_params *p)
+{
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_INIT, .port_num = 1, .qp_access_flags = p->access,
+	};
+
+	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), 0);
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTR, .path_mtu = p->mtu,
+		.dest_qp_num = droce_qp_num(peer->qp), .rq_psn = rq_psn,
+		.max_dest_rd_atomic = 16, .min_rnr_timer = p->min_rnr_timer,
+		.ah_attr = { .hop_limit = 64 },
+	};
+	droce_gid_from_ipv4(inet_addr(peer->address), a.ah_attr.dgid);
+	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_AV |
+					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
+					 DROCE_QP_MIN_RNR_TIMER), 0);
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTS, .sq_psn = sq_psn, .timeout = p->timeout,
+		.retry_cnt = p->retry_cnt, .rnr_retry = p->rnr_retry, .max_rd_atomic = 16,
+	};
+	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
+					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
+					 DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+static void
+qps_up(const struct qp_params *p)
+{
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = MAX_WR, .max_recv_wr = MAX_WR, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 64 },
+	};
+
+	memset(&wire, 0, sizeof(wire));
+	ia.send_cq = A.scq;
+	ia.recv_cq = A.rcq;
+	A.qp = droce_create_qp(A.pd, &ia);
+	ia.send_cq = B.scq;
+	ia.recv_cq = B.rcq;
+	B.qp = droce_create_qp(B.pd, &ia);
+	assert_non_null(A.qp);
+	assert_non_null(B.qp);
+	qp_connect(&A, &B, p->sq_psn_a, p->sq_psn_b, p);
+	qp_connect(&B, &A, p->sq_psn_b, p->sq_psn_a, p);
+}
+
+static void
+qps_down(void)
+{
+	struct droce_wc wc[64];
+
+	assert_int_equal(droce_destroy_qp(A.qp), 0);
+	assert_int_equal(droce_destroy_qp(B.qp), 0);
+	for (int i = 0; i < 10; i++)
+		pump();
+	while (droce_poll_cq(A.scq, 64, wc) > 0 || droce_poll_cq(A.rcq, 64, wc) > 0 ||
+	       droce_poll_cq(B.scq, 64, wc) > 0 || droce_poll_cq(B.rcq, 64, wc) > 0)
+		;
+	memset(&wire, 0, sizeof(wire));
+}
+
+/* ---- helpers for work requests ----------------------------------------------------- */
+
+static void
+post_recv(struct side *s, uint64_t wr_id, uint64_t offset, uint32_t len)
+{
+	struct droce_sge sge = { .addr = (uintptr_t)s->buf + offset, .length = len,
+				 .lkey = s->mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	assert_int_equal(droce_post_recv(s->qp, &wr, &bad), 0);
+}
+
+static int
+post_send(struct side *s, uint64_t wr_id, enum droce_wr_opcode op, struct droce_sge *sge,
+	  int nsge, uint64_t remote, uint32_t rkey, uint32_t imm)
+{
+	struct droce_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = nsge, .opcode = op,
+		.send_flags = DROCE_SEND_SIGNALED, .imm_data = htonl(imm),
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = remote;
+	wr.wr.rdma.rkey = rkey;
+	return droce_post_send(s->qp, &wr, &bad);
+}
+
+static void
+fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static void
+expect_wc(const struct droce_wc *wc, uint64_t wr_id, enum droce_wc_status status,
+	  enum droce_wc_opcode opcode)
+{
+	if (wc->wr_id != wr_id || wc->status != status || wc->opcode != opcode)
+		fail_msg("completion wr_id %lu status %s opcode %d; expected wr_id %lu %s opcode %d",
+			 (unsigned long)wc->wr_id, droce_wc_status_str(wc->status), wc->opcode,
+			 (unsigned long)wr_id, droce_wc_status_str(status), opcode);
+}
+
+/* ---- the tests --------------------------------------------------------------------- */
+
+/* SENDs of sizes around the path MTU, with and without immediate data. */
+static void
+test_send_sizes(void **state)
+{
+	static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 10247, 65536 };
+	struct droce_wc wc[2];
+
+	(void)state;
+	qps_up(&default_params);
+	for (unsigned int i = 0; i < RTE_DIM(sizes); i++) {
+		uint32_t len = sizes[i];
+		struct droce_sge sge = { .addr = (uintptr_t)A.buf, .length = len,
+					 .lkey = A.mr->lkey };
+
+		fill(A.buf, len, i);
+		memset(B.buf, 0xee, len + 16);
+		post_recv(&B, 100 + i, 0, 65536 + 16);
+		assert_int_equal(post_send(&A, i, i & 1 ? DROCE_WR_SEND_WITH_IMM : DROCE_WR_SEND,
+					   &sge, 1, 0, 0, 0xabc000 + i), 0);
+		assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
+		expect_wc(&wc[0], 100 + i, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+		assert_int_equal(wc[0].byte_len, len);
+		assert_int_equal(wc[0].src_qp, droce_qp_num(A.qp));
+		assert_int_equal(wc[0].qp_num, droce_qp_num(B.qp));
+		if (i & 1) {
+			assert_true(wc[0].wc_flags & DROCE_WC_WITH_IMM);
+			assert_int_equal(ntohl(wc[0].imm_data), 0xabc000 + i);
+		} else {
+			assert_false(wc[0].wc_flags & DROCE_WC_WITH_IMM);
+		}
+		assert_memory_equal(A.buf, B.buf, len);
+		assert_int_equal(B.buf[len], 0xee);
+		assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+		expect_wc(&wc[0], i, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	}
+	qps_down();
+}
+
+/* WRITE with immediate, READ back through scattered SGEs, the atomics. */
+static void
+test_write_read_atomic(void **state)
+{
+	struct droce_wc wc[2];
+	struct droce_sge sge[3];
+	uint64_t *target = (uint64_t *)(B.buf + 2 * 1048576);
+	struct droce_send_wr wr, *bad;
+
+	(void)state;
+	qps_up(&default_params);
+	fill(A.buf, 300000, 7);
+	sge[0] = (struct droce_sge){ (uintptr_t)A.buf, 100000, A.mr->lkey };
+	sge[1] = (struct droce_sge){ (uintptr_t)A.buf + 100000, 1, A.mr->lkey };
+	sge[2] = (struct droce_sge){ (uintptr_t)A.buf + 100001, 199999, A.mr->lkey };
+	post_recv(&B, 55, 0, 16);
+	assert_int_equal(post_send(&A, 1, DROCE_WR_RDMA_WRITE_WITH_IMM, sge, 3,
+				   (uintptr_t)B.buf + 4096, B.mr->rkey, 0x1234), 0);
+	assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 55, DROCE_WC_SUCCESS, DROCE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc[0].byte_len, 300000);
+	assert_int_equal(ntohl(wc[0].imm_data), 0x1234);
+	assert_memory_equal(B.buf + 4096, A.buf, 300000);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 1, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);
+
+	/* READ it back into three other pieces of A. */
+	memset(A.buf + 400000, 0, 300000);
+	sge[0] = (struct droce_sge){ (uintptr_t)A.buf + 400000, 5000, A.mr->lkey };
+	sge[1] = (struct droce_sge){ (uintptr_t)A.buf + 405000, 95000, A.mr->lkey };
+	sge[2] = (struct droce_sge){ (uintptr_t)A.buf + 500000, 200000, A.mr->lkey };
+	assert_int_equal(post_send(&A, 2, DROCE_WR_RDMA_READ, sge, 3,
+				   (uintptr_t)B.buf + 4096, B.mr->rkey, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 2, DROCE_WC_SUCCESS, DROCE_WC_RDMA_READ);
+	assert_int_equal(wc[0].byte_len, 300000);
+	assert_memory_equal(A.buf + 400000, A.buf, 300000);
+
+	/* Compare-and-swap that matches, one that does not, fetch-and-add. */
+	*target = 41;
+	memset(&wr, 0, sizeof(wr));
+	sge[0] = (struct droce_sge){ (uintptr_t)A.buf + 800000, 8, A.mr->lkey };
+	wr = (struct droce_send_wr){ .wr_id = 3, .sg_list = sge, .num_sge = 1,
+				     .opcode = DROCE_WR_ATOMIC_CMP_AND_SWP,
+				     .send_flags = DROCE_SEND_SIGNALED };
+	wr.wr.atomic.remote_addr = (uintptr_t)target;
+	wr.wr.atomic.rkey = B.mr->rkey;
+	wr.wr.atomic.compare_add = 41;
+	wr.wr.atomic.swap = 99;
+	assert_int_equal(droce_post_send(A.qp, &wr, &bad), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 3, DROCE_WC_SUCCESS, DROCE_WC_COMP_SWAP);
+	assert_int_equal(*(uint64_t *)(A.buf + 800000), 41);
+	assert_int_equal(*target, 99);
+	wr.wr_id = 4;
+	assert_int_equal(droce_post_send(A.qp, &wr, &bad), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	assert_int_equal(*(uint64_t *)(A.buf + 800000), 99);
+	assert_int_equal(*target, 99);
+	wr.wr_id = 5;
+	wr.opcode = DROCE_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.compare_add = 1000;
+	assert_int_equal(droce_post_send(A.qp, &wr, &bad), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_FETCH_ADD);
+	assert_int_equal(*(uint64_t *)(A.buf + 800000), 99);
+	assert_int_equal(*target, 1099);
+	qps_down();
+}
+
+/* A SEND with no receive posted: RNR NAKs until one is, then success. */
+static void
+test_rnr_then_success(void **state)
+{
+	struct droce_sge sge = { (uintptr_t)A.buf, 3000, 0 };
+	struct droce_rc_stats before, after;
+	struct droce_wc wc[2];
+
+	(void)state;
+	qps_up(&default_params);
+	sge.lkey = A.mr->lkey;
+	fill(A.buf, 3000, 3);
+	droce_rc_query_stats(B.dev, &before);
+	assert_int_equal(post_send(&A, 9, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 0.05), 0);
+	droce_rc_query_stats(B.dev, &after);
+	assert_true(after.rnr_naks_sent > before.rnr_naks_sent);
+	post_recv(&B, 10, 0, 4096);
+	assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 10, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	assert_memory_equal(B.buf, A.buf, 3000);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 9, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	qps_down();
+}
+
+/* rnr_retry 0: the first RNR NAK ends the send. */
+static void
+test_rnr_retry_exceeded(void **state)
+{
+	struct qp_params p = default_params;
+	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
+	struct droce_wc wc[4];
+
+	(void)state;
+	p.rnr_retry = 0;
+	qps_up(&p);
+	sge.lkey = A.mr->lkey;
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 1, DROCE_WC_RNR_RETRY_EXC_ERR, DROCE_WC_SEND);
+	expect_wc(&wc[1], 2, DROCE_WC_WR_FLUSH_ERR, DROCE_WC_SEND);
+	assert_int_equal(droce_qp_state(A.qp), DROCE_QPS_ERR);
+	qps_down();
+}
+
+/* A WRITE into a read-only region: a remote access error, the requester's
+ * QP in ERR with the rest flushed, and not one byte written.
+ */
+static void
+test_write_to_read_only(void **state)
+{
+	uint8_t *ro = B.buf + BUF_SIZE - (1u << 20);
+	struct droce_sge sge = { (uintptr_t)A.buf, 2048, 0 };
+	struct droce_wc wc[4];
+
+	(void)state;
+	qps_up(&default_params);
+	sge.lkey = A.mr->lkey;
+	fill(A.buf, 2048, 1);
+	memset(ro, 0x5a, 2048);
+	assert_int_equal(post_send(&A, 1, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)ro,
+				   B.ro_mr->rkey, 0), 0);
+	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 1, DROCE_WC_REM_ACCESS_ERR, DROCE_WC_RDMA_WRITE);
+	expect_wc(&wc[1], 2, DROCE_WC_WR_FLUSH_ERR, DROCE_WC_SEND);
+	for (int i = 0; i < 2048; i++)
+		assert_int_equal(ro[i], 0x5a);
+	assert_int_equal(droce_qp_state(A.qp), DROCE_QPS_ERR);
+	assert_int_equal(droce_qp_state(B.qp), DROCE_QPS_ERR);
+	qps_down();
+}
+
+/* A READ on a QP that grants no remote read: an invalid request. */
+static void
+test_read_not_granted(void **state)
+{
+	struct qp_params p = default_params;
+	struct droce_sge sge = { (uintptr_t)A.buf, 64, 0 };
+	struct droce_wc wc[2];
+
+	(void)state;
+	p.access = DROCE_ACCESS_REMOTE_WRITE;
+	qps_up(&p);
+	sge.lkey = A.mr->lkey;
+	assert_int_equal(post_send(&A, 1, DROCE_WR_RDMA_READ, &sge, 1, (uintptr_t)B.buf,
+				   B.mr->rkey, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 1, DROCE_WC_REM_INV_REQ_ERR, DROCE_WC_RDMA_READ);
+	qps_down();
+}
+
+/* A SEND longer than the receive posted for it. */
+static void
+test_send_too_long(void **state)
+{
+	struct droce_sge sge = { (uintptr_t)A.buf, 5000, 0 };
+	struct droce_wc wc[2];
+
+	(void)state;
+	qps_up(&default_params);
+	sge.lkey = A.mr->lkey;
+	post_recv(&B, 7, 0, 4000);
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 7, DROCE_WC_LOC_LEN_ERR, DROCE_WC_RECV);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 1, DROCE_WC_REM_INV_REQ_ERR, DROCE_WC_SEND);
+	qps_down();
+}
+
+/* Nothing gets through: the local ACK timer spends retry_cnt, then the
+ * send fails with RETRY_EXC_ERR.
+ */
+static void
+test_retry_exceeded(void **state)
+{
+	struct qp_params p = default_params;
+	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
+	struct droce_rc_stats st;
+	struct droce_wc wc[2];
+
+	(void)state;
+	p.retry_cnt = 2;
+	p.timeout = 10; /* 4 ms */
+	qps_up(&p);
+	sge.lkey = A.mr->lkey;
+	post_recv(&B, 1, 0, 4096);
+	wire.drop_all = true;
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 1, DROCE_WC_RETRY_EXC_ERR, DROCE_WC_SEND);
+	droce_rc_query_stats(A.dev, &st);
+	assert_true(st.timeouts >= 3);
+	assert_int_equal(wire.dropped, 3);
+	qps_down();
+}
+
+/* Messages across the 24-bit PSN wrap, both directions. */
+static void
+test_psn_wrap(void **state)
+{
+	struct qp_params p = default_params;
+	struct droce_wc wc[64];
+
+	(void)state;
+	p.sq_psn_a = 0xfffff0;
+	p.sq_psn_b = 0xfffffe;
+	qps_up(&p);
+	for (int i = 0; i < 8; i++) {
+		struct droce_sge sge = { (uintptr_t)A.buf + 8192 * i, 5000, A.mr->lkey };
+
+		fill(A.buf + 8192 * i, 5000, 40 + i);
+		post_recv(&B, i, 8192 * i, 8192);
+		assert_int_equal(post_send(&A, i, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	}
+	assert_int_equal(poll_until(B.rcq, wc, 8, 5), 8);
+	for (int i = 0; i < 8; i++) {
+		expect_wc(&wc[i], i, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+		assert_memory_equal(B.buf + 8192 * i, A.buf + 8192 * i, 5000);
+	}
+	assert_int_equal(poll_until(A.scq, wc, 8, 5), 8);
+	/* B reads across its own wrap. */
+	fill(A.buf + 1048576, 20000, 5);
+	{
+		struct droce_sge sge = { (uintptr_t)B.buf + 1048576, 20000, B.mr->lkey };
+		struct droce_send_wr wr = { .wr_id = 77, .sg_list = &sge, .num_sge = 1,
+					    .opcode = DROCE_WR_RDMA_READ,
+					    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)A.buf + 1048576;
+		wr.wr.rdma.rkey = A.mr->rkey;
+		assert_int_equal(droce_post_send(B.qp, &wr, &bad), 0);
+	}
+	assert_int_equal(poll_until(B.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 77, DROCE_WC_SUCCESS, DROCE_WC_RDMA_READ);
+	assert_memory_equal(B.buf + 1048576, A.buf + 1048576, 20000);
+	qps_down();
+}
+
+/* Where the two QPs stand, when a run did not finish. */
+static void
+print_stuck(unsigned int done, const struct droce_rc_stats *st, const struct droce_rc_stats *bst)
+{
+	struct rc_send_wqe *w = rc_queue_slot(&A.qp->sq, atomic_load(&A.qp->sq.consumer));
+
+	print_message("stuck at %u: A req.psn %x comp.psn %x head %u consumer %u rd_atomic %u | B resp.psn %x answering %p held %u\n",
+		      done, A.qp->req.psn, A.qp->comp.psn, A.qp->req.head,
+		      atomic_load(&A.qp->sq.consumer), A.qp->req.rd_atomic, B.qp->resp.psn,
+		      (void *)B.qp->resp.answering, B.qp->resp.held_count);
+	print_message("A: %lu wrong state, %lu answers in | B: %lu wrong state, %lu duplicates, %lu sent\n",
+		      (unsigned long)st->wrong_state, (unsigned long)st->acks_received,
+		      (unsigned long)bst->wrong_state, (unsigned long)bst->duplicates,
+		      (unsigned long)bst->tx_packets);
+	print_message("A's oldest WQE: opcode %d, PSNs %x..%x, %u of %u bytes sent, %u received\n",
+		      w->wr.opcode, w->first_psn, w->last_psn, w->sent, w->length, w->received);
+}
+
+/* Random SENDs, WRITEs with immediate and READs of random sizes and SGE
+ * lists, on a wire that drops, duplicates and reorders 10 % of the RoCE
+ * packets: every message arrives once, in order, byte for byte.
+ */
+static void
+run_random(unsigned int count, unsigned int drop, unsigned int dup, unsigned int reorder)
+{
+	enum { SLOT = 65536 + 4096, SLOTS = 16 };
+	struct droce_rc_stats st, st0, bst;
+	unsigned int done = 0, posted = 0, recv_seen = 0;
+	uint64_t until = rte_get_timer_cycles() + 60 * rte_get_timer_hz();
+	uint32_t lens[MAX_WR];
+	int ops[MAX_WR];
+
+	qps_up(&default_params);
+	droce_rc_query_stats(A.dev, &st0);
+	wire.drop_pct = drop;
+	wire.dup_pct = dup;
+	wire.reorder_pct = reorder;
+	while (done < count && rte_get_timer_cycles() < until) {
+		struct droce_wc wc[16];
+		int n;
+
+		/* Keep up to SLOTS messages in flight, each in its own slot. */
+		while (posted < count && posted - done < SLOTS) {
+			unsigned int slot = posted % SLOTS;
+			uint32_t len = rng() % 4 == 0 ? rng() % 65537 : rng() % 3000;
+			int op = (int)(rng() % 3);
+			uint8_t *src = A.buf + (size_t)slot * SLOT;
+			struct droce_sge sge[4];
+			int nsge = 1 + (int)(rng() % 4);
+			uint32_t off = 0;
+
+			fill(src, len, posted);
+			for (int k = 0; k < nsge; k++) {
+				uint32_t piece = k == nsge - 1 ? len - off : rng() % (len - off + 1);
+
+				sge[k] = (struct droce_sge){ (uintptr_t)src + off, piece,
+							     A.mr->lkey };
+				off += piece;
+			}
+			lens[posted % MAX_WR] = len;
+			ops[posted % MAX_WR] = op;
+			if (op == 0) {
+				post_recv(&B, posted, (size_t)slot * SLOT, SLOT);
+				assert_int_equal(post_send(&A, posted, DROCE_WR_SEND, sge, nsge,
+							   0, 0, 0), 0);
+			} else if (op == 1) {
+				post_recv(&B, posted, 0, 0);
+				assert_int_equal(post_send(&A, posted, DROCE_WR_RDMA_WRITE_WITH_IMM,
+							   sge, nsge,
+							   (uintptr_t)B.buf + (size_t)slot * SLOT,
+							   B.mr->rkey, posted), 0);
+			} else {
+				/* READ B's slot (what was last put there) into A's. */
+				fill(B.buf + (size_t)slot * SLOT, len, posted ^ 0x55);
+				assert_int_equal(post_send(&A, posted, DROCE_WR_RDMA_READ, sge,
+							   nsge,
+							   (uintptr_t)B.buf + (size_t)slot * SLOT,
+							   B.mr->rkey, 0), 0);
+			}
+			posted++;
+		}
+		pump();
+		while ((n = droce_poll_cq(B.rcq, 16, wc)) > 0)
+			for (int k = 0; k < n; k++) {
+				assert_int_equal(wc[k].status, DROCE_WC_SUCCESS);
+				/* In order: the receives complete in posting order. */
+				assert_true(wc[k].wr_id >= recv_seen);
+				recv_seen = (unsigned int)wc[k].wr_id + 1;
+				assert_int_equal(wc[k].byte_len, lens[wc[k].wr_id % MAX_WR]);
+			}
+		n = droce_poll_cq(A.scq, 16, wc);
+		for (int k = 0; k < n; k++) {
+			unsigned int id = (unsigned int)wc[k].wr_id;
+			unsigned int slot = id % SLOTS;
+			uint32_t len = lens[id % MAX_WR];
+			uint8_t expect[SLOT];
+
+			if (wc[k].status != DROCE_WC_SUCCESS)
+				fail_msg("message %u: %s", id, droce_wc_status_str(wc[k].status));
+			if (id != done)
+				fail_msg("completion of %u came when %u was next", id, done);
+			fill(expect, len, ops[id % MAX_WR] == 2 ? id ^ 0x55 : id);
+			if (memcmp(ops[id % MAX_WR] == 2 ? A.buf + (size_t)slot * SLOT
+						         : B.buf + (size_t)slot * SLOT,
+				   expect, len) != 0)
+				fail_msg("message %u (op %d, %u bytes): bytes differ", id,
+					 ops[id % MAX_WR], len);
+			done++;
+		}
+	}
+	droce_rc_query_stats(A.dev, &st);
+	droce_rc_query_stats(B.dev, &bst);
+	st.retransmits -= st0.retransmits;
+	st.timeouts -= st0.timeouts;
+	st.seq_naks_received -= st0.seq_naks_received;
+	st.rx_ring_full = bst.rx_ring_full;
+	print_message("%u messages; wire: %lu dropped, %lu duplicated, %lu reordered; A: %lu go-back-N, %lu timeouts, %lu seq NAKs in, %lu ring full\n",
+		      done, (unsigned long)wire.dropped, (unsigned long)wire.duplicated,
+		      (unsigned long)wire.reordered, (unsigned long)st.retransmits,
+		      (unsigned long)st.timeouts, (unsigned long)st.seq_naks_received,
+		      (unsigned long)st.rx_ring_full);
+	if (done != count)
+		print_stuck(done, &st, &bst);
+	assert_int_equal(done, count);
+	if (drop != 0)
+		assert_true(st.retransmits > 0);
+	qps_down();
+}
+
+static void
+test_random_clean(void **state)
+{
+	(void)state;
+	run_random(2000, 0, 0, 0);
+}
+
+static void
+test_random_drops(void **state)
+{
+	(void)state;
+	run_random(500, 10, 0, 0);
+}
+
+static void
+test_random_duplicates(void **state)
+{
+	(void)state;
+	run_random(500, 0, 10, 0);
+}
+
+static void
+test_random_reordered(void **state)
+{
+	(void)state;
+	run_random(500, 0, 0, 10);
+}
+
+static void
+test_random_faults(void **state)
+{
+	(void)state;
+	run_random(2000, 10, 10, 10);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	side_up(&A);
+	side_up(&B);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	side_down(&A);
+	side_down(&B);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	char prefix[64], lcores[32];
+	cpu_set_t set;
+	int cpu = 0;
+	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "512", "--file-prefix", prefix,
+			DROCE_TEST_EAL_QUIET, "--lcores", lcores, "--log-level", "lib.eal:error",
+			NULL };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_send_sizes),
+		cmocka_unit_test(test_write_read_atomic),
+		cmocka_unit_test(test_rnr_then_success),
+		cmocka_unit_test(test_rnr_retry_exceeded),
+		cmocka_unit_test(test_write_to_read_only),
+		cmocka_unit_test(test_read_not_granted),
+		cmocka_unit_test(test_send_too_long),
+		cmocka_unit_test(test_retry_exceeded),
+		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_random_clean),
+		cmocka_unit_test(test_random_drops),
+		cmocka_unit_test(test_random_duplicates),
+		cmocka_unit_test(test_random_reordered),
+		cmocka_unit_test(test_random_faults),
+	};
+	int ret;
+
+	(void)argc;
+	/* A control and a worker lcore per stack, on one cpu; this thread
+	 * steps both stacks itself.
+	 */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
+			cpu++;
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	snprintf(prefix, sizeof(prefix), "droce-test-rct-%d", getpid());
+	if (droce_test_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "test_rc_transport: rte_eal_init failed\n");
+		return 1;
+	}
+	ret = cmocka_run_group_tests(tests, setup, teardown);
+	droce_test_eal_cleanup();
+	return ret;
+}

@@ -92,7 +92,10 @@ demux_burst(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	for (uint16_t i = 0; i < n; i++) {
 		const struct demux_claim *c = packet_owner(ctx, port, d, nb, pkts[i]);
 
-		if (c == run_owner && run_start + run_len == i) {
+		/* A run is packets side by side for one owner; a dropped one
+		 * ends it.
+		 */
+		if (c != NULL && c == run_owner && run_start + run_len == i) {
 			run_len++;
 			continue;
 		}

@@ -554,6 +554,302 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		    struct droce_recv_wr **bad_wr);
 
+/* ---- CQ reactor ---------------------------------------------------------- */
+
+/*
+ * A completion-queue reactor in the manner of a libfabric CQ reactor: it
+ * turns the completions of a send or a receive socket into what the
+ * application wants to hear (the keys of finished sends, the bytes of
+ * received messages), keeps the sockets' buffers going round, and leaves a
+ * drained CQ armed so that its eventfd wakes a caller that sleeps on it.
+ *
+ * A socket is a QP's send or receive side together with that side's CQ
+ * and a pool of registered buffers. The socket's CQ must carry that QP's
+ * completions of that side only, and a QP has at most one socket of each
+ * side: a QP whose send and receive CQ are one CQ is refused, and
+ * completions the socket does not know (another QP's, another socket's)
+ * are reported as errors.
+ *
+ * Threads: droce_rc_send_socket_send() and droce_rc_send_socket_send_zc()
+ * may be called from any thread; the *_cq_event calls of one socket from
+ * one thread at a time, which is where the callbacks run.
+ *
+ * Teardown: move the QP to ERR (or let every send complete), destroy its
+ * sockets, then the QP, then the reactor.
+ */
+
+/** Completions the reactor reads from a CQ per call, at most. */
+#define DROCE_CQ_REACTOR_MAX_EVENTS 32
+
+/** A CQ reactor (the callbacks and counters shared by its sockets). */
+struct droce_cq_reactor;
+/** A QP's send side with its send CQ and, buffered, a pool of send buffers. */
+struct droce_rc_send_socket;
+/** A QP's receive side with its receive CQ and a pool of posted buffers. */
+struct droce_rc_recv_socket;
+
+/**
+ * Called for each message a receive socket took in, on the thread that
+ * called droce_cq_reactor_on_recv_cq_event().
+ *
+ * @param arg
+ *   The reactor's @p arg.
+ * @param data
+ *   The message's bytes, in the socket's buffer; valid until the callback
+ *   returns (the buffer is posted again after it). NULL for a WRITE with
+ *   immediate, whose bytes went where the peer wrote them.
+ * @param len
+ *   Bytes at @p data (0 for a WRITE with immediate).
+ * @param wc
+ *   The completion: wc->qp_num names the socket's QP, wc->src_qp the
+ *   peer's, wc->wc_flags & DROCE_WC_WITH_IMM says whether wc->imm_data
+ *   (network byte order) holds, wc->opcode is DROCE_WC_RECV or
+ *   DROCE_WC_RECV_RDMA_WITH_IMM, wc->byte_len the bytes the peer sent.
+ */
+typedef void (*droce_on_data_cb)(void *arg, const void *data, uint32_t len,
+				 const struct droce_wc *wc);
+
+/**
+ * Called for each completion in error, after it was logged: one with an
+ * error status, or one the socket does not know or cannot take.
+ *
+ * @param arg
+ *   The @p arg given to droce_cq_reactor_set_on_error().
+ * @param wc
+ *   The completion. For a send its wr_id is the caller's key; for a
+ *   receive it is the index of the socket's buffer; for a completion the
+ *   socket does not know (status may be success) it is as found.
+ * @param send
+ *   true for a send socket's completion, false for a receive socket's.
+ */
+typedef void (*droce_on_cq_error_cb)(void *arg, const struct droce_wc *wc, bool send);
+
+/** Called for each send completed with success, with its key. */
+typedef void (*droce_on_send_completed_cb)(void *arg, uint64_t key);
+
+/** What a reactor has seen, over all its sockets. */
+struct droce_cq_reactor_stats {
+	uint64_t sends_completed;  /**< send completions with success */
+	uint64_t send_errors;      /**< send completions in error (see on_error) */
+	uint64_t messages;         /**< receive completions handed to on_data */
+	uint64_t recv_errors;      /**< receive completions in error (see on_error) */
+	uint64_t repost_failures;  /**< receive buffers that could not be posted again */
+	uint64_t arms;             /**< times a drained CQ was armed */
+	uint64_t self_wakes;       /**< full batches: the CQ's eventfd made readable */
+};
+
+/**
+ * Create a reactor for sockets on @p dev.
+ *
+ * @param dev
+ *   The device whose QPs the sockets use.
+ * @param on_data
+ *   Called for each message received (see droce_on_data_cb); required.
+ * @param arg
+ *   Passed to @p on_data.
+ * @return
+ *   The reactor, or NULL with rte_errno: EINVAL for a NULL @p dev or
+ *   @p on_data, ENOMEM.
+ */
+struct droce_cq_reactor *droce_cq_reactor_create(struct droce_rc_device *dev,
+						 droce_on_data_cb on_data, void *arg);
+
+/**
+ * Have @p on_error called for each error completion (NULL: none). Error
+ * completions are logged and counted whether or not there is one.
+ *
+ * @return
+ *   0, or -EINVAL for a NULL reactor.
+ */
+int droce_cq_reactor_set_on_error(struct droce_cq_reactor *reactor,
+				  droce_on_cq_error_cb on_error, void *arg);
+
+/** The reactor's counters (a snapshot). */
+void droce_cq_reactor_query_stats(const struct droce_cq_reactor *reactor,
+				  struct droce_cq_reactor_stats *stats);
+
+/**
+ * Destroy a reactor (NULL: nothing).
+ *
+ * @return
+ *   0, or -EBUSY (logged) while sockets of it exist.
+ */
+int droce_cq_reactor_destroy(struct droce_cq_reactor *reactor);
+
+/** How a send socket sends. */
+enum droce_rc_send_kind {
+	/** The caller's bytes are copied into a buffer of the socket's pool. */
+	DROCE_RC_SEND_BUFFERED,
+	/** The caller's registered memory is sent from where it is. */
+	DROCE_RC_SEND_ZERO_COPY,
+};
+
+/** What a send socket is made with. */
+struct droce_rc_send_socket_attr {
+	enum droce_rc_send_kind kind;
+	/** Buffered: buffers in the pool, 1..the QP's max_send_wr. Zero
+	 * copy: 0 (the QP's max_send_wr sends may be in flight).
+	 */
+	uint32_t nb_buffers;
+	/** Buffered: bytes per buffer, 1..the device's max_msg_size; the
+	 * most one send may carry. Zero copy: 0.
+	 */
+	uint32_t buffer_size;
+	/** Called for each send completed with success; may be NULL. */
+	droce_on_send_completed_cb on_send_completed;
+	void *arg;                 /**< passed to on_send_completed */
+};
+
+/**
+ * Make a send socket of @p qp's send side. A buffered socket allocates
+ * and registers its pool in the QP's PD. The QP may be in any state;
+ * sends need RTS.
+ *
+ * @return
+ *   The socket, or NULL with rte_errno: EINVAL (logged: which attribute
+ *   and what is allowed) for a NULL argument, a QP that is not RC or
+ *   is of another device, a QP whose send and receive CQ are one, sizes
+ *   out of range, a send CQ with fewer entries than the socket may have
+ *   sends in flight (an overrun would lose their buffers); ENOMEM.
+ */
+struct droce_rc_send_socket *
+droce_rc_send_socket_create(struct droce_cq_reactor *reactor, struct droce_qp *qp,
+			    const struct droce_rc_send_socket_attr *attr);
+
+/**
+ * Destroy a send socket (NULL: nothing). Sends still in flight hold
+ * their buffers: with the QP in ERR their completions (flushed) are
+ * taken from the CQ here, without callbacks; otherwise the call refuses.
+ *
+ * @return
+ *   0, or -EBUSY (logged: how many sends are in flight) and nothing done.
+ */
+int droce_rc_send_socket_destroy(struct droce_rc_send_socket *sock);
+
+/**
+ * Send @p len bytes at @p data as one SEND, copied first into a buffer
+ * of the socket's pool, so that @p data may be reused at once. The buffer
+ * goes back to the pool when the send completes (with success or not).
+ *
+ * @param key
+ *   Returned by droce_cq_reactor_on_send_cq_event() when the send has
+ *   completed (the work request's wr_id, for the caller).
+ * @return
+ *   0, or -EAGAIN when every buffer of the pool is in flight (call the
+ *   reactor, then try again), -EMSGSIZE when @p len is over the buffer
+ *   size, -EINVAL for a NULL socket, a zero-copy socket or NULL @p data
+ *   with a @p len, or the error of droce_post_send() (all but -EAGAIN
+ *   logged).
+ */
+int droce_rc_send_socket_send(struct droce_rc_send_socket *sock, const void *data,
+			      size_t len, uint64_t key);
+
+/**
+ * Send the bytes of @p n SGEs, in memory registered in the QP's PD, as
+ * one SEND. The memory must stay as it is until the send's key comes
+ * back (with success or in an error).
+ *
+ * @return
+ *   0, or -EAGAIN when the QP's max_send_wr sends are in flight, -EINVAL
+ *   for a NULL socket, a buffered socket, @p n negative or over the QP's
+ *   max_send_sge, a NULL @p sge with an @p n, or the error of
+ *   droce_post_send() (an SGE not in a region of the QP's PD, the QP not
+ *   in RTS); all but -EAGAIN logged.
+ */
+int droce_rc_send_socket_send_zc(struct droce_rc_send_socket *sock,
+				 const struct droce_sge *sge, int n, uint64_t key);
+
+/** Sends the socket can take now: free pool buffers, or free send slots. */
+uint32_t droce_rc_send_socket_available(const struct droce_rc_send_socket *sock);
+
+/** The eventfd of the socket's send CQ (see droce_cq_event_fd()). */
+int droce_rc_send_socket_event_fd(const struct droce_rc_send_socket *sock);
+
+/**
+ * Handle a send socket's CQ event (or just poll it): read up to a batch
+ * (DROCE_CQ_REACTOR_MAX_EVENTS, or @p max_keys if fewer) of completions.
+ * Each success gives its key, in @p keys in completion order, which for
+ * an RC QP is the order of the sends; each completion, success or not,
+ * gives its buffer back to a buffered socket's pool and frees its slot.
+ * Then on_send_completed is called for each success. An error completion
+ * is logged (status, key, QP), counted, handed to the reactor's on_error
+ * and gives no key. Buffered and zero-copy sockets behave the same.
+ *
+ * When the batch does not fill, the CQ has been drained: the call arms it
+ * (droce_req_notify_cq()) and polls once more, so that a completion that
+ * came in between is not left without a wake-up. When the batch fills,
+ * more may wait: the call makes the CQ's eventfd readable itself, so a
+ * caller that sleeps on it comes straight back. Either way a caller may
+ * sleep on the eventfd after any call; reading the eventfd is the
+ * caller's business.
+ *
+ * @return
+ *   The number of keys in @p keys (0..max_keys), or -EINVAL (logged) for
+ *   a NULL reactor or socket, a socket of another reactor, NULL @p keys
+ *   or @p max_keys < 1.
+ */
+int droce_cq_reactor_on_send_cq_event(struct droce_cq_reactor *reactor,
+				      struct droce_rc_send_socket *sock,
+				      uint64_t *keys, int max_keys);
+
+/** What a receive socket is made with. */
+struct droce_rc_recv_socket_attr {
+	uint32_t nb_buffers;       /**< 1..the QP's max_recv_wr, all posted */
+	uint32_t buffer_size;      /**< bytes per buffer: the longest message taken */
+};
+
+/**
+ * Make a receive socket of @p qp's receive side: allocate its pool,
+ * register it in the QP's PD with local write and post every buffer. The
+ * QP must be in INIT or later (where receives may be posted).
+ *
+ * @return
+ *   The socket, or NULL with rte_errno: EINVAL (logged) for a NULL
+ *   argument, a QP that is not RC, is of another device or is in RESET,
+ *   a QP whose send and receive CQ are one, sizes out of range (the
+ *   receive queue must have room for every buffer, the receive CQ an
+ *   entry for each); ENOMEM; or the error
+ *   of droce_post_recv() when it took no buffer. Should it take some and
+ *   then refuse (another thread posting to the QP), the socket goes on
+ *   with fewer, the rest counted in repost_failures.
+ */
+struct droce_rc_recv_socket *
+droce_rc_recv_socket_create(struct droce_cq_reactor *reactor, struct droce_qp *qp,
+			    const struct droce_rc_recv_socket_attr *attr);
+
+/**
+ * Destroy a receive socket (NULL: nothing). Posted buffers belong to the
+ * QP until they complete: with the QP in ERR they have been flushed and
+ * their completions are taken from the CQ here, without callbacks;
+ * otherwise, with buffers posted, the call refuses.
+ *
+ * @return
+ *   0, or -EBUSY (logged: how many buffers are posted) and nothing done.
+ */
+int droce_rc_recv_socket_destroy(struct droce_rc_recv_socket *sock);
+
+/** Buffers of the socket posted now. */
+uint32_t droce_rc_recv_socket_posted(const struct droce_rc_recv_socket *sock);
+
+/** The eventfd of the socket's receive CQ (see droce_cq_event_fd()). */
+int droce_rc_recv_socket_event_fd(const struct droce_rc_recv_socket *sock);
+
+/**
+ * Handle a receive socket's CQ event (or just poll it): read up to a
+ * batch (DROCE_CQ_REACTOR_MAX_EVENTS) of completions, call the reactor's
+ * on_data for each success, in order, then post those buffers again. An
+ * error completion is logged (status, buffer, QP), counted and handed to
+ * on_error; its buffer is not posted again, as a QP that completes a
+ * receive in error is in ERR, where a post would only be flushed. Arming
+ * and the full batch are as for droce_cq_reactor_on_send_cq_event().
+ *
+ * @return
+ *   The number of messages handed to on_data (0..the batch), or -EINVAL
+ *   (logged) for a NULL reactor or socket or a socket of another reactor.
+ */
+int droce_cq_reactor_on_recv_cq_event(struct droce_cq_reactor *reactor,
+				      struct droce_rc_recv_socket *sock);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The server side of perftest's ib_write_bw, ib_read_bw and ib_send_bw
+ * (linux-rdma/perftest, src/perftest_communication.c and *_bw.c), over
+ * its TCP exchange without rdma_cm. Each step the client takes a write
+ * then a read, the server a read then a write, of these messages:
+ *
+ *   version       16 bytes, "6.06" and NULs; both must be 5.70 or later
+ *   system data   cycle buffer, then cache line size: 4-byte big-endian
+ *                 each, the larger of the two sides' counts
+ *   MTU           2 bytes, the ibv_mtu number in decimal ("3" = 1024),
+ *                 the smaller counts
+ *   keys          108 bytes, "lid:out_reads:qpn:psn:rkey:vaddr:" in hex,
+ *                 16 GID bytes "xx:", "srqn:" and a NUL (the format with a
+ *                 GID, which RoCE always takes)
+ *   BW report     size, iters, peak BW, average BW, message rate: 8 bytes
+ *                 each, big-endian (the doubles byte-swapped whole)
+ *   "done"        5 bytes, each side, at the end
+ *
+ * write/read: keys x3 (the third once the client's QP is in RTR/RTS),
+ * then the client runs; keys once more when it is done, its report, keys
+ * and "done". send: keys x3, the server posts its receives, keys once
+ * more as the go, the client runs, keys and "done". The server's QP stays
+ * in RTR, as perftest's does.
+ */
+
+#include <endian.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rte_common.h>
+#include <rte_random.h>
+
+#include "rc_app.h"
+
+#define PT_VERSION "6.06"       /* what Debian 12's perftest 4.5-0.17 says */
+#define PT_VERSION_LEN 16
+#define PT_MIN_VERSION 5.70     /* perftest refuses older peers */
+#define PT_KEYS_LEN 108
+#define PT_MTU_LEN 2
+#define PT_CACHE_LINE 64
+#define PT_DONE "done"
+/* Its QP attributes: ACK timeout, RNR timer, GRH hop limit. */
+#define PT_QP_TIMEOUT 14
+#define PT_MIN_RNR_TIMER 12
+#define PT_HOP_LIMIT 0xff
+/* READs the client may have in flight: perftest's server offers its
+ * device's maximum; droce offers fewer, so that a burst of answers fits
+ * what a soft-RoCE peer in a VM takes in at once.
+ */
+#define PT_OUT_READS 16
+#define PT_WC_BURST 32
+
+static const char *const verb_name[] = {
+	[RCAPP_WRITE] = "write", [RCAPP_READ] = "read", [RCAPP_SEND] = "send",
+};
+
+/* perftest's struct pingpong_dest, as the exchange carries it. */
+struct pt_keys {
+	uint32_t lid, out_reads, qpn, psn, rkey, srqn;
+	uint64_t vaddr;
+	uint8_t gid[16];
+};
+
+/* The client's struct bw_report_data, as it sends it. */
+struct pt_report {
+	uint64_t size, iters;
+	double bw_peak, bw_avg, msg_rate;
+};
+
+struct pt_run {
+	struct rcapp *app;
+	const struct rcapp_opts *o;
+	const char *verb;
+	struct oob oob;
+	struct pt_keys my, rem;
+	char rem_version[PT_VERSION_LEN + 1];
+	uint32_t cycle_buffer;
+	enum droce_mtu mtu;
+	/* send: what came, and the first completion that failed */
+	uint64_t messages, bytes;
+	struct droce_wc failed;
+	bool has_failed;
+	char err[512];
+};
+
+/* ---- the messages ---------------------------------------------------------------- */
+
+static void
+keys_format(const struct pt_keys *k, char msg[PT_KEYS_LEN])
+{
+	int n = snprintf(msg, PT_KEYS_LEN, "%04x:%04x:%06x:%06x:%08x:%016" PRIx64 ":", k->lid,
+			 k->out_reads, k->qpn, k->psn, k->rkey, k->vaddr);
+
+	for (int i = 0; i < 16; i++)
+		n += snprintf(msg + n, (size_t)(PT_KEYS_LEN - n), "%02x:", k->gid[i]);
+	snprintf(msg + n, (size_t)(PT_KEYS_LEN - n), "%08x:", k->srqn);
+}
+
+/* One hex field ending in ':'; advances @p p past it. */
+static int
+keys_field(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; s < end && *s != ':'; s++, digits++) {
+		int x = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+
+		if (x < 0 || digits == 16)
+			return -1;
+		v = v << 4 | (uint64_t)x;
+	}
+	if (s == end || digits == 0)
+		return -1;
+	*p = s + 1;
+	*out = v;
+	return 0;
+}
+
+static int
+keys_parse(struct pt_run *r, const char msg[PT_KEYS_LEN], struct pt_keys *k)
+{
+	const char *p = msg, *end = memchr(msg, '\0', PT_KEYS_LEN);
+	uint64_t f[6], v;
+
+	if (end == NULL)
+		goto bad;
+	for (int i = 0; i < 6; i++)
+		if (keys_field(&p, end, &f[i]) != 0)
+			goto bad;
+	for (int i = 0; i < 16; i++) {
+		if (keys_field(&p, end, &v) != 0 || v > 0xff)
+			goto bad;
+		k->gid[i] = (uint8_t)v;
+	}
+	if (keys_field(&p, end, &v) != 0 || p != end)
+		goto bad;
+	k->lid = (uint32_t)f[0];
+	k->out_reads = (uint32_t)f[1];
+	k->qpn = (uint32_t)f[2] & 0xffffff;
+	k->psn = (uint32_t)f[3] & 0xffffff;
+	k->rkey = (uint32_t)f[4];
+	k->vaddr = f[5];
+	k->srqn = (uint32_t)v;
+	return 0;
+bad:
+	snprintf(r->err, sizeof(r->err), "the client's keys \"%.*s\" are not perftest's lid:out_reads:qpn:psn:rkey:vaddr:<16 GID bytes>:srqn: (droce-rc takes the exchange with a GID, as RoCE has; no -R)",
+		 PT_KEYS_LEN - 1, msg);
+	return -1;
+}
+
+/* The client writes first, the server answers: ctx_hand_shake(). */
+static int
+handshake(struct pt_run *r, const char *when)
+{
+	char msg[PT_KEYS_LEN], what[96];
+
+	snprintf(what, sizeof(what), "the client's keys (%s)", when);
+	if (oob_read(&r->oob, msg, sizeof(msg), what, r->err, sizeof(r->err)) != 0 ||
+	    keys_parse(r, msg, &r->rem) != 0)
+		return -1;
+	keys_format(&r->my, msg);
+	return oob_write(&r->oob, msg, sizeof(msg), "our keys", r->err, sizeof(r->err));
+}
+
+/* exchange_versions(), check_sys_data() and check_mtu(). */
+static int
+negotiate(struct pt_run *r)
+{
+	char ours[PT_VERSION_LEN] = PT_VERSION, mtu[PT_MTU_LEN + 1] = "";
+	uint32_t remote, cycle = htonl(r->cycle_buffer), line = htonl(PT_CACHE_LINE);
+	long rem_mtu;
+
+	if (oob_read(&r->oob, r->rem_version, PT_VERSION_LEN, "the client's version", r->err,
+		     sizeof(r->err)) != 0 ||
+	    oob_write(&r->oob, ours, sizeof(ours), "our version", r->err, sizeof(r->err)) != 0)
+		return -1;
+	r->rem_version[PT_VERSION_LEN] = '\0';
+	if (atof(r->rem_version) < PT_MIN_VERSION) {
+		snprintf(r->err, sizeof(r->err), "the client is perftest \"%s\"; droce-rc speaks the exchange of perftest %.2f and later",
+			 r->rem_version, PT_MIN_VERSION);
+		return -1;
+	}
+	if (oob_read(&r->oob, &remote, sizeof(remote), "the client's cycle buffer", r->err,
+		     sizeof(r->err)) != 0 ||
+	    oob_write(&r->oob, &cycle, sizeof(cycle), "our cycle buffer", r->err,
+		      sizeof(r->err)) != 0)
+		return -1;
+	r->cycle_buffer = RTE_MAX(r->cycle_buffer, ntohl(remote));
+	if (oob_read(&r->oob, &remote, sizeof(remote), "the client's cache line size", r->err,
+		     sizeof(r->err)) != 0 ||
+	    oob_write(&r->oob, &line, sizeof(line), "our cache line size", r->err,
+		      sizeof(r->err)) != 0)
+		return -1;
+	if (oob_read(&r->oob, mtu, PT_MTU_LEN, "the client's MTU", r->err, sizeof(r->err)) != 0)
+		return -1;
+	rem_mtu = strtol(mtu, NULL, 10);
+	snprintf(mtu, sizeof(mtu), "%d", (int)r->mtu);
+	if (oob_write(&r->oob, mtu, PT_MTU_LEN, "our MTU", r->err, sizeof(r->err)) != 0)
+		return -1;
+	/* As perftest: the smaller of the two, when the client's is one. */
+	if (rem_mtu >= DROCE_MTU_256 && rem_mtu <= DROCE_MTU_4096 && rem_mtu < (long)r->mtu)
+		r->mtu = (enum droce_mtu)rem_mtu;
+	return 0;
+}
+
+static int
+read_be64(struct pt_run *r, uint64_t *v, const char *what)
+{
+	uint64_t zero = 0;
+
+	if (oob_read(&r->oob, v, sizeof(*v), what, r->err, sizeof(r->err)) != 0)
+		return -1;
+	*v = be64toh(*v);
+	/* The server's own report: perftest's is never read by the client. */
+	return oob_write(&r->oob, &zero, sizeof(zero), "our report", r->err, sizeof(r->err));
+}
+
+/* xchg_bw_reports(), for peers of 5.33 and later (8-byte iters). */
+static int
+reports(struct pt_run *r, struct pt_report *rep)
+{
+	uint64_t bits[3];
+
+	if (read_be64(r, &rep->size, "the client's report (size)") != 0 ||
+	    read_be64(r, &rep->iters, "the client's report (iterations)") != 0 ||
+	    read_be64(r, &bits[0], "the client's report (peak BW)") != 0 ||
+	    read_be64(r, &bits[1], "the client's report (average BW)") != 0 ||
+	    read_be64(r, &bits[2], "the client's report (message rate)") != 0)
+		return -1;
+	memcpy(&rep->bw_peak, &bits[0], sizeof(double));
+	memcpy(&rep->bw_avg, &bits[1], sizeof(double));
+	memcpy(&rep->msg_rate, &bits[2], sizeof(double));
+	return 0;
+}
+
+/* ctx_close_connection(): keys once more, then "done" both ways. */
+static int
+close_connection(struct pt_run *r)
+{
+	char done[sizeof(PT_DONE)];
+	long n;
+
+	if (handshake(r, "close") != 0 ||
+	    oob_write(&r->oob, PT_DONE, sizeof(PT_DONE), "\"done\"", r->err, sizeof(r->err)) != 0)
+		return -1;
+	n = oob_read_upto(&r->oob, done, sizeof(done), "\"done\"", r->err, sizeof(r->err));
+	if (n < 0)
+		return -1;
+	if (n != (long)sizeof(done) || memcmp(done, PT_DONE, sizeof(done)) != 0) {
+		snprintf(r->err, sizeof(r->err), "the client ended with %ld bytes, not \"done\"", n);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the QP ------------------------------------------------------------------------ */
+
+static int
+setup_qp(struct pt_run *r)
+{
+	static const int qp_access[] = {
+		[RCAPP_WRITE] = DROCE_ACCESS_REMOTE_WRITE,
+		[RCAPP_READ] = DROCE_ACCESS_REMOTE_READ,
+		[RCAPP_SEND] = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_LOCAL_WRITE,
+	};
+	const struct rcapp_opts *o = r->o;
+	bool send = o->verb == RCAPP_SEND;
+	/* The client writes or reads in turn over max(size, cycle buffer). */
+	size_t len = send ? o->size : RTE_MAX(o->size, r->cycle_buffer);
+
+	if (rcapp_qp_create(r->app, len, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+			    DROCE_ACCESS_REMOTE_READ, 1, send ? o->rx_depth : 1,
+			    qp_access[o->verb], r->err, sizeof(r->err)) != 0)
+		return -1;
+	r->my = (struct pt_keys){
+		.out_reads = o->verb == RCAPP_READ ? PT_OUT_READS : 1,
+		.qpn = droce_qp_num(r->app->qp), .psn = (uint32_t)rte_rand() & 0xffffff,
+		.rkey = r->app->mr->rkey, .vaddr = (uintptr_t)r->app->buf,
+	};
+	droce_rc_query_gid(r->app->dev, r->my.gid);
+	return 0;
+}
+
+/* ctx_connect() on perftest's server: RTR only. */
+static int
+connect_qp(struct pt_run *r)
+{
+	struct rcapp_conn c = {
+		.dest_qpn = r->rem.qpn, .rq_psn = r->rem.psn, .mtu = r->mtu,
+		.hop_limit = PT_HOP_LIMIT, .min_rnr_timer = PT_MIN_RNR_TIMER,
+		.max_dest_rd_atomic = (uint8_t)r->my.out_reads, .timeout = PT_QP_TIMEOUT,
+	};
+
+	if (rcapp_gid_check(r->rem.gid, "the perftest client", r->err, sizeof(r->err)) != 0)
+		return -1;
+	memcpy(c.dgid, r->rem.gid, sizeof(c.dgid));
+	return rcapp_qp_connect(r->app, &c, true, r->err, sizeof(r->err));
+}
+
+static void
+print_peers(const struct pt_run *r)
+{
+	char gid[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, r->my.gid, gid, sizeof(gid));
+	printf("droce-rc: perftest %s: local  QPN 0x%06x PSN 0x%06x RKey 0x%08x VAddr 0x%016" PRIx64
+	       " GID %s\n", r->verb, r->my.qpn, r->my.psn, r->my.rkey, r->my.vaddr, gid);
+	inet_ntop(AF_INET6, r->rem.gid, gid, sizeof(gid));
+	printf("droce-rc: perftest %s: remote QPN 0x%06x PSN 0x%06x GID %s, perftest %s, path MTU %u, buffer %zu bytes\n",
+	       r->verb, r->rem.qpn, r->rem.psn, gid, r->rem_version, droce_mtu_to_bytes(r->mtu),
+	       r->app->buf_len);
+	fflush(stdout);
+}
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+/* send: take the messages while waiting for the client's closing keys;
+ * every receive that completes is posted again.
+ */
+static bool
+take_messages(void *arg)
+{
+	struct pt_run *r = arg;
+	struct droce_wc wc[PT_WC_BURST];
+	bool progress = rcapp_idle(r->app);
+	int n = droce_poll_cq(r->app->cq, PT_WC_BURST, wc);
+
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != DROCE_WC_SUCCESS) {
+			if (!r->has_failed)
+				r->failed = wc[i];
+			r->has_failed = true;
+			continue;
+		}
+		r->messages++;
+		r->bytes += wc[i].byte_len;
+		rcapp_post_recvs(r->app, 0, r->o->size, 1);
+	}
+	return progress || n > 0;
+}
+
+static int
+run_send(struct pt_run *r)
+{
+	uint32_t depth = r->o->iters != 0 ? RTE_MIN(r->o->rx_depth, r->o->iters) : r->o->rx_depth;
+	uint64_t t0, t1;
+	double s;
+
+	if (handshake(r, "connected") != 0 || handshake(r, "remote side") != 0)
+		return -1;
+	if (rcapp_post_recvs(r->app, 0, r->o->size, depth) != depth) {
+		snprintf(r->err, sizeof(r->err), "could not post %u receives", depth);
+		return -1;
+	}
+	if (handshake(r, "go") != 0)
+		return -1;
+	t0 = rcapp_now_us();
+	r->oob.idle = take_messages;
+	r->oob.idle_arg = r;
+	if (close_connection(r) != 0)
+		return -1;
+	t1 = rcapp_now_us();
+	take_messages(r);
+	s = (double)(t1 - t0) / 1e6;
+	printf("droce-rc: perftest send: %" PRIu64 " messages, %" PRIu64 " bytes received in %.2f s = %.2f MB/s\n",
+	       r->messages, r->bytes, s, (double)r->bytes / s / 1e6);
+	if (r->has_failed) {
+		snprintf(r->err, sizeof(r->err), "a receive completed with %s (%d)%s",
+			 droce_wc_status_str(r->failed.status), r->failed.status,
+			 r->failed.status == DROCE_WC_LOC_LEN_ERR ? ": the client sends more than -s bytes" : "");
+		return -1;
+	}
+	if (r->o->iters != 0 && r->messages != r->o->iters) {
+		snprintf(r->err, sizeof(r->err), "the client sent %" PRIu64 " messages; -n says %u",
+			 r->messages, r->o->iters);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+run_rdma(struct pt_run *r)
+{
+	struct droce_rc_stats before, after;
+	struct pt_report rep;
+
+	if (handshake(r, "remote side") != 0 || handshake(r, "client in RTS") != 0)
+		return -1;
+	droce_rc_query_stats(r->app->dev, &before);
+	/* The client runs now; RoCE packets from it keep the wait going. */
+	if (handshake(r, "end of test") != 0)
+		return -1;
+	droce_rc_query_stats(r->app->dev, &after);
+	if (reports(r, &rep) != 0 || close_connection(r) != 0)
+		return -1;
+	printf("droce-rc: perftest %s: the client reports %" PRIu64 " iterations of %" PRIu64
+	       " bytes: BW peak %.2f, average %.2f MB/s, %.6f Mpps\n", r->verb, rep.iters,
+	       rep.size, rep.bw_peak, rep.bw_avg, rep.msg_rate);
+	printf("droce-rc: perftest %s: droce took %" PRIu64 " RoCE packets and sent %" PRIu64
+	       " during the test\n", r->verb, after.rx_packets - before.rx_packets,
+	       after.tx_packets - before.tx_packets);
+	if (rep.size > r->app->buf_len) {
+		snprintf(r->err, sizeof(r->err), "the client says it moved %" PRIu64 "-byte messages; the buffer has %zu (-s)",
+			 rep.size, r->app->buf_len);
+		return -1;
+	}
+	if (r->o->iters != 0 && rep.iters != r->o->iters) {
+		snprintf(r->err, sizeof(r->err), "the client ran %" PRIu64 " iterations; -n says %u",
+			 rep.iters, r->o->iters);
+		return -1;
+	}
+	return 0;
+}
+
+int
+rcapp_perftest(struct rcapp *app, const struct rcapp_opts *o)
+{
+	struct pt_run *r = calloc(1, sizeof(*r));
+	int ret = 1;
+
+	if (r == NULL) {
+		fprintf(stderr, "droce-rc: perftest: out of memory\n");
+		return 1;
+	}
+	r->app = app;
+	r->o = o;
+	r->verb = verb_name[o->verb];
+	r->cycle_buffer = (uint32_t)sysconf(_SC_PAGESIZE);
+	r->mtu = o->mtu != 0 ? o->mtu : rcapp_port_mtu(app);
+	oob_init(&r->oob, o->timeout_s, rcapp_idle, app);
+	printf("droce-rc: perftest %s: waiting for ib_%s_bw on TCP port %u\n", r->verb, r->verb,
+	       o->tcp_port);
+	fflush(stdout);
+	if (oob_accept(&r->oob, o->tcp_port, r->err, sizeof(r->err)) != 0 || negotiate(r) != 0 ||
+	    setup_qp(r) != 0 || handshake(r, "QP") != 0 || connect_qp(r) != 0)
+		goto out;
+	print_peers(r);
+	if ((o->verb == RCAPP_SEND ? run_send(r) : run_rdma(r)) == 0)
+		ret = 0;
+out:
+	if (ret != 0)
+		fprintf(stderr, "droce-rc: perftest %s: %s\n", r->verb, r->err);
+	oob_close(&r->oob);
+	rcapp_linger(app, 100);
+	rcapp_print_stats(app);
+	rcapp_qp_destroy(app);
+	free(r);
+	return ret;
+}

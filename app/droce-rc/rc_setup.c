@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The RC objects of a run, made and connected the way the tools make
+ * theirs with ibverbs: a buffer in one MR, one CQ for both sides, an RC
+ * QP taken through INIT, RTR and RTS.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rte_errno.h>
+
+#include "droce_net.h"
+#include "rc_app.h"
+
+uint64_t
+rcapp_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t
+rcapp_now_ms(void)
+{
+	return rcapp_now_us() / 1000;
+}
+
+bool
+rcapp_idle(void *arg)
+{
+	struct rcapp *app = arg;
+	struct droce_rc_stats st;
+
+	droce_control_poll(app->stack);
+	droce_rc_query_stats(app->dev, &st);
+	if (st.rx_packets == app->rx_seen)
+		return false;
+	app->rx_seen = st.rx_packets;
+	return true;
+}
+
+void
+rcapp_linger(struct rcapp *app, unsigned int ms)
+{
+	uint64_t until = rcapp_now_ms() + ms;
+
+	while (rcapp_now_ms() < until && !rcapp_interrupted)
+		droce_control_poll(app->stack);
+}
+
+enum droce_mtu
+rcapp_port_mtu(const struct rcapp *app)
+{
+	uint16_t ip_mtu = droce_port_mtu(app->stack, 0);
+	enum droce_mtu m = DROCE_MTU_4096;
+
+	while (m > DROCE_MTU_256 && droce_mtu_to_bytes(m) + RCAPP_ROCE_OVERHEAD > ip_mtu)
+		m--;
+	return m;
+}
+
+int
+rcapp_gid_check(const uint8_t gid[16], const char *who, char *err, size_t errlen)
+{
+	static const uint8_t zero[16];
+	char text[INET6_ADDRSTRLEN];
+	uint32_t ip;
+
+	if (memcmp(gid, zero, sizeof(zero)) == 0) {
+		snprintf(err, errlen, "%s sent no GID (all zero): RoCE needs one; run it with the index of its IPv4 GID (rxe: -g 1 for ibv_rc_pingpong, -x 1 for perftest)",
+			 who);
+		return -1;
+	}
+	if (droce_gid_to_ipv4(gid, &ip) != 0) {
+		inet_ntop(AF_INET6, gid, text, sizeof(text));
+		snprintf(err, errlen, "%s sent GID %s, which is not IPv4-mapped (::ffff:a.b.c.d): droce speaks RoCEv2 over IPv4; give it the index of its IPv4 GID (rxe: 1)",
+			 who, text);
+		return -1;
+	}
+	return 0;
+}
+
+int
+rcapp_qp_create(struct rcapp *app, size_t buf_len, int mr_access, uint32_t max_send_wr,
+		uint32_t max_recv_wr, int qp_access, char *err, size_t errlen)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t alloc = (buf_len + (size_t)page - 1) / (size_t)page * (size_t)page;
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = max_send_wr, .max_recv_wr = max_recv_wr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = qp_access,
+	};
+	int ret;
+
+	app->buf = aligned_alloc((size_t)page, alloc);
+	if (app->buf == NULL) {
+		snprintf(err, errlen, "no memory for a %zu-byte buffer", buf_len);
+		return -1;
+	}
+	app->buf_len = buf_len;
+	/* As ibv_rc_pingpong fills its buffer: the bytes on the wire are known. */
+	memset(app->buf, 0x7b, alloc);
+	app->pd = droce_alloc_pd(app->dev);
+	if (app->pd != NULL)
+		app->mr = droce_reg_mr(app->pd, app->buf, buf_len, mr_access);
+	if (app->mr != NULL)
+		app->cq = droce_create_cq(app->dev, (int)(max_send_wr + max_recv_wr));
+	if (app->cq != NULL) {
+		ia.send_cq = app->cq;
+		ia.recv_cq = app->cq;
+		app->qp = droce_create_qp(app->pd, &ia);
+	}
+	if (app->qp == NULL) {
+		snprintf(err, errlen, "cannot make the %s: %s (the droce.rc log above says why)",
+			 app->pd == NULL ? "PD" : app->mr == NULL ? "MR" : app->cq == NULL ? "CQ" : "QP",
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	ret = droce_modify_qp(app->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			      DROCE_QP_ACCESS_FLAGS);
+	if (ret != 0) {
+		snprintf(err, errlen, "QP 0x%x to INIT: %s", droce_qp_num(app->qp), strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+int
+rcapp_qp_connect(struct rcapp *app, const struct rcapp_conn *c, bool rtr_only, char *err,
+		 size_t errlen)
+{
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_RTR, .path_mtu = c->mtu, .dest_qp_num = c->dest_qpn,
+		.rq_psn = c->rq_psn, .max_dest_rd_atomic = c->max_dest_rd_atomic,
+		.min_rnr_timer = c->min_rnr_timer, .ah_attr = { .hop_limit = c->hop_limit },
+	};
+	int ret;
+
+	memcpy(a.ah_attr.dgid, c->dgid, sizeof(a.ah_attr.dgid));
+	ret = droce_modify_qp(app->qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+			      DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+			      DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER);
+	if (ret != 0) {
+		snprintf(err, errlen, "Failed to modify QP to RTR: %s (the droce.rc log above says why)",
+			 strerror(-ret));
+		return -1;
+	}
+	if (rtr_only)
+		return 0;
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTS, .timeout = c->timeout, .retry_cnt = c->retry_cnt,
+		.rnr_retry = c->rnr_retry, .sq_psn = c->sq_psn, .max_rd_atomic = c->max_rd_atomic,
+	};
+	ret = droce_modify_qp(app->qp, &a, DROCE_QP_STATE | DROCE_QP_TIMEOUT |
+			      DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY | DROCE_QP_SQ_PSN |
+			      DROCE_QP_MAX_QP_RD_ATOMIC);
+	if (ret != 0) {
+		snprintf(err, errlen, "Failed to modify QP to RTS: %s (the droce.rc log above says why)",
+			 strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+uint32_t
+rcapp_post_recvs(struct rcapp *app, uint64_t wr_id, uint32_t len, uint32_t n)
+{
+	struct droce_sge sge = { .addr = (uintptr_t)app->buf, .length = len,
+				 .lkey = app->mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (droce_post_recv(app->qp, &wr, &bad) != 0)
+			break;
+	return i;
+}
+
+int
+rcapp_post_send(struct rcapp *app, uint64_t wr_id, uint32_t len)
+{
+	struct droce_sge sge = { .addr = (uintptr_t)app->buf, .length = len,
+				 .lkey = app->mr->lkey };
+	struct droce_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = DROCE_WR_SEND,
+		.send_flags = DROCE_SEND_SIGNALED,
+	}, *bad;
+
+	return droce_post_send(app->qp, &wr, &bad);
+}
+
+void
+rcapp_qp_destroy(struct rcapp *app)
+{
+	struct droce_wc wc[16];
+
+	if (app->qp != NULL) {
+		droce_destroy_qp(app->qp);
+		app->qp = NULL;
+		/* The owner frees the QP in its round. */
+		rcapp_linger(app, 10);
+	}
+	if (app->cq != NULL) {
+		while (droce_poll_cq(app->cq, RTE_DIM(wc), wc) > 0)
+			;
+		droce_destroy_cq(app->cq);
+	}
+	if (app->mr != NULL)
+		droce_dereg_mr(app->mr);
+	if (app->pd != NULL)
+		droce_dealloc_pd(app->pd);
+	free(app->buf);
+	app->cq = NULL;
+	app->mr = NULL;
+	app->pd = NULL;
+	app->buf = NULL;
+}
+
+/* The port's counters, with what it dropped and why: a frame to the peer
+ * dropped here (waiting for ARP, say) is a loss the transport repairs.
+ */
+static void
+print_port_stats(const struct rcapp *app)
+{
+	struct droce_counters c;
+
+	droce_port_counters(app->stack, 0, &c);
+	printf("droce-rc: port 0: rx %" PRIu64 " tx %" PRIu64 " packets, %" PRIu64 " dropped",
+	       c.rx_packets, c.tx_packets, droce_counters_drops(&c));
+	for (unsigned int r = 0; r < DROCE_DROP_MAX; r++)
+		if (c.drop[r] != 0)
+			printf(", %s %" PRIu64, droce_drop_reason_name(r), c.drop[r]);
+	putchar('\n');
+}
+
+void
+rcapp_print_stats(const struct rcapp *app)
+{
+	struct droce_rc_stats st;
+
+	droce_rc_query_stats(app->dev, &st);
+	printf("droce-rc: RC transport: rx %" PRIu64 " tx %" PRIu64 " packets; retransmits %" PRIu64
+	       ", timeouts %" PRIu64 ", seq NAKs sent %" PRIu64 " received %" PRIu64
+	       ", RNR NAKs sent %" PRIu64 " received %" PRIu64 ", duplicates %" PRIu64
+	       "; dropped: bad ICRC %" PRIu64 ", bad packet %" PRIu64 ", unknown QP %" PRIu64
+	       ", wrong peer %" PRIu64 ", wrong state %" PRIu64 ", ring full %" PRIu64 "\n",
+	       st.rx_packets, st.tx_packets, st.retransmits, st.timeouts, st.seq_naks_sent,
+	       st.seq_naks_received, st.rnr_naks_sent, st.rnr_naks_received, st.duplicates,
+	       st.bad_icrc, st.bad_packet, st.unknown_qp, st.wrong_peer, st.wrong_state,
+	       st.rx_ring_full);
+	print_port_stats(app);
+}

@@ -75,7 +75,7 @@ wait_fd(struct oob *o, int fd, short events, uint64_t *deadline, const char *wha
 		if (o->idle != NULL && o->idle(o->idle_arg))
 			*deadline = rcapp_now_ms() + o->timeout_s * 1000ull;
 		if (rcapp_now_ms() > *deadline) {
-			snprintf(err, errlen, "no %s within %u s (--timeout)", what, o->timeout_s);
+			snprintf(err, errlen, "waited %u s (--timeout) for %s", o->timeout_s, what);
 			return 0;
 		}
 	}
@@ -105,7 +105,7 @@ oob_accept(struct oob *o, uint16_t port, char *err, size_t errlen)
 		close(lfd);
 		return -1;
 	}
-	snprintf(what, sizeof(what), "client on TCP port %u", port);
+	snprintf(what, sizeof(what), "a client on TCP port %u", port);
 	do {
 		if (!wait_fd(o, lfd, POLLIN, &deadline, what, err, errlen)) {
 			close(lfd);
@@ -139,7 +139,7 @@ connect_once(struct oob *o, const struct sockaddr_in *sa, uint64_t *deadline, ch
 	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) != 0) {
 		if (errno != EINPROGRESS) {
 			soerr = errno;
-		} else if (!wait_fd(o, fd, POLLOUT, deadline, "answer to the TCP connect", err,
+		} else if (!wait_fd(o, fd, POLLOUT, deadline, "an answer to the TCP connect", err,
 				    errlen)) {
 			close(fd);
 			return -1;

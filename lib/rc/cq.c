@@ -122,7 +122,10 @@ droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 	 * it asked for, which ibverbs allows.
 	 */
 	RTE_SET_USED(solicited_only);
-	atomic_store_explicit(&cq->armed, 1, memory_order_release);
+	/* Sequentially consistent, as the fence in rc_cq_add(): either the
+	 * caller's next poll sees the completion or the adder sees the arming.
+	 */
+	atomic_store_explicit(&cq->armed, 1, memory_order_seq_cst);
 	return 0;
 }
 
@@ -133,7 +136,8 @@ rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc)
 		__atomic_fetch_add(&cq->overruns, 1, __ATOMIC_RELAXED);
 		return -ENOSPC;
 	}
-	if (atomic_load_explicit(&cq->armed, memory_order_acquire) &&
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&cq->armed, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel)) {
 		uint64_t one = 1;
 

@@ -156,7 +156,8 @@ send_store(const struct droce_qp *qp, struct rc_send_wqe *wqe, const struct droc
 		wqe->wr.num_sge = 0;
 		return;
 	}
-	memcpy(wqe->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
+	if (wr->num_sge != 0) /* a zero-length send may name no list */
+		memcpy(wqe->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
 }
 
 /* A post to a QP in ERR completes at once, flushed; the owner may be
@@ -257,7 +258,8 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv
 		wqe->wr_id = wr->wr_id;
 		wqe->num_sge = (uint32_t)wr->num_sge;
 		wqe->length = (uint32_t)total;
-		memcpy(wqe->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
+		if (wr->num_sge != 0)
+			memcpy(wqe->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
 		producer++;
 	}
 	atomic_store_explicit(&q->producer, producer, memory_order_release);

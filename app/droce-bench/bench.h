@@ -16,6 +16,7 @@ struct bench_opts {
 	unsigned int rounds;
 	const char *testpmd;
 	char cpus[64];           /* "A,B": the two cpus both sides run on */
+	bool rc_peer;            /* run as the rc case's peer process */
 };
 
 struct bench_case {
@@ -45,5 +46,8 @@ int bench_place(const struct bench_opts *o);
 int bench_stream_place(const struct bench_opts *o);
 int bench_stream_pps(const struct bench_opts *o);
 int bench_stream_scale(const struct bench_opts *o);
+int bench_rc(const struct bench_opts *o);
+/* The other process of the rc case (droce-bench -- --rc-peer). */
+int bench_rc_peer(void);
 
 #endif /* DROCE_BENCH_H */

@@ -81,6 +81,8 @@ static const struct bench_case cases[] = {
 	  bench_stream_pps },
 	{ "stream-scale", "placed GB/s with 1, 16 and 256 streams on one worker",
 	  bench_stream_scale },
+	{ "rc", "RC over memif between two processes vs kernel TCP (ping-pong, rate) and memcpy (WRITE)",
+	  bench_rc },
 };
 
 static void
@@ -114,6 +116,7 @@ parse_args(int argc, char **argv, struct bench_opts *o, const char **only_case)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "testpmd", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "rc-peer", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -146,6 +149,9 @@ parse_args(int argc, char **argv, struct bench_opts *o, const char **only_case)
 		case 'h':
 			usage(argv[0]);
 			return 1;
+		case 'P':
+			o->rc_peer = true;
+			break;
 		default:
 			return -1;
 		}
@@ -201,6 +207,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	rte_timer_subsystem_init();
+	if (o.rc_peer) {
+		ret = bench_rc_peer();
+		goto out;
+	}
 	for (unsigned int i = 0; i < RTE_DIM(cases); i++) {
 		if (only_case != NULL && strcmp(only_case, cases[i].name) != 0)
 			continue;

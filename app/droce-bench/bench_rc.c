@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * rc: lib/rc between two processes over net_memif, one polling lcore
+ * each (the lcore that polls the port runs the QPs too), against the
+ * kernel's TCP over loopback between the same two cpus:
+ *   - SEND ping-pong of 64 bytes: round-trip p50 and p99;
+ *   - RDMA WRITE of 64 KiB messages, 32 in flight: GB/s, against memcpy
+ *     of the same bytes on one core;
+ *   - 64-byte SENDs, 64 in flight: messages per second, against a TCP
+ *     pipeline of the same messages (a write(2) each).
+ * The peer is this program again (--rc-peer), started with its own EAL;
+ * the two exchange QP numbers over its stdin and stdout.
+ */
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+#include "droce_rc.h"
+#include "bench.h"
+
+#define PING_BYTES 64
+#define PING_ITERS 20000
+#define WRITE_BYTES (64u * 1024)
+#define WRITE_WINDOW 32
+#define WRITE_COUNT 16384           /* 1 GiB */
+#define RATE_BYTES 64
+#define RATE_WINDOW 64
+#define RATE_SIGNAL_EVERY 16
+#define RATE_COUNT 400000
+#define PEER_RECVS 1024
+#define RECV_SIZE (64u * 1024)
+#define IMM_ECHO 1                  /* a SEND with this immediate is sent back */
+#define OUR_IP "198.18.0.1"
+#define PEER_IP "198.18.0.2"
+
+/* One end: a stack on the memif port and a QP with a big region. */
+struct rc_end {
+	struct droce_stack *stack;
+	struct droce_rc_device *dev;
+	struct droce_pd *pd;
+	struct droce_cq *scq, *rcq;
+	struct droce_qp *qp;
+	struct droce_mr *mr;
+	uint8_t *buf;
+	size_t buf_len;
+	uint32_t psn;
+};
+
+static int
+end_up(struct rc_end *e, const char *device, const char *address, size_t buf_len,
+       char *err, size_t errlen)
+{
+	char dev_kv[96], addr_kv[64];
+	/* Two RX queues: memif pairs each side's TX rings (one per lcore) with RX
+	 * rings of the other, and refuses a link whose counts differ.
+	 */
+	char *kv[] = { dev_kv, addr_kv, "stats.period=0", "port.0.rxd=1024", "port.0.txd=1024",
+		       "port.0.queues=2" };
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 1024, .max_recv_wr = PEER_RECVS, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 64 },
+	};
+
+	snprintf(dev_kv, sizeof(dev_kv), "port.0.device=%s", device);
+	snprintf(addr_kv, sizeof(addr_kv), "port.0.address=%s/24", address);
+	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, errlen) != 0 ||
+	    droce_lcores_layout(&conf, "droce-bench", &layout, err, errlen) != 0)
+		return -1;
+	e->stack = droce_stack_create(&conf, &layout, err, errlen);
+	if (e->stack == NULL)
+		return -1;
+	e->dev = droce_rc_open(e->stack, 0, err, errlen);
+	if (e->dev == NULL)
+		return -1;
+	if (droce_stack_start(e->stack, false) != 0) {
+		snprintf(err, errlen, "the stack does not start");
+		return -1;
+	}
+	e->buf_len = buf_len;
+	e->buf = aligned_alloc(4096, buf_len);
+	e->pd = droce_alloc_pd(e->dev);
+	e->scq = droce_create_cq(e->dev, 4096);
+	e->rcq = droce_create_cq(e->dev, 4096);
+	if (e->buf == NULL || e->pd == NULL || e->scq == NULL || e->rcq == NULL) {
+		snprintf(err, errlen, "out of memory for the QP's objects");
+		return -1;
+	}
+	memset(e->buf, 0x42, buf_len);
+	e->mr = droce_reg_mr(e->pd, e->buf, buf_len,
+			     DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+			     DROCE_ACCESS_REMOTE_READ);
+	ia.send_cq = e->scq;
+	ia.recv_cq = e->rcq;
+	e->qp = e->mr != NULL ? droce_create_qp(e->pd, &ia) : NULL;
+	if (e->qp == NULL) {
+		snprintf(err, errlen, "no MR or QP (see the droce.rc log)");
+		return -1;
+	}
+	e->psn = (uint32_t)rte_rdtsc() & 0xffffff;
+	/* INIT now, so that receives can be posted before the peer is known. */
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_INIT, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ,
+	};
+
+	if (droce_modify_qp(e->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			    DROCE_QP_ACCESS_FLAGS) != 0) {
+		snprintf(err, errlen, "modify_qp INIT (see the droce.rc log)");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+end_down(struct rc_end *e)
+{
+	if (e->stack != NULL)
+		droce_stack_stop(e->stack);
+	if (e->qp != NULL)
+		droce_destroy_qp(e->qp);
+	if (e->mr != NULL)
+		droce_dereg_mr(e->mr);
+	if (e->scq != NULL)
+		droce_destroy_cq(e->scq);
+	if (e->rcq != NULL)
+		droce_destroy_cq(e->rcq);
+	if (e->pd != NULL)
+		droce_dealloc_pd(e->pd);
+	if (e->dev != NULL)
+		droce_rc_close(e->dev);
+	droce_stack_destroy(e->stack);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
+}
+
+/* RTS towards the peer's QP. */
+static int
+end_connect(struct rc_end *e, uint32_t peer_qpn, uint32_t peer_psn, const char *peer_ip)
+{
+	struct droce_qp_attr a;
+	int ret = 0;
+
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024, .dest_qp_num = peer_qpn,
+		.rq_psn = peer_psn, .max_dest_rd_atomic = 16, .min_rnr_timer = 1,
+		.ah_attr = { .hop_limit = 64 },
+	};
+	droce_gid_from_ipv4(inet_addr(peer_ip), a.ah_attr.dgid);
+	if (ret == 0)
+		ret = droce_modify_qp(e->qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+				      DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+				      DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER);
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTS, .sq_psn = e->psn, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .max_rd_atomic = 16,
+	};
+	if (ret == 0)
+		ret = droce_modify_qp(e->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
+				      DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+				      DROCE_QP_MAX_QP_RD_ATOMIC);
+	return ret;
+}
+
+/* One round of the lcore: the port, then the QPs. */
+static inline void
+end_poll(struct rc_end *e)
+{
+	droce_worker_poll(e->stack, 0);
+	droce_control_poll(e->stack);
+}
+
+static int
+post_recv_at(struct rc_end *e, uint64_t offset, uint32_t len, uint64_t wr_id)
+{
+	struct droce_sge sge = { (uintptr_t)e->buf + offset, len, e->mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return droce_post_recv(e->qp, &wr, &bad);
+}
+
+static int
+post(struct rc_end *e, enum droce_wr_opcode op, uint64_t offset, uint32_t len, bool signaled,
+     uint32_t imm, uint64_t remote, uint32_t rkey)
+{
+	struct droce_sge sge = { (uintptr_t)e->buf + offset, len, e->mr->lkey };
+	struct droce_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op, .imm_data = htonl(imm),
+		.send_flags = (signaled ? DROCE_SEND_SIGNALED : 0) |
+			      (len <= 64 && op != DROCE_WR_RDMA_READ ? DROCE_SEND_INLINE : 0),
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = remote;
+	wr.wr.rdma.rkey = rkey;
+	return droce_post_send(e->qp, &wr, &bad);
+}
+
+/* ---- the peer process --------------------------------------------------------- */
+
+int
+bench_rc_peer(void)
+{
+	struct rc_end e = { 0 };
+	char err[DROCE_ERR_LEN], line[128];
+	unsigned int peer_qpn, peer_psn, loops = 0;
+	uint64_t until = rte_get_timer_cycles() + 600 * rte_get_timer_hz();
+
+	if (end_up(&e, "net_memif_rc0", PEER_IP, (size_t)PEER_RECVS * RECV_SIZE, err,
+		   sizeof(err)) != 0) {
+		fprintf(stderr, "droce-bench rc peer: %s\n", err);
+		return 1;
+	}
+	for (uint32_t i = 0; i < PEER_RECVS; i++)
+		post_recv_at(&e, (uint64_t)i * RECV_SIZE, RECV_SIZE, i);
+	printf("%u %u %u %lu\n", droce_qp_num(e.qp), e.psn, e.mr->rkey,
+	       (unsigned long)(uintptr_t)e.buf);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL ||
+	    sscanf(line, "%u %u", &peer_qpn, &peer_psn) != 2 ||
+	    end_connect(&e, peer_qpn, peer_psn, OUR_IP) != 0) {
+		fprintf(stderr, "droce-bench rc peer: no peer QP from the parent\n");
+		end_down(&e);
+		return 1;
+	}
+	/* Echo what asks for it, sink the rest, until the parent closes stdin. */
+	while (rte_get_timer_cycles() < until) {
+		struct droce_wc wc[32];
+		int n;
+
+		end_poll(&e);
+		n = droce_poll_cq(e.rcq, 32, wc);
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != DROCE_WC_SUCCESS) {
+				fprintf(stderr, "droce-bench rc peer: receive %s\n",
+					droce_wc_status_str(wc[i].status));
+				until = 0;
+				break;
+			}
+			if ((wc[i].wc_flags & DROCE_WC_WITH_IMM) && ntohl(wc[i].imm_data) == IMM_ECHO)
+				post(&e, DROCE_WR_SEND, wc[i].wr_id * RECV_SIZE, wc[i].byte_len, true,
+				     0, 0, 0);
+			post_recv_at(&e, wc[i].wr_id * RECV_SIZE, RECV_SIZE, wc[i].wr_id);
+		}
+		while (droce_poll_cq(e.scq, 32, wc) > 0)
+			;
+		if ((++loops & 0xfff) == 0) {
+			struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) > 0)
+				break; /* EOF: the parent is done */
+		}
+	}
+	end_down(&e);
+	return 0;
+}
+
+/* ---- the parent's side ---------------------------------------------------------- */
+
+struct peer {
+	pid_t pid;
+	FILE *to, *from;
+	char prefix[64], socket[96];
+};
+
+static int
+peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
+{
+	char lcores[160], vdev[160], self[4096];
+	const char *peer_cpu = strchr(o->cpus, ',') ? strchr(o->cpus, ',') + 1 : o->cpus;
+	int to[2], from[2];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (len <= 0) {
+		snprintf(err, errlen, "readlink /proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	self[len] = '\0';
+	snprintf(p->prefix, sizeof(p->prefix), "droce-bench-rcpeer-%d", getpid());
+	snprintf(lcores, sizeof(lcores), "0@%s,1@%s", peer_cpu, peer_cpu);
+	snprintf(vdev, sizeof(vdev), "net_memif_rc0,role=client,socket=%s", p->socket);
+	if (pipe(to) != 0 || pipe(from) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	p->pid = fork();
+	if (p->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (p->pid == 0) {
+		dup2(to[0], STDIN_FILENO);
+		dup2(from[1], STDOUT_FILENO);
+		close(to[1]);
+		close(from[0]);
+		execl(self, self, "--no-pci", "--no-huge", "-m", "1536", "--file-prefix", p->prefix,
+		      "--lcores", lcores, "--vdev", vdev, "--log-level", "lib.eal:error",
+		      "--", "--rc-peer", (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", self, strerror(errno));
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	p->to = fdopen(to[1], "w");
+	p->from = fdopen(from[0], "r");
+	return 0;
+}
+
+static void
+peer_stop(struct peer *p)
+{
+	char path[160];
+	int status;
+
+	if (p->to != NULL)
+		fclose(p->to); /* EOF ends the peer */
+	if (p->from != NULL)
+		fclose(p->from);
+	if (p->pid > 0 && waitpid(p->pid, &status, 0) < 0)
+		kill(p->pid, SIGKILL);
+	snprintf(path, sizeof(path), "/var/run/dpdk/%s", p->prefix);
+	rmdir(path);
+}
+
+/* Wait for @p n completions on @p cq, polling @p e; false on an error
+ * completion or after 10 s.
+ */
+static bool
+wait_cq(struct rc_end *e, struct droce_cq *cq, int n)
+{
+	uint64_t until = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
+	struct droce_wc wc[64];
+
+	while (n > 0) {
+		int got;
+
+		end_poll(e);
+		got = droce_poll_cq(cq, RTE_MIN(n, 64), wc);
+		for (int i = 0; i < got; i++)
+			if (wc[i].status != DROCE_WC_SUCCESS) {
+				fprintf(stderr, "droce-bench rc: completion %s\n",
+					droce_wc_status_str(wc[i].status));
+				return false;
+			}
+		n -= got;
+		if (got == 0 && rte_get_timer_cycles() > until)
+			return false;
+	}
+	return true;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p50 and p99 of @p n round trips, in microseconds. */
+static void
+percentiles(uint64_t *tsc, unsigned int n, double *p50, double *p99)
+{
+	double us = 1e6 / (double)rte_get_tsc_hz();
+
+	qsort(tsc, n, sizeof(*tsc), cmp_u64);
+	*p50 = (double)tsc[n / 2] * us;
+	*p99 = (double)tsc[(size_t)n * 99 / 100] * us;
+}
+
+static bool
+rc_pingpong(struct rc_end *e, uint64_t *rtt, unsigned int iters)
+{
+	for (unsigned int i = 0; i < iters; i++) {
+		uint64_t t0 = rte_rdtsc();
+
+		if (post_recv_at(e, 1u << 20, PING_BYTES, i) != 0 ||
+		    post(e, DROCE_WR_SEND_WITH_IMM, 0, PING_BYTES, false, IMM_ECHO, 0, 0) != 0 ||
+		    !wait_cq(e, e->rcq, 1))
+			return false;
+		rtt[i] = rte_rdtsc() - t0;
+		/* Unsignaled sends still need their slots back: one in 64 asks. */
+		if (i % 64 == 63 && (post(e, DROCE_WR_SEND, 0, 0, true, 0, 0, 0) != 0 ||
+				     !wait_cq(e, e->scq, 1)))
+			return false;
+	}
+	return true;
+}
+
+/* GB/s of WRITE_COUNT 64 KiB WRITEs, WRITE_WINDOW in flight. */
+static double
+rc_write(struct rc_end *e, uint32_t rkey, uint64_t remote)
+{
+	unsigned int posted = 0, done = 0;
+	double t0 = bench_now();
+
+	while (done < WRITE_COUNT) {
+		struct droce_wc wc[32];
+		int n;
+
+		while (posted < WRITE_COUNT && posted - done < WRITE_WINDOW) {
+			uint64_t off = (uint64_t)(posted % WRITE_WINDOW) * WRITE_BYTES;
+
+			if (post(e, DROCE_WR_RDMA_WRITE, off, WRITE_BYTES, true, 0, remote + off,
+				 rkey) != 0)
+				return -1;
+			posted++;
+		}
+		end_poll(e);
+		n = droce_poll_cq(e->scq, 32, wc);
+		for (int i = 0; i < n; i++)
+			if (wc[i].status != DROCE_WC_SUCCESS)
+				return -1;
+		done += (unsigned int)n;
+	}
+	return (double)WRITE_COUNT * WRITE_BYTES / (bench_now() - t0) / 1e9;
+}
+
+/* Messages per second of RATE_COUNT 64-byte SENDs, RATE_WINDOW in flight. */
+static double
+rc_rate(struct rc_end *e)
+{
+	unsigned int posted = 0, done = 0;
+	double t0 = bench_now();
+
+	while (done < RATE_COUNT) {
+		struct droce_wc wc[32];
+		int n;
+
+		while (posted < RATE_COUNT && posted - done < RATE_WINDOW) {
+			bool signaled = posted % RATE_SIGNAL_EVERY == RATE_SIGNAL_EVERY - 1;
+
+			if (post(e, DROCE_WR_SEND, 0, RATE_BYTES, signaled, 0, 0, 0) != 0)
+				return -1;
+			posted++;
+		}
+		end_poll(e);
+		n = droce_poll_cq(e->scq, 32, wc);
+		for (int i = 0; i < n; i++)
+			if (wc[i].status != DROCE_WC_SUCCESS)
+				return -1;
+		done += (unsigned int)n * RATE_SIGNAL_EVERY;
+	}
+	return RATE_COUNT / (bench_now() - t0);
+}
+
+static double
+memcpy_gbps(uint8_t *src, uint8_t *dst)
+{
+	double t0 = bench_now();
+
+	for (unsigned int i = 0; i < WRITE_COUNT; i++) {
+		size_t off = (size_t)(i % WRITE_WINDOW) * WRITE_BYTES;
+
+		memcpy(dst + off, src + off, WRITE_BYTES);
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+	return (double)WRITE_COUNT * WRITE_BYTES / (bench_now() - t0) / 1e9;
+}
+
+/* ---- kernel TCP over loopback ------------------------------------------------ */
+
+static bool
+full_io(int fd, void *buf, size_t len, bool writing)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = writing ? write(fd, p, len) : read(fd, p, len);
+
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static void
+pin_to(const char *cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(atoi(cpu), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* A TCP peer in a child process on the peer's cpu: echoes PING_BYTES
+ * messages (mode 'e') or sinks RATE_COUNT messages and answers one byte
+ * (mode 's').
+ */
+static pid_t
+tcp_peer(const struct bench_opts *o, int *fd, char mode)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int one = 1, ls = socket(AF_INET, SOCK_STREAM, 0);
+	pid_t pid;
+
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(ls, 1) != 0 ||
+	    getsockname(ls, (struct sockaddr *)&a, &alen) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		const char *cpu = strchr(o->cpus, ',') ? strchr(o->cpus, ',') + 1 : o->cpus;
+		uint8_t buf[65536];
+		int c;
+
+		pin_to(cpu);
+		c = accept(ls, NULL, NULL);
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (mode == 'e') {
+			while (full_io(c, buf, PING_BYTES, false) && full_io(c, buf, PING_BYTES, true))
+				;
+		} else {
+			uint64_t left = (uint64_t)RATE_COUNT * RATE_BYTES;
+
+			while (left > 0) {
+				ssize_t n = read(c, buf, RTE_MIN(left, sizeof(buf)));
+
+				if (n <= 0)
+					_exit(1);
+				left -= (uint64_t)n;
+			}
+			full_io(c, buf, 1, true);
+		}
+		_exit(0);
+	}
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (pid < 0 || *fd < 0 || connect(*fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		return -1;
+	setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	close(ls);
+	return pid;
+}
+
+static bool
+tcp_pingpong(const struct bench_opts *o, uint64_t *rtt, unsigned int iters)
+{
+	uint8_t buf[PING_BYTES] = { 0 };
+	bool ok = true;
+	int fd, status;
+	pid_t pid = tcp_peer(o, &fd, 'e');
+
+	if (pid < 0)
+		return false;
+	for (unsigned int i = 0; i < iters && ok; i++) {
+		uint64_t t0 = rte_rdtsc();
+
+		ok = full_io(fd, buf, PING_BYTES, true) && full_io(fd, buf, PING_BYTES, false);
+		rtt[i] = rte_rdtsc() - t0;
+	}
+	close(fd);
+	waitpid(pid, &status, 0);
+	return ok;
+}
+
+static double
+tcp_rate(const struct bench_opts *o)
+{
+	uint8_t buf[RATE_BYTES] = { 0 };
+	bool ok = true;
+	int fd, status;
+	pid_t pid = tcp_peer(o, &fd, 's');
+	double t0 = bench_now(), rate;
+
+	if (pid < 0)
+		return -1;
+	for (unsigned int i = 0; i < RATE_COUNT && ok; i++)
+		ok = full_io(fd, buf, RATE_BYTES, true);
+	ok = ok && full_io(fd, buf, 1, false);
+	rate = RATE_COUNT / (bench_now() - t0);
+	close(fd);
+	waitpid(pid, &status, 0);
+	return ok ? rate : -1;
+}
+
+/* ---- the case ------------------------------------------------------------------- */
+
+static int
+rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, uint32_t *peer_rkey,
+	  uint64_t *peer_va, char *err, size_t errlen)
+{
+	char devargs[160], line[128];
+	unsigned int qpn, psn, rkey;
+	unsigned long va;
+	int ret;
+
+	snprintf(p->socket, sizeof(p->socket), "/tmp/droce-bench-rc-%d.sock", getpid());
+	snprintf(devargs, sizeof(devargs), "net_memif_rc0,role=server,socket=%s", p->socket);
+	ret = rte_dev_probe(devargs);
+	if (ret != 0) {
+		snprintf(err, errlen, "net_memif_rc0: %s", rte_strerror(-ret));
+		return -1;
+	}
+	if (end_up(e, "net_memif_rc0", OUR_IP, 4u << 20, err, errlen) != 0 ||
+	    peer_start(p, o, err, errlen) != 0)
+		return -1;
+	if (fgets(line, sizeof(line), p->from) == NULL ||
+	    sscanf(line, "%u %u %u %lu", &qpn, &psn, &rkey, &va) != 4) {
+		snprintf(err, errlen, "the peer process did not start (see above)");
+		return -1;
+	}
+	fprintf(p->to, "%u %u\n", droce_qp_num(e->qp), e->psn);
+	fflush(p->to);
+	*peer_rkey = rkey;
+	*peer_va = va;
+	if (end_connect(e, qpn, psn, PEER_IP) != 0) {
+		snprintf(err, errlen, "modify_qp (see the droce.rc log)");
+		return -1;
+	}
+	/* Until the memif link is up and ARP resolved: the first round trip. */
+	for (int i = 0; i < 20; i++) {
+		uint64_t rtt;
+
+		if (rc_pingpong(e, &rtt, 1))
+			return 0;
+	}
+	snprintf(err, errlen, "no round trip to the peer process");
+	return -1;
+}
+
+static void
+rc_rig_down(struct rc_end *e, struct peer *p)
+{
+	uint16_t port_id;
+
+	end_down(e);
+	peer_stop(p);
+	/* The stack leaves the port to whoever probed it. */
+	if (rte_eth_dev_get_port_by_name("net_memif_rc0", &port_id) == 0) {
+		struct rte_eth_dev_info info;
+		int ret = rte_eth_dev_info_get(port_id, &info);
+
+		rte_eth_dev_close(port_id);
+		if (ret == 0 && info.device != NULL)
+			rte_dev_remove(info.device);
+	}
+	unlink(p->socket);
+}
+
+int
+bench_rc(const struct bench_opts *o)
+{
+	static uint64_t rtt[PING_ITERS];
+	double rc_p50[BENCH_MAX_ROUNDS], rc_p99[BENCH_MAX_ROUNDS];
+	double tcp_p50[BENCH_MAX_ROUNDS], tcp_p99[BENCH_MAX_ROUNDS];
+	double wr[BENCH_MAX_ROUNDS], mc[BENCH_MAX_ROUNDS];
+	double rr[BENCH_MAX_ROUNDS], tr[BENCH_MAX_ROUNDS];
+	struct rc_end e = { 0 };
+	struct peer p = { 0 };
+	char err[DROCE_ERR_LEN];
+	uint32_t peer_rkey;
+	uint64_t peer_va;
+	uint8_t *src = NULL, *dst = NULL;
+	int ret = 1;
+
+	if (rc_rig_up(o, &e, &p, &peer_rkey, &peer_va, err, sizeof(err)) != 0) {
+		fprintf(stderr, "droce-bench rc: %s\n", err);
+		goto out;
+	}
+	src = aligned_alloc(4096, (size_t)WRITE_WINDOW * WRITE_BYTES);
+	dst = aligned_alloc(4096, (size_t)WRITE_WINDOW * WRITE_BYTES);
+	if (src == NULL || dst == NULL)
+		goto out;
+	memset(src, 1, (size_t)WRITE_WINDOW * WRITE_BYTES);
+	memset(dst, 2, (size_t)WRITE_WINDOW * WRITE_BYTES);
+	for (unsigned int r = 0; r < o->rounds; r++) {
+		if (!rc_pingpong(&e, rtt, PING_ITERS)) {
+			fprintf(stderr, "droce-bench rc: ping-pong failed\n");
+			goto out;
+		}
+		percentiles(rtt, PING_ITERS, &rc_p50[r], &rc_p99[r]);
+		if (!tcp_pingpong(o, rtt, PING_ITERS)) {
+			fprintf(stderr, "droce-bench rc: TCP ping-pong failed\n");
+			goto out;
+		}
+		percentiles(rtt, PING_ITERS, &tcp_p50[r], &tcp_p99[r]);
+		wr[r] = rc_write(&e, peer_rkey, peer_va);
+		mc[r] = memcpy_gbps(src, dst);
+		rr[r] = rc_rate(&e);
+		tr[r] = tcp_rate(o);
+		if (wr[r] < 0 || rr[r] < 0 || tr[r] < 0) {
+			fprintf(stderr, "droce-bench rc: a WRITE or rate pass failed\n");
+			goto out;
+		}
+		printf("  round %u: ping-pong p50 %.1f us (TCP %.1f), p99 %.1f us (TCP %.1f); WRITE %.2f GB/s (memcpy %.2f); rate %.0f msg/s (TCP %.0f)\n",
+		       r + 1, rc_p50[r], tcp_p50[r], rc_p99[r], tcp_p99[r], wr[r], mc[r], rr[r],
+		       tr[r]);
+		fflush(stdout);
+	}
+	printf("  ping-pong 64 B: p50 %.1f us vs TCP %.1f us = %.2fx; p99 %.1f us vs %.1f us = %.2fx\n",
+	       bench_median(rc_p50, o->rounds), bench_median(tcp_p50, o->rounds),
+	       bench_median(rc_p50, o->rounds) / bench_median(tcp_p50, o->rounds),
+	       bench_median(rc_p99, o->rounds), bench_median(tcp_p99, o->rounds),
+	       bench_median(rc_p99, o->rounds) / bench_median(tcp_p99, o->rounds));
+	printf("  RDMA WRITE 64 KiB x%u in flight: %.2f GB/s vs memcpy %.2f GB/s = %.2fx\n",
+	       WRITE_WINDOW, bench_median(wr, o->rounds), bench_median(mc, o->rounds),
+	       bench_median(wr, o->rounds) / bench_median(mc, o->rounds));
+	printf("  64 B SENDs x%u in flight: %.0f msg/s vs TCP pipeline %.0f msg/s = %.2fx\n",
+	       RATE_WINDOW, bench_median(rr, o->rounds), bench_median(tr, o->rounds),
+	       bench_median(rr, o->rounds) / bench_median(tr, o->rounds));
+	ret = 0;
+out:
+	free(src);
+	free(dst);
+	rc_rig_down(&e, &p);
+	return ret;
+}

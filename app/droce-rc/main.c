@@ -53,7 +53,7 @@ usage(FILE *out, const char *prog)
 		"\n"
 		"Options:\n"
 		"  -c, --config FILE    INI configuration, as droce's\n"
-		"      --port N         TCP port of the exchange (1..65535) [%u]\n"
+		"  -p, --port N         TCP port of the exchange (1..65535) [%u]\n"
 		"  -s, --size N         bytes per message (1..%u) [pingpong 4096, perftest 65536]\n"
 		"  -n, --iters N        pingpong: exchanges [1000]; perftest: iterations the\n"
 		"                       client must report (send: messages), unchecked if absent\n"
@@ -63,13 +63,15 @@ usage(FILE *out, const char *prog)
 		"      --timeout S      longest wait in which nothing comes, neither the awaited\n"
 		"                       TCP bytes or completion nor a RoCE packet (1..86400) [30]\n"
 		"  -h, --help           this text\n"
-		"  key=value            configuration override (port.0.device, port.0.address, ...)\n"
+		"  key=value            configuration override (port.0.device, port.0.address, ...;\n"
+		"                       'droce --help' lists the keys). net_af_packet wants\n"
+		"                       qpairs=2 or more: a TX queue for each lcore\n"
 		"\n"
 		"Exit status: 0 done, 1 failed at run time, 2 bad arguments or configuration.\n"
 		"\n"
 		"Example (droce at 198.18.0.1 on a veth, the peer's ibv_rc_pingpong -g 1 as client):\n"
 		"  %s --no-pci --no-huge -m 256 --file-prefix rc0 \\\n"
-		"      --vdev=net_af_packet0,iface=veth0 -- pingpong --server -s 4096 -n 100 \\\n"
+		"      --vdev=net_af_packet0,iface=veth0,qpairs=2 -- pingpong --server -s 4096 -n 100 \\\n"
 		"      port.0.device=net_af_packet0 port.0.address=198.18.0.1/24\n",
 		prog, RCAPP_TCP_PORT, MAX_SIZE, prog);
 }
@@ -134,13 +136,13 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:s:n:r:m:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:p:s:n:r:m:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			o->config = optarg;
 			break;
 		case 'p':
-			if (parse_uint("--port", optarg, 1, 65535, &v) != 0)
+			if (parse_uint("-p/--port", optarg, 1, 65535, &v) != 0)
 				return -1;
 			o->tcp_port = (uint16_t)v;
 			break;
@@ -388,7 +390,6 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	ret = droce_stack_start(app.stack, true);
 	if (ret != 0) {
 		fprintf(stderr, PROG ": start failed: %s\n", rte_strerror(-ret));
-		droce_stack_stop(app.stack);
 		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);
 		return 1;

@@ -452,7 +452,6 @@ out:
 	if (ret != 0)
 		fprintf(stderr, "droce-rc: perftest %s: %s\n", r->verb, r->err);
 	oob_close(&r->oob);
-	rcapp_linger(app, 100);
 	rcapp_print_stats(app);
 	rcapp_qp_destroy(app);
 	free(r);

@@ -269,8 +269,14 @@ bench_rc_peer(void)
 		if ((++loops & 0xfff) == 0) {
 			struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 
-			if (poll(&pfd, 1, 0) > 0)
-				break; /* EOF: the parent is done */
+			/* "pause": sleep until the next line, so that the kernel
+			 * TCP baseline has this cpu to itself; EOF: the end.
+			 */
+			if (poll(&pfd, 1, 0) > 0 &&
+			    (fgets(line, sizeof(line), stdin) == NULL ||
+			     (strncmp(line, "pause", 5) == 0 &&
+			      fgets(line, sizeof(line), stdin) == NULL)))
+				break;
 		}
 	}
 	end_down(&e);
@@ -342,6 +348,15 @@ peer_stop(struct peer *p)
 		kill(p->pid, SIGKILL);
 	snprintf(path, sizeof(path), "/var/run/dpdk/%s", p->prefix);
 	rmdir(path);
+}
+
+static void
+peer_pause(struct peer *p, bool pause)
+{
+	fputs(pause ? "pause\n" : "resume\n", p->to);
+	fflush(p->to);
+	if (pause)
+		usleep(100 * 1000); /* it looks at stdin every few thousand rounds */
 }
 
 /* Wait for @p n completions on @p cq, polling @p e; false on an error
@@ -694,15 +709,17 @@ bench_rc(const struct bench_opts *o)
 			goto out;
 		}
 		percentiles(rtt, PING_ITERS, &rc_p50[r], &rc_p99[r]);
+		wr[r] = rc_write(&e, peer_rkey, peer_va);
+		rr[r] = rc_rate(&e);
+		mc[r] = memcpy_gbps(src, dst);
+		peer_pause(&p, true);
 		if (!tcp_pingpong(o, rtt, PING_ITERS)) {
 			fprintf(stderr, "droce-bench rc: TCP ping-pong failed\n");
 			goto out;
 		}
 		percentiles(rtt, PING_ITERS, &tcp_p50[r], &tcp_p99[r]);
-		wr[r] = rc_write(&e, peer_rkey, peer_va);
-		mc[r] = memcpy_gbps(src, dst);
-		rr[r] = rc_rate(&e);
 		tr[r] = tcp_rate(o);
+		peer_pause(&p, false);
 		if (wr[r] < 0 || rr[r] < 0 || tr[r] < 0) {
 			fprintf(stderr, "droce-bench rc: a WRITE or rate pass failed\n");
 			goto out;

@@ -478,6 +478,12 @@ int droce_roce_claim_qps(struct droce_stack *s, uint32_t first_qpn, uint32_t las
  */
 void droce_roce_release_qps(struct droce_stack *s, droce_udp_handler_t fn, void *arg);
 
+/** True when the packets for @p qpn go to @p fn with @p arg (and not to a
+ * narrower claim of someone else's).
+ */
+bool droce_roce_qp_claimed_by(struct droce_stack *s, uint32_t qpn, droce_udp_handler_t fn,
+			      const void *arg);
+
 /* ---- building ----------------------------------------------------------- */
 
 /** Everything a frame needs; fields of headers the opcode lacks are ignored. */

@@ -481,4 +481,5 @@ rc_completer_init(struct droce_qp *qp)
 	qp->req.head = atomic_load_explicit(&qp->sq.consumer, memory_order_relaxed);
 	qp->req.rd_atomic = 0;
 	qp->req.unacked_pkts = 0;
+	qp->req.starved = false;
 }

@@ -142,6 +142,7 @@ struct rc_requester {
 	uint32_t psn;                   /* next PSN to send */
 	uint32_t rd_atomic;             /* READs and atomics in flight */
 	uint32_t unacked_pkts;          /* since the last AckReq */
+	bool starved;                   /* the last send found no mbuf */
 };
 
 /* The completer: what the peer has acknowledged. */

@@ -215,6 +215,7 @@ req_send_packet(struct droce_qp *qp, struct rc_send_wqe *wqe)
 		sent = send_atomic(qp, wqe);
 	else
 		sent = send_segment(qp, wqe);
+	qp->req.starved = !sent;
 	if (!sent)
 		return REQ_STOP; /* no mbuf now; the next round tries again */
 	return wqe->sent >= wqe->length ? REQ_WQE_SENT : REQ_CHECK_WINDOW;

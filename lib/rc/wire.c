@@ -381,7 +381,10 @@ qp_turn(struct droce_qp *qp)
 	if (qp->attr.qp_state == DROCE_QPS_RTS && budget != 0) {
 		unsigned int sent = rc_requester_run(qp, budget);
 
-		more |= sent == budget;
+		/* A QP that found no mbuf stays on the list: no timer or
+		 * packet may come to wake it (nothing of it is in flight).
+		 */
+		more |= sent == budget || qp->req.starved;
 	} else if (qp->attr.qp_state == DROCE_QPS_RTS) {
 		more = true;
 	}

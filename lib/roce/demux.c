@@ -200,3 +200,19 @@ droce_roce_release_qps(struct droce_stack *s, droce_udp_handler_t fn, void *arg)
 	}
 	pthread_mutex_unlock(&demux_lock);
 }
+
+bool
+droce_roce_qp_claimed_by(struct droce_stack *s, uint32_t qpn, droce_udp_handler_t fn,
+			 const void *arg)
+{
+	const struct demux_claim *c;
+	struct roce_demux *d;
+	bool mine;
+
+	pthread_mutex_lock(&demux_lock);
+	d = demux_of(s, false);
+	c = d != NULL ? claim_of(d, d->nb_claims, qpn) : NULL;
+	mine = c != NULL && c->fn == fn && c->arg == arg;
+	pthread_mutex_unlock(&demux_lock);
+	return mine;
+}

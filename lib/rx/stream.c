@@ -277,6 +277,12 @@ droce_rx_stream_start(struct droce_rx_stream *st, const struct droce_rx_params *
 		ret = param_error(err, errlen, -EINVAL,
 				  "rx: peer_ip \"%s\" is not a valid IPv4 address",
 				  p->peer_ip != NULL ? p->peer_ip : "(none)");
+	/* An RC device on the same stack takes QPNs from 0x10000 up. */
+	if (ret == 0 && p->qp != 0 &&
+	    !droce_roce_qp_claimed_by(rx->stack, p->qp, rx_udp_handler, rx))
+		ret = param_error(err, errlen, -EADDRINUSE,
+				  "rx: QP %#x is taken by another RoCE service on this stack (lib/rc has 0x10000 up); allowed: 2..%#x",
+				  p->qp, RX_LAST_QPN);
 	if (ret != 0)
 		return ret;
 

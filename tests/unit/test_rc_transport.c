@@ -806,6 +806,38 @@ test_random_faults(void **state)
 	run_random(2000, 10, 10, 10);
 }
 
+static void
+claim_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
+	      struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	(void)ctx;
+	(void)port;
+	(void)queue;
+	(void)arg;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+/* The RoCE demux: who has which QPNs, ranges that cross refused, a
+ * narrower range inside lib/rc's taking its QPNs (as lib/rx's streams
+ * are told when they ask for a QPN lib/rc has).
+ */
+static void
+test_qpn_claims(void **state)
+{
+	(void)state;
+	assert_int_equal(droce_roce_claim_qps(A.stack, 0x10000, DROCE_QPN_MASK, claim_handler,
+					      NULL), -EEXIST);
+	assert_int_equal(droce_roce_claim_qps(A.stack, 0x8000, 0x20000, claim_handler, NULL),
+			 -EEXIST);
+	assert_int_equal(droce_roce_claim_qps(A.stack, 5, 4, claim_handler, NULL), -EINVAL);
+	assert_false(droce_roce_qp_claimed_by(A.stack, 0x20005, claim_handler, NULL));
+	assert_int_equal(droce_roce_claim_qps(A.stack, 0x20000, 0x20010, claim_handler, NULL), 0);
+	assert_true(droce_roce_qp_claimed_by(A.stack, 0x20005, claim_handler, NULL));
+	assert_false(droce_roce_qp_claimed_by(A.stack, 0x30000, claim_handler, NULL));
+	droce_roce_release_qps(A.stack, claim_handler, NULL);
+	assert_false(droce_roce_qp_claimed_by(A.stack, 0x20005, claim_handler, NULL));
+}
+
 static int
 setup(void **state)
 {
@@ -834,6 +866,7 @@ main(int argc, char **argv)
 			DROCE_TEST_EAL_QUIET, "--lcores", lcores, "--log-level", "lib.eal:error",
 			NULL };
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_qpn_claims),
 		cmocka_unit_test(test_send_sizes),
 		cmocka_unit_test(test_write_read_atomic),
 		cmocka_unit_test(test_rnr_then_success),

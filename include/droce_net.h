@@ -210,6 +210,18 @@ int droce_udp_send(struct droce_lcore_ctx *ctx, uint16_t port,
 		   uint16_t dst_port);
 
 /**
+ * Whether the control lcore can send to @p dst on @p port now: its next
+ * hop's MAC is known. ARP holds only a few packets per unresolved
+ * neighbour, so a sender with many (RoCE's requester) asks first and
+ * waits.
+ *
+ * @return
+ *   0; -EAGAIN while ARP resolves it (a resolution is started if none
+ *   runs); -ENETUNREACH when off-link without a gateway.
+ */
+int droce_neigh_ready(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst);
+
+/**
  * Send a complete IPv4 frame from the control lcore: droce writes the
  * Ethernet source, chooses the next hop for @p dst (on-link or the port's
  * gateway) and fills the destination MAC from ARP, holding the frame while

@@ -357,6 +357,21 @@ net_arp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
 		rte_pktmbuf_free(m);
 }
 
+int
+net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_hop)
+{
+	struct arp_entry *e = arp_lookup(p, next_hop);
+
+	if (e == NULL) {
+		if (arp_may_resolve(p) && (e = arp_create(p, next_hop)) != NULL) {
+			arp_send_request(ctx, p, next_hop);
+			arp_arm(e);
+		}
+		return -EAGAIN;
+	}
+	return e->state == ARP_INCOMPLETE ? -EAGAIN : 0;
+}
+
 void
 net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,
 	       struct rte_mbuf *m, rte_be32_t next_hop)

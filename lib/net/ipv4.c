@@ -107,6 +107,22 @@ droce_ipv4_send(struct droce_lcore_ctx *ctx, uint16_t port,
 }
 
 int
+droce_neigh_ready(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst)
+{
+	const struct droce_stack *s = ctx->stack;
+	struct net_port *p;
+	rte_be32_t next_hop;
+
+	RTE_VERIFY(ctx->is_control);
+	RTE_VERIFY(port < s->nb_ports);
+	p = s->port[port];
+	next_hop = net_on_link(p, dst) ? dst : p->gateway;
+	if (next_hop == 0)
+		return -ENETUNREACH;
+	return net_arp_ready(ctx, p, next_hop);
+}
+
+int
 droce_eth_send(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m, rte_be32_t dst)
 {
 	const struct droce_stack *s = ctx->stack;

@@ -237,6 +237,11 @@ int net_arp_init(struct net_port *p);
 void net_arp_free(struct net_port *p);
 void net_arp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
 		   struct rte_mbuf *m);
+/* 0 when @next_hop's MAC is known; -EAGAIN while it resolves (started
+ * here if it was not).
+ */
+int net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_hop);
+
 /* Queue @m (Ethernet header prepended, source filled) for @next_hop. */
 void net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,
 		    struct rte_mbuf *m, rte_be32_t next_hop);

@@ -54,6 +54,8 @@ droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen
 	}
 	dev->stack = stack;
 	dev->port = port;
+	dev->ip = droce_port_addr(stack, port);
+	dev->ip_mtu = droce_port_mtu(stack, port);
 	if (rc_wire_open(dev, err, errlen) != 0) {
 		rc_wire_close(dev);
 		rte_free(dev->mr);
@@ -63,8 +65,6 @@ droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen
 		rte_free(dev);
 		return NULL;
 	}
-	dev->ip = droce_port_addr(stack, port);
-	dev->ip_mtu = droce_port_mtu(stack, port);
 	dev->attr = (struct droce_rc_device_attr){
 		.max_qp = RC_MAX_QP - 1, .max_qp_wr = RC_MAX_QP_WR, .max_sge = RC_MAX_SGE,
 		.max_cqe = RC_MAX_CQE, .max_mr = RC_MAX_MR - 1, .max_mr_size = RC_MAX_MR_SIZE,

@@ -25,6 +25,12 @@
 #include "droce_net.h"
 #include "rc_private.h"
 
+/* Frames the transport may have built and not yet seen leave. */
+#define RC_TX_POOL_SIZE 4095
+#define RC_TX_POOL_CACHE 128
+
+static unsigned int pools_made; /* names them: a pool may outlive its device */
+
 /* Bursts the owner takes from the rings per round. */
 #define RC_RX_BURST 64
 #define RC_RX_ROUND 256
@@ -373,6 +379,15 @@ qp_turn(struct droce_qp *qp)
 	bool more = false;
 
 	rte_spinlock_lock(&qp->lock);
+	/* Nothing goes out until ARP knows the peer: it would hold a few
+	 * packets of a burst and drop the rest.
+	 */
+	if (state_takes_packets(qp->attr.qp_state) &&
+	    droce_neigh_ready(droce_control_ctx(qp->dev->stack), qp->dev->port,
+			      qp->peer_ip) == -EAGAIN) {
+		rte_spinlock_unlock(&qp->lock);
+		return true;
+	}
 	if (state_takes_packets(qp->attr.qp_state)) {
 		budget -= rc_responder_run(qp, budget);
 		rc_responder_flush_ack(qp);
@@ -428,7 +443,20 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 	int ret;
 
 	dev->owner_lcore = rte_get_main_lcore();
-	dev->pool = droce_port_pool(dev->stack, dev->port);
+	/* Frames the transport builds come from a pool of its own, so that a
+	 * burst of sends cannot empty the port's pool that RX refills from.
+	 */
+	snprintf(name, sizeof(name), "rc_tx_%u",
+		 __atomic_fetch_add(&pools_made, 1, __ATOMIC_RELAXED));
+	dev->pool = rte_pktmbuf_pool_create(name, RC_TX_POOL_SIZE, RC_TX_POOL_CACHE, 0,
+					    (uint16_t)(RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN +
+						       dev->ip_mtu),
+					    SOCKET_ID_ANY);
+	if (dev->pool == NULL) {
+		snprintf(err, errlen, "RC device: no mbuf pool for sending: %s (give the EAL more memory with -m)",
+			 rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
 	TAILQ_INIT(&dev->active);
 	snprintf(name, sizeof(name), "rc_rx_%p", (void *)dev);
 	dev->rx_ring = rte_ring_create(name, RC_RX_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
@@ -471,4 +499,12 @@ rc_wire_close(struct droce_rc_device *dev)
 			qp_free(qp);
 	rte_ring_free(dev->rx_ring);
 	rte_ring_free(dev->doorbell);
+	/* A frame may still sit in a TX queue or, over a ring or memif port,
+	 * at the peer: then the pool stays, for the EAL to take at its end.
+	 */
+	if (dev->pool != NULL && rte_mempool_full(dev->pool))
+		rte_mempool_free(dev->pool);
+	else if (dev->pool != NULL)
+		RC_LOG(DEBUG, "close: %u frames are still out; their pool stays",
+		       RC_TX_POOL_SIZE - rte_mempool_avail_count(dev->pool));
 }

@@ -141,7 +141,19 @@ droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
 	if (len > UINT16_MAX || rte_pktmbuf_tailroom(m) < len)
 		return -ENOSPC;
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)len);
-	memset(eth, 0, len);
+	/* Headers, pad and ICRC start at 0; given payload bytes are written
+	 * once, by the copy below.
+	 */
+	if (spec->payload != NULL) {
+		uint32_t payload_off = RTE_ETHER_HDR_LEN + l3_len + (uint32_t)sizeof(*udp) +
+				       info->hdr_len;
+
+		memset(eth, 0, payload_off);
+		memset((uint8_t *)eth + payload_off + spec->payload_len, 0,
+		       len - payload_off - spec->payload_len);
+	} else {
+		memset(eth, 0, len);
+	}
 	eth->dst_addr = spec->dst_mac;
 	eth->src_addr = spec->src_mac;
 	eth->ether_type = spec->ipv6 ? RTE_BE16(RTE_ETHER_TYPE_IPV6)

@@ -37,7 +37,7 @@
 #include "rc_private.h"
 #include "test_eal.h"
 
-#define BUF_SIZE (4u << 20)
+#define BUF_SIZE (8u << 20)
 #define MAX_WR 256
 
 struct side {
@@ -660,17 +660,32 @@ print_stuck(unsigned int done, const struct droce_rc_stats *st, const struct dro
 		      w->wr.opcode, w->first_psn, w->last_psn, w->sent, w->length, w->received);
 }
 
+/* RC_TEST_MESSAGES=N makes the long random runs N messages (the CI
+ * keeps them short).
+ */
+static unsigned int
+messages(unsigned int usual)
+{
+	const char *v = getenv("RC_TEST_MESSAGES");
+
+	return v != NULL && atoi(v) > 0 ? (unsigned int)atoi(v) : usual;
+}
+
 /* Random SENDs, WRITEs with immediate and READs of random sizes and SGE
  * lists, on a wire that drops, duplicates and reorders 10 % of the RoCE
  * packets: every message arrives once, in order, byte for byte.
  */
 static void
-run_random(unsigned int count, unsigned int drop, unsigned int dup, unsigned int reorder)
+run_random(unsigned int count, uint32_t max_len, unsigned int drop, unsigned int dup,
+	   unsigned int reorder)
 {
-	enum { SLOT = 65536 + 4096, SLOTS = 16 };
+	/* Slots for the messages in flight, inside the read-write region. */
+	const uint32_t SLOT = max_len + 4096;
+	const unsigned int SLOTS = RTE_MIN(16u, (BUF_SIZE - (2u << 20)) / SLOT);
+	static uint8_t expect[(1u << 20) + 4096];
 	struct droce_rc_stats st, st0, bst;
 	unsigned int done = 0, posted = 0, recv_seen = 0;
-	uint64_t until = rte_get_timer_cycles() + 60 * rte_get_timer_hz();
+	uint64_t until = rte_get_timer_cycles() + (60 + count / 100) * rte_get_timer_hz();
 	uint32_t lens[MAX_WR];
 	int ops[MAX_WR];
 
@@ -686,7 +701,7 @@ run_random(unsigned int count, unsigned int drop, unsigned int dup, unsigned int
 		/* Keep up to SLOTS messages in flight, each in its own slot. */
 		while (posted < count && posted - done < SLOTS) {
 			unsigned int slot = posted % SLOTS;
-			uint32_t len = rng() % 4 == 0 ? rng() % 65537 : rng() % 3000;
+			uint32_t len = rng() % 4 == 0 ? rng() % (max_len + 1) : rng() % 3000;
 			int op = (int)(rng() % 3);
 			uint8_t *src = A.buf + (size_t)slot * SLOT;
 			struct droce_sge sge[4];
@@ -737,7 +752,6 @@ run_random(unsigned int count, unsigned int drop, unsigned int dup, unsigned int
 			unsigned int id = (unsigned int)wc[k].wr_id;
 			unsigned int slot = id % SLOTS;
 			uint32_t len = lens[id % MAX_WR];
-			uint8_t expect[SLOT];
 
 			if (wc[k].status != DROCE_WC_SUCCESS)
 				fail_msg("message %u: %s", id, droce_wc_status_str(wc[k].status));
@@ -775,35 +789,43 @@ static void
 test_random_clean(void **state)
 {
 	(void)state;
-	run_random(2000, 0, 0, 0);
+	run_random(messages(2000), 65536, 0, 0, 0);
 }
 
 static void
 test_random_drops(void **state)
 {
 	(void)state;
-	run_random(500, 10, 0, 0);
+	run_random(500, 65536, 10, 0, 0);
 }
 
 static void
 test_random_duplicates(void **state)
 {
 	(void)state;
-	run_random(500, 0, 10, 0);
+	run_random(500, 65536, 0, 10, 0);
 }
 
 static void
 test_random_reordered(void **state)
 {
 	(void)state;
-	run_random(500, 0, 0, 10);
+	run_random(500, 65536, 0, 0, 10);
+}
+
+/* Messages up to 1 MiB (a READ of 1024 answer packets), with faults. */
+static void
+test_random_large(void **state)
+{
+	(void)state;
+	run_random(messages(100), 1u << 20, 10, 10, 10);
 }
 
 static void
 test_random_faults(void **state)
 {
 	(void)state;
-	run_random(2000, 10, 10, 10);
+	run_random(messages(2000), 65536, 10, 10, 10);
 }
 
 static void
@@ -881,6 +903,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_random_duplicates),
 		cmocka_unit_test(test_random_reordered),
 		cmocka_unit_test(test_random_faults),
+		cmocka_unit_test(test_random_large),
 	};
 	int ret;
 

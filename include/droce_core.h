@@ -261,6 +261,30 @@ int droce_lcores_eal_arg(const struct droce_conf *conf, char *buf, size_t len,
 const char *droce_lcores_find_eal_option(int argc, char *const argv[],
 					 char *buf, size_t len);
 
+/** The EAL as an application starts it: see droce_eal_start(). */
+struct droce_eal_start {
+	char given[256];                  /**< the lcore option the user gave */
+	char lcores[DROCE_LCORES_ARG_LEN];/**< the --lcores droce derived */
+	const char *lcore_option;         /**< `given`, or NULL when derived */
+	char **argv;                      /**< what rte_eal_init() got */
+	int argc;
+};
+
+/**
+ * Start the EAL with an application's EAL arguments (@p argv up to
+ * @p argc, the "--" excluded), adding `--lcores` from @p conf when the user
+ * gave none of -l, -c, --lcores.
+ *
+ * @return
+ *   0; 2 with the reason in @p err when the configuration cannot give the
+ *   lcores; 1 when rte_eal_init() fails (@p err says why).
+ */
+int droce_eal_start(struct droce_eal_start *st, const struct droce_conf *conf, int argc,
+		    char **argv, char *err, size_t errlen);
+
+/** rte_eal_cleanup(), and free what droce_eal_start() allocated. */
+void droce_eal_stop(struct droce_eal_start *st);
+
 /**
  * After rte_eal_init(): map workers to lcores and check that the lcores the
  * EAL runs agree with the configuration (count, pinning, control cpu).

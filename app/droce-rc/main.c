@@ -298,25 +298,6 @@ on_signal(int sig)
 	rcapp_interrupted = 1;
 }
 
-/* EAL arguments, plus --lcores from the configuration when none was given. */
-static char **
-eal_argv(int eal_argc, char **argv, const char *lcores, int *out_argc)
-{
-	char **v = calloc((size_t)eal_argc + 3, sizeof(*v));
-	int n = 0;
-
-	if (v == NULL)
-		return NULL;
-	for (int i = 0; i < eal_argc; i++)
-		v[n++] = argv[i];
-	if (lcores != NULL) {
-		v[n++] = (char *)"--lcores";
-		v[n++] = (char *)lcores;
-	}
-	*out_argc = n;
-	return v;
-}
-
 /* The configuration, with stats lines off unless the user turns them on. */
 static int
 load_conf(struct droce_conf *conf, const struct rcapp_opts *o)
@@ -406,11 +387,10 @@ int
 main(int argc, char **argv)
 {
 	struct rcapp_opts opts = { 0 };
-	char lcores[DROCE_LCORES_ARG_LEN], given[256], err[DROCE_ERR_LEN];
-	const char *lcore_option;
+	static struct droce_eal_start eal;
+	char err[DROCE_ERR_LEN];
 	struct droce_conf *conf;
-	int sep = argc, eal_argc, ret;
-	char **eal;
+	int sep = argc, ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++)
@@ -444,23 +424,14 @@ main(int argc, char **argv)
 		free(conf);
 		return 2;
 	}
-	lcore_option = droce_lcores_find_eal_option(sep, argv, given, sizeof(given));
-	if (lcore_option == NULL &&
-	    droce_lcores_eal_arg(conf, lcores, sizeof(lcores), err, sizeof(err)) != 0) {
+	ret = droce_eal_start(&eal, conf, sep, argv, err, sizeof(err));
+	if (ret != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		free(conf);
-		return 2;
+		return ret;
 	}
-	eal = eal_argv(sep, argv, lcore_option == NULL ? lcores : NULL, &eal_argc);
-	if (eal == NULL || rte_eal_init(eal_argc, eal) < 0) {
-		fprintf(stderr, PROG ": rte_eal_init failed: %s\n", rte_strerror(rte_errno));
-		free(eal);
-		free(conf);
-		return 1;
-	}
-	ret = run(conf, &opts, lcore_option);
-	rte_eal_cleanup();
-	free(eal);
+	ret = run(conf, &opts, eal.lcore_option);
+	droce_eal_stop(&eal);
 	free(conf);
 	return ret;
 }

@@ -318,25 +318,6 @@ write_json(const struct droce_stack *s, const char *path)
 	return 0;
 }
 
-/* EAL arguments, plus --lcores from the configuration when none was given. */
-static char **
-eal_argv(int eal_argc, char **argv, const char *lcores, int *out_argc)
-{
-	char **v = calloc((size_t)eal_argc + 3, sizeof(*v));
-	int n = 0;
-
-	if (v == NULL)
-		return NULL;
-	for (int i = 0; i < eal_argc; i++)
-		v[n++] = argv[i];
-	if (lcores != NULL) {
-		v[n++] = (char *)"--lcores";
-		v[n++] = (char *)lcores;
-	}
-	*out_argc = n;
-	return v;
-}
-
 /* The gpudev drivers: the host one always, CUDA where a driver loads;
  * then the device the configuration asks for.
  */
@@ -478,12 +459,11 @@ int
 main(int argc, char **argv)
 {
 	struct app_opts opts = { 0 };
-	char lcores[DROCE_LCORES_ARG_LEN], given[256], err[DROCE_ERR_LEN];
-	const char *lcore_option;
+	static struct droce_eal_start eal;
+	char err[DROCE_ERR_LEN];
 	struct droce_conf *conf;
 	int sep = find_separator(argc, argv);
-	int eal_argc, ret;
-	char **eal;
+	int ret;
 
 	/* Line by line, as stderr is: in a log file that gets both, the
 	 * lines keep the order in which they were written.
@@ -515,27 +495,15 @@ main(int argc, char **argv)
 		free(conf);
 		return 2;
 	}
-	lcore_option = droce_lcores_find_eal_option(sep, argv, given,
-						    sizeof(given));
-	if (lcore_option == NULL &&
-	    droce_lcores_eal_arg(conf, lcores, sizeof(lcores), err,
-				 sizeof(err)) != 0) {
+	ret = droce_eal_start(&eal, conf, sep, argv, err, sizeof(err));
+	if (ret != 0) {
 		fprintf(stderr, "droce: %s\n", err);
 		free(conf);
-		return 2;
+		return ret;
 	}
-	eal = eal_argv(sep, argv, lcore_option == NULL ? lcores : NULL, &eal_argc);
-	if (eal == NULL || rte_eal_init(eal_argc, eal) < 0) {
-		fprintf(stderr, "droce: rte_eal_init failed: %s\n",
-			rte_strerror(rte_errno));
-		free(eal);
-		free(conf);
-		return 1;
-	}
-	ret = run(conf, &opts, lcore_option);
+	ret = run(conf, &opts, eal.lcore_option);
 	close_gpus();
-	rte_eal_cleanup();
-	free(eal);
+	droce_eal_stop(&eal);
 	free(conf);
 	return ret;
 }

@@ -12,14 +12,55 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
 
 #include "core_private.h"
 
 /* "0-3,6" for a cpu set; false when @len is too small ("..." at its end). */
+int
+droce_eal_start(struct droce_eal_start *st, const struct droce_conf *conf, int argc,
+		char **argv, char *err, size_t errlen)
+{
+	int n = 0;
+
+	st->lcore_option = droce_lcores_find_eal_option(argc, argv, st->given, sizeof(st->given));
+	if (st->lcore_option == NULL &&
+	    droce_lcores_eal_arg(conf, st->lcores, sizeof(st->lcores), err, errlen) != 0)
+		return 2;
+	st->argv = calloc((size_t)argc + 3, sizeof(*st->argv));
+	if (st->argv == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++)
+		st->argv[n++] = argv[i];
+	if (st->lcore_option == NULL) {
+		st->argv[n++] = (char *)"--lcores";
+		st->argv[n++] = st->lcores;
+	}
+	st->argc = n;
+	if (rte_eal_init(st->argc, st->argv) < 0) {
+		snprintf(err, errlen, "rte_eal_init failed: %s", rte_strerror(rte_errno));
+		free(st->argv);
+		st->argv = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+void
+droce_eal_stop(struct droce_eal_start *st)
+{
+	rte_eal_cleanup();
+	free(st->argv);
+	st->argv = NULL;
+}
+
 static bool
 cpuset_format(const cpu_set_t *set, char *buf, size_t len)
 {

@@ -49,16 +49,6 @@ enum comp_step {
 /* Retry counts of 7 mean for ever. */
 #define RETRY_FOREVER 7
 
-static const enum droce_wc_opcode wc_opcode_of[] = {
-	[DROCE_WR_RDMA_WRITE] = DROCE_WC_RDMA_WRITE,
-	[DROCE_WR_RDMA_WRITE_WITH_IMM] = DROCE_WC_RDMA_WRITE,
-	[DROCE_WR_SEND] = DROCE_WC_SEND,
-	[DROCE_WR_SEND_WITH_IMM] = DROCE_WC_SEND,
-	[DROCE_WR_RDMA_READ] = DROCE_WC_RDMA_READ,
-	[DROCE_WR_ATOMIC_CMP_AND_SWP] = DROCE_WC_COMP_SWAP,
-	[DROCE_WR_ATOMIC_FETCH_AND_ADD] = DROCE_WC_FETCH_ADD,
-};
-
 /* RNR timer codes in microseconds (IBA table 45; code 0 is the longest). */
 static const uint32_t rnr_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
@@ -102,7 +92,7 @@ wqe_retire(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status st
 	if (wqe->signaled || status != DROCE_WC_SUCCESS) {
 		struct droce_wc wc = {
 			.wr_id = wqe->wr.wr_id, .status = status,
-			.opcode = wc_opcode_of[wqe->wr.opcode], .byte_len = wqe->length,
+			.opcode = rc_wc_opcode[wqe->wr.opcode], .byte_len = wqe->length,
 			.qp_num = qp->qpn,
 		};
 

@@ -273,7 +273,7 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv
 
 /* ---- flush ----------------------------------------------------------------- */
 
-static const enum droce_wc_opcode wc_opcode[] = {
+const enum droce_wc_opcode rc_wc_opcode[DROCE_WR_ATOMIC_FETCH_AND_ADD + 1] = {
 	[DROCE_WR_RDMA_WRITE] = DROCE_WC_RDMA_WRITE,
 	[DROCE_WR_RDMA_WRITE_WITH_IMM] = DROCE_WC_RDMA_WRITE,
 	[DROCE_WR_SEND] = DROCE_WC_SEND,
@@ -300,7 +300,7 @@ flush_queue(struct droce_qp *qp, struct rc_queue *q, struct droce_cq *cq, bool s
 			const struct rc_send_wqe *wqe = slot;
 
 			wc.wr_id = wqe->wr.wr_id;
-			wc.opcode = wc_opcode[wqe->wr.opcode];
+			wc.opcode = rc_wc_opcode[wqe->wr.opcode];
 		} else {
 			wc.wr_id = ((const struct rc_recv_wqe *)slot)->wr_id;
 			wc.opcode = DROCE_WC_RECV;

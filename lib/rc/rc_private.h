@@ -290,6 +290,8 @@ int rc_responder_init(struct droce_qp *qp);
 void rc_responder_free(struct droce_qp *qp);
 
 /* post.c */
+/* The completion opcode of each send opcode. */
+extern const enum droce_wc_opcode rc_wc_opcode[DROCE_WR_ATOMIC_FETCH_AND_ADD + 1];
 int rc_queue_init(struct rc_queue *q, uint32_t max_wr, uint32_t wqe_size);
 void rc_queue_free(struct rc_queue *q);
 /* Complete every queued WQE of @p qp with WR_FLUSH_ERR (a QP in ERR). */

@@ -321,7 +321,11 @@ peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
 		dup2(from[1], STDOUT_FILENO);
 		close(to[1]);
 		close(from[0]);
-		execl(self, self, "--no-pci", "--no-huge", "-m", "1536", "--file-prefix", p->prefix,
+		/* No shared files and no telemetry socket: its runtime folder
+		 * stays empty, and peer_stop() can remove it.
+		 */
+		execl(self, self, "--no-pci", "--no-huge", "-m", "1536", "--no-shconf",
+		      "--no-telemetry", "--file-prefix", p->prefix,
 		      "--lcores", lcores, "--vdev", vdev, "--log-level", "lib.eal:error",
 		      "--", "--rc-peer", (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", self, strerror(errno));

@@ -39,6 +39,7 @@
 #include "droce_rc.h"
 #include "rc_private.h"
 #include "test_eal.h"
+#include "rc_pair.h"
 
 #define BUF_SIZE (1u << 20)
 #define MAX_WR 16               /* each QP's send and receive queue */
@@ -48,19 +49,6 @@
 #define ZC_SLOT 8192            /* a zero-copy message's place in A.buf */
 #define ZC_PLACES (2 * MAX_WR)
 #define MESSAGES 100            /* more than either pool holds */
-
-struct side {
-	const char *name, *address;
-	struct droce_stack *stack;
-	struct rte_ring *rx, *tx[2];
-	struct droce_rc_device *dev;
-	struct droce_pd *pd;
-	struct droce_cq *scq, *rcq;
-	struct droce_qp *qp;
-	uint8_t *buf;
-	struct droce_mr *mr;
-	struct droce_cq_reactor *reactor;
-};
 
 static struct side A = { .name = "rrA", .address = "198.18.0.1" };
 static struct side B = { .name = "rrB", .address = "198.18.0.2" };
@@ -80,22 +68,11 @@ wire_move(struct side *from, struct side *to)
 }
 
 static void
-side_poll(struct side *s)
-{
-	int i = 0;
-
-	do {
-		droce_worker_poll(s->stack, 0);
-		droce_control_poll(s->stack);
-	} while (++i < 256 && rte_ring_count(s->rx) != 0);
-}
-
-static void
 pump(void)
 {
-	side_poll(&A);
+	rc_pair_poll(&A);
 	wire_move(&A, &B);
-	side_poll(&B);
+	rc_pair_poll(&B);
 	wire_move(&B, &A);
 }
 
@@ -108,33 +85,7 @@ deadline(double seconds)
 static void
 side_up(struct side *s)
 {
-	char device[64], address[64];
-	char *overrides[] = { device, address, "stats.period=0" };
-	static struct droce_conf conf;
-	struct droce_lcore_layout layout;
-	char err[DROCE_ERR_LEN], name[32];
-
-	snprintf(name, sizeof(name), "%s_rx", s->name);
-	s->rx = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
-	for (int q = 0; q < 2; q++) {
-		snprintf(name, sizeof(name), "%s_tx%d", s->name, q);
-		s->tx[q] = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
-	}
-	assert_true(rte_eth_from_rings(s->name, &s->rx, 1, s->tx, 2, SOCKET_ID_ANY) >= 0);
-	snprintf(device, sizeof(device), "port.0.device=net_ring_%s", s->name);
-	snprintf(address, sizeof(address), "port.0.address=%s/24", s->address);
-	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	if (droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	s->stack = droce_stack_create(&conf, &layout, err, sizeof(err));
-	if (s->stack == NULL)
-		fail_msg("%s", err);
-	s->dev = droce_rc_open(s->stack, 0, err, sizeof(err));
-	if (s->dev == NULL)
-		fail_msg("%s", err);
-	assert_int_equal(droce_stack_start(s->stack, false), 0);
-	s->pd = droce_alloc_pd(s->dev);
+	rc_pair_side_up(s);
 	s->scq = droce_create_cq(s->dev, 256);
 	s->rcq = droce_create_cq(s->dev, 256);
 	s->buf = aligned_alloc(4096, BUF_SIZE);
@@ -150,41 +101,8 @@ side_down(struct side *s)
 	assert_int_equal(droce_dereg_mr(s->mr), 0);
 	assert_int_equal(droce_destroy_cq(s->scq), 0);
 	assert_int_equal(droce_destroy_cq(s->rcq), 0);
-	assert_int_equal(droce_dealloc_pd(s->pd), 0);
-	droce_stack_stop(s->stack);
-	assert_int_equal(droce_rc_close(s->dev), 0);
-	droce_stack_destroy(s->stack);
+	rc_pair_side_down(s);
 	free(s->buf);
-}
-
-static void
-qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn, uint32_t rq_psn,
-	   uint8_t rnr_retry)
-{
-	struct droce_qp_attr a = {
-		.qp_state = DROCE_QPS_INIT, .port_num = 1,
-		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE,
-	};
-
-	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
-					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), 0);
-	a = (struct droce_qp_attr){
-		.qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024,
-		.dest_qp_num = droce_qp_num(peer->qp), .rq_psn = rq_psn,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 1, .ah_attr = { .hop_limit = 64 },
-	};
-	droce_gid_from_ipv4(inet_addr(peer->address), a.ah_attr.dgid);
-	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_AV |
-					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
-					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
-					 DROCE_QP_MIN_RNR_TIMER), 0);
-	a = (struct droce_qp_attr){
-		.qp_state = DROCE_QPS_RTS, .sq_psn = sq_psn, .timeout = 8, .retry_cnt = 7,
-		.rnr_retry = rnr_retry, .max_rd_atomic = 1,
-	};
-	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
-					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
-					 DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC), 0);
 }
 
 static struct droce_qp *
@@ -204,10 +122,16 @@ qp_create(struct side *s, struct droce_cq *send_cq, struct droce_cq *recv_cq)
 static void
 qps_up(uint8_t rnr_retry)
 {
+	const struct rc_pair_params p = {
+		.access = DROCE_ACCESS_REMOTE_WRITE, .mtu = DROCE_MTU_1024, .timeout = 8,
+		.retry_cnt = 7, .rnr_retry = rnr_retry, .min_rnr_timer = 1,
+		.max_rd_atomic = 1, .max_dest_rd_atomic = 1,
+	};
+
 	A.qp = qp_create(&A, A.scq, A.rcq);
 	B.qp = qp_create(&B, B.scq, B.rcq);
-	qp_connect(&A, &B, 0x10, 0x20000, rnr_retry);
-	qp_connect(&B, &A, 0x20000, 0x10, rnr_retry);
+	rc_pair_connect(&A, &B, 0x10, 0x20000, &p);
+	rc_pair_connect(&B, &A, 0x20000, 0x10, &p);
 }
 
 static void

@@ -36,21 +36,10 @@
 #include "droce_roce.h"
 #include "rc_private.h"
 #include "test_eal.h"
+#include "rc_pair.h"
 
 #define BUF_SIZE (8u << 20)
 #define MAX_WR 256
-
-struct side {
-	const char *name, *address;
-	struct droce_stack *stack;
-	struct rte_ring *rx, *tx[2];
-	struct droce_rc_device *dev;
-	struct droce_pd *pd;
-	struct droce_cq *scq, *rcq;
-	struct droce_qp *qp;
-	uint8_t *buf;
-	struct droce_mr *mr, *ro_mr;    /* all of buf; its last MiB read-only */
-};
 
 static struct side A = { .name = "rcA", .address = "198.18.0.1" };
 static struct side B = { .name = "rcB", .address = "198.18.0.2" };
@@ -132,25 +121,11 @@ wire_move(struct side *from, struct side *to)
 
 /* One round of both sides. */
 static void
-side_poll(struct side *s)
-{
-	/* A worker takes a burst a round: take all the wire brought, as a
-	 * NIC's queue deep enough for it would.
-	 */
-	int i = 0;
-
-	do {
-		droce_worker_poll(s->stack, 0);
-		droce_control_poll(s->stack);
-	} while (++i < 256 && rte_ring_count(s->rx) != 0);
-}
-
-static void
 pump(void)
 {
-	side_poll(&A);
+	rc_pair_poll(&A);
 	wire_move(&A, &B);
-	side_poll(&B);
+	rc_pair_poll(&B);
 	wire_move(&B, &A);
 }
 
@@ -173,33 +148,7 @@ poll_until(struct droce_cq *cq, struct droce_wc *wc, int n, double seconds)
 static void
 side_up(struct side *s)
 {
-	char device[64], address[64];
-	char *overrides[] = { device, address, "stats.period=0" };
-	static struct droce_conf conf;
-	struct droce_lcore_layout layout;
-	char err[DROCE_ERR_LEN], name[32];
-
-	snprintf(name, sizeof(name), "%s_rx", s->name);
-	s->rx = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
-	for (int q = 0; q < 2; q++) {
-		snprintf(name, sizeof(name), "%s_tx%d", s->name, q);
-		s->tx[q] = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
-	}
-	assert_true(rte_eth_from_rings(s->name, &s->rx, 1, s->tx, 2, SOCKET_ID_ANY) >= 0);
-	snprintf(device, sizeof(device), "port.0.device=net_ring_%s", s->name);
-	snprintf(address, sizeof(address), "port.0.address=%s/24", s->address);
-	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	if (droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	s->stack = droce_stack_create(&conf, &layout, err, sizeof(err));
-	if (s->stack == NULL)
-		fail_msg("%s", err);
-	s->dev = droce_rc_open(s->stack, 0, err, sizeof(err));
-	if (s->dev == NULL)
-		fail_msg("%s", err);
-	assert_int_equal(droce_stack_start(s->stack, false), 0);
-	s->pd = droce_alloc_pd(s->dev);
+	rc_pair_side_up(s);
 	s->scq = droce_create_cq(s->dev, 4096);
 	s->rcq = droce_create_cq(s->dev, 4096);
 	s->buf = aligned_alloc(4096, BUF_SIZE);
@@ -220,55 +169,24 @@ side_down(struct side *s)
 	assert_int_equal(droce_dereg_mr(s->ro_mr), 0);
 	assert_int_equal(droce_destroy_cq(s->scq), 0);
 	assert_int_equal(droce_destroy_cq(s->rcq), 0);
-	assert_int_equal(droce_dealloc_pd(s->pd), 0);
-	droce_stack_stop(s->stack);
-	assert_int_equal(droce_rc_close(s->dev), 0);
-	droce_stack_destroy(s->stack);
+	rc_pair_side_down(s);
 	free(s->buf);
 }
 
 struct qp_params {
 	uint32_t sq_psn_a, sq_psn_b;
-	uint8_t retry_cnt, rnr_retry, min_rnr_timer, timeout;
-	enum droce_mtu mtu;
-	int access;
+	struct rc_pair_params qp;
 };
 
 static const struct qp_params default_params = {
-	.sq_psn_a = 0x100, .sq_psn_b = 0x200000, .retry_cnt = 7, .rnr_retry = 7,
-	.min_rnr_timer = 1, .timeout = 8, .mtu = DROCE_MTU_1024,
-	.access = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC,
+	.sq_psn_a = 0x100, .sq_psn_b = 0x200000,
+	.qp = {
+		.access = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ |
+			  DROCE_ACCESS_REMOTE_ATOMIC,
+		.mtu = DROCE_MTU_1024, .timeout = 8, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 1, .max_rd_atomic = 16, .max_dest_rd_atomic = 16,
+	},
 };
-
-static void
-qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn, uint32_t rq_psn,
-	   const struct qp_params *p)
-{
-	struct droce_qp_attr a = {
-		.qp_state = DROCE_QPS_INIT, .port_num = 1, .qp_access_flags = p->access,
-	};
-
-	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
-					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), 0);
-	a = (struct droce_qp_attr){
-		.qp_state = DROCE_QPS_RTR, .path_mtu = p->mtu,
-		.dest_qp_num = droce_qp_num(peer->qp), .rq_psn = rq_psn,
-		.max_dest_rd_atomic = 16, .min_rnr_timer = p->min_rnr_timer,
-		.ah_attr = { .hop_limit = 64 },
-	};
-	droce_gid_from_ipv4(inet_addr(peer->address), a.ah_attr.dgid);
-	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_AV |
-					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
-					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
-					 DROCE_QP_MIN_RNR_TIMER), 0);
-	a = (struct droce_qp_attr){
-		.qp_state = DROCE_QPS_RTS, .sq_psn = sq_psn, .timeout = p->timeout,
-		.retry_cnt = p->retry_cnt, .rnr_retry = p->rnr_retry, .max_rd_atomic = 16,
-	};
-	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
-					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
-					 DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC), 0);
-}
 
 static void
 qps_up(const struct qp_params *p)
@@ -288,8 +206,8 @@ qps_up(const struct qp_params *p)
 	B.qp = droce_create_qp(B.pd, &ia);
 	assert_non_null(A.qp);
 	assert_non_null(B.qp);
-	qp_connect(&A, &B, p->sq_psn_a, p->sq_psn_b, p);
-	qp_connect(&B, &A, p->sq_psn_b, p->sq_psn_a, p);
+	rc_pair_connect(&A, &B, p->sq_psn_a, p->sq_psn_b, &p->qp);
+	rc_pair_connect(&B, &A, p->sq_psn_b, p->sq_psn_a, &p->qp);
 }
 
 static void
@@ -495,7 +413,7 @@ test_rnr_retry_exceeded(void **state)
 	struct droce_wc wc[4];
 
 	(void)state;
-	p.rnr_retry = 0;
+	p.qp.rnr_retry = 0;
 	qps_up(&p);
 	sge.lkey = A.mr->lkey;
 	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
@@ -544,7 +462,7 @@ test_read_not_granted(void **state)
 	struct droce_wc wc[2];
 
 	(void)state;
-	p.access = DROCE_ACCESS_REMOTE_WRITE;
+	p.qp.access = DROCE_ACCESS_REMOTE_WRITE;
 	qps_up(&p);
 	sge.lkey = A.mr->lkey;
 	assert_int_equal(post_send(&A, 1, DROCE_WR_RDMA_READ, &sge, 1, (uintptr_t)B.buf,
@@ -585,8 +503,8 @@ test_retry_exceeded(void **state)
 	struct droce_wc wc[2];
 
 	(void)state;
-	p.retry_cnt = 2;
-	p.timeout = 10; /* 4 ms */
+	p.qp.retry_cnt = 2;
+	p.qp.timeout = 10; /* 4 ms */
 	qps_up(&p);
 	sge.lkey = A.mr->lkey;
 	post_recv(&B, 1, 0, 4096);

@@ -105,12 +105,15 @@ wqe_retire(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status st
 	atomic_store_explicit(&qp->sq.consumer, consumer + 1, memory_order_release);
 }
 
-/* Progress: the peer is alive, the retry counts start again. */
+/* Acknowledged up to @p psn_after (exclusive). Only a PSN that moves is
+ * progress: the peer is alive, the retry counts start again.
+ */
 static void
 progress(struct droce_qp *qp, uint32_t psn_after)
 {
-	if (droce_psn_cmp(psn_after, qp->comp.psn) > 0)
-		qp->comp.psn = psn_after;
+	if (droce_psn_cmp(psn_after, qp->comp.psn) <= 0)
+		return;
+	qp->comp.psn = psn_after;
 	/* An answer that a rewind had given up on came after all: what it
 	 * acknowledges is not sent again.
 	 */
@@ -172,9 +175,7 @@ comp_check_psn(struct droce_qp *qp, const struct droce_pkt *pkt)
 	/* Answers for PSNs not sent (a ghost) or long acknowledged: stale. */
 	if (droce_psn_cmp(psn, qp->req.psn) >= 0)
 		return COMP_DONE;
-	if (droce_psn_cmp(psn, qp->comp.psn) < 0 &&
-	    !(pkt->opcode == DROCE_OP_ACKNOWLEDGE &&
-	      AETH_TYPE(droce_aeth_syndrome(droce_pkt_ext(pkt, DROCE_EXT_AETH))) != AETH_TYPE_ACK))
+	if (droce_psn_cmp(psn, qp->comp.psn) < 0)
 		return COMP_DONE;
 	return COMP_CHECK_ACK;
 }
@@ -258,7 +259,7 @@ comp_atomic(struct droce_qp *qp, const struct droce_pkt *pkt, struct rc_send_wqe
 	uint64_t orig = droce_atmack_orig(droce_pkt_ext(pkt, DROCE_EXT_ATMACK));
 
 	if (droce_bth_psn(pkt->bth) != wqe->first_psn)
-		return COMP_RETRY;
+		return comp_lost(qp);
 	if (!rc_sge_copy_in(qp, wqe->sge, 1, 0, &orig, sizeof(orig)))
 		return comp_error(qp, wqe, DROCE_WC_LOC_PROT_ERR);
 	progress(qp, droce_psn_add(wqe->first_psn, 1));
@@ -277,10 +278,8 @@ comp_ack(struct droce_qp *qp, const struct droce_pkt *pkt)
 		return COMP_DONE;
 	if (wqe_answered(wqe)) {
 		/* An ACK past a READ or atomic whose answer never came. */
-		if (droce_psn_cmp(psn, wqe->first_psn) >= 0) {
-			progress(qp, droce_psn_add(wqe->first_psn, wqe->received / qp->mtu));
+		if (droce_psn_cmp(psn, wqe->first_psn) >= 0)
 			return comp_lost(qp);
-		}
 		progress(qp, wqe->first_psn);
 		return COMP_DONE;
 	}
@@ -310,7 +309,7 @@ rnr_timer_expired(struct rte_timer *t, void *arg)
 
 	(void)t;
 	rte_spinlock_lock(&qp->lock);
-	if (qp->comp.rnr_waiting && qp->attr.qp_state != DROCE_QPS_ERR) {
+	if (!qp->dead && qp->comp.rnr_waiting && qp->attr.qp_state != DROCE_QPS_ERR) {
 		qp->comp.rnr_waiting = false;
 		rc_requester_rewind(qp);
 	}
@@ -326,12 +325,12 @@ comp_rnr(struct droce_qp *qp, const struct droce_pkt *pkt)
 
 	qp->dev->stats.rnr_naks_received++;
 	acked_up_to(qp, wqe, psn);
+	if (qp->comp.rnr_waiting)
+		return COMP_DONE; /* the same refusal again: already waiting */
 	if (qp->comp.rnr_retry_left == 0)
 		return comp_error(qp, wqe, DROCE_WC_RNR_RETRY_EXC_ERR);
 	if (qp->comp.rnr_retry_left != RETRY_FOREVER)
 		qp->comp.rnr_retry_left--;
-	if (qp->comp.rnr_waiting)
-		return COMP_DONE;
 	qp->comp.rnr_waiting = true;
 	rte_timer_stop(&qp->retransmit_timer);
 	qp->comp.timer_armed = false;
@@ -427,8 +426,9 @@ retransmit_timer_expired(struct rte_timer *t, void *arg)
 	(void)t;
 	rte_spinlock_lock(&qp->lock);
 	qp->comp.timer_armed = false;
-	if (qp->attr.qp_state == DROCE_QPS_RTS && !qp->comp.rnr_waiting &&
-	    qp->comp.psn != qp->req.psn) {
+	if (!qp->dead &&
+	    (qp->attr.qp_state == DROCE_QPS_RTS || qp->attr.qp_state == DROCE_QPS_SQD) &&
+	    !qp->comp.rnr_waiting && qp->comp.psn != qp->req.psn) {
 		qp->dev->stats.timeouts++;
 		qp->comp.went_back = true;
 		comp_retry(qp);

@@ -520,19 +520,25 @@ qp_reset(struct droce_qp *qp)
 int
 droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 {
-	enum droce_qp_state from = qp->attr.qp_state;
-	enum droce_qp_state to = (attr_mask & DROCE_QP_STATE) ? attr->qp_state : from;
+	enum droce_qp_state from, to;
 	int ret;
 
 	if (attr_mask & ~ATTR_ALL)
 		return RC_REFUSE(EINVAL, "modify_qp: QP 0x%x: unknown attribute bits 0x%x",
 				 qp->qpn, attr_mask & ~ATTR_ALL);
+	/* Checked and applied under the lock: the owner may move the QP to
+	 * ERR meanwhile, and an RTS written over that would bring it back.
+	 */
+	rte_spinlock_lock(&qp->lock);
+	from = qp->attr.qp_state;
+	to = (attr_mask & DROCE_QP_STATE) ? attr->qp_state : from;
 	ret = transition_check(qp, from, to, attr_mask);
 	if (ret == 0)
 		ret = attr_check(qp, attr, attr_mask);
-	if (ret != 0)
+	if (ret != 0) {
+		rte_spinlock_unlock(&qp->lock);
 		return ret;
-	rte_spinlock_lock(&qp->lock);
+	}
 	if (to == DROCE_QPS_RESET) {
 		qp_reset(qp);
 		qp->attr.max_dest_rd_atomic = 0;

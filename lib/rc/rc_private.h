@@ -179,7 +179,7 @@ struct rc_responder {
 	bool have_wqe;
 	uint32_t recv_offset;
 	/* The WRITE in progress. */
-	struct droce_mr *write_mr;
+	uint32_t write_rkey;
 	uint64_t write_va;
 	uint32_t write_left, write_total;
 	/* ACK owed for this round's requests (sent once, coalesced). */

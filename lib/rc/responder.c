@@ -247,18 +247,22 @@ resp_execute(struct droce_qp *qp, const struct resp_req *r)
 		resp->in_message = RC_MSG_SEND;
 	} else {
 		if (r->flags & DROCE_HDR_FIRST) {
-			resp->write_mr = r->mr;
+			resp->write_rkey = r->rkey;
 			resp->write_va = r->va;
 			resp->write_left = r->dma_len;
 			resp->write_total = r->dma_len;
 		}
 		if (pkt->payload_len != 0) {
-			/* The region may have gone since the FIRST. */
-			if (rc_mr_check(qp->pd, resp->write_mr->rkey, resp->write_va,
-					pkt->payload_len, DROCE_ACCESS_REMOTE_WRITE) != resp->write_mr)
+			/* Looked up by key for each packet: the region may have
+			 * been deregistered since the FIRST.
+			 */
+			struct droce_mr *mr = rc_mr_check(qp->pd, resp->write_rkey, resp->write_va,
+							  pkt->payload_len,
+							  DROCE_ACCESS_REMOTE_WRITE);
+
+			if (mr == NULL)
 				return RESP_ERR_ACCESS;
-			memcpy(rc_mr_cpu(resp->write_mr, resp->write_va), pkt->payload,
-			       pkt->payload_len);
+			memcpy(rc_mr_cpu(mr, resp->write_va), pkt->payload, pkt->payload_len);
 		}
 		resp->write_va += pkt->payload_len;
 		resp->write_left -= pkt->payload_len;

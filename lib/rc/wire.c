@@ -270,6 +270,15 @@ state_takes_packets(enum droce_qp_state s)
 	       s == DROCE_QPS_SQE;
 }
 
+#define DROCE_OP_TRANSPORT_MASK 0xe0
+
+/* The opcode prefix of the QP's transport. */
+static uint8_t
+qp_transport(const struct droce_qp *qp)
+{
+	return qp->init.qp_type == DROCE_QPT_UC ? DROCE_OP_UC : DROCE_OP_RC;
+}
+
 /* Check one packet and give it to its QP's completer or responder. */
 static void
 packet_input(struct droce_rc_device *dev, struct rte_mbuf *m)
@@ -305,6 +314,12 @@ packet_input(struct droce_rc_device *dev, struct rte_mbuf *m)
 	rte_spinlock_lock(&qp->lock);
 	if (!state_takes_packets(qp->attr.qp_state) || qp->dead) {
 		dev->stats.wrong_state++;
+		rte_pktmbuf_free(m);
+	} else if ((pkt.opcode & DROCE_OP_TRANSPORT_MASK) != qp_transport(qp)) {
+		/* A CNP, or a UC/UD packet for an RC QP (and so on): not a
+		 * request or response of this QP's transport.
+		 */
+		dev->stats.bad_packet++;
 		rte_pktmbuf_free(m);
 	} else if (ip->src_addr != qp->peer_ip) {
 		dev->stats.wrong_peer++;
@@ -379,6 +394,11 @@ qp_turn(struct droce_qp *qp)
 	bool more = false;
 
 	rte_spinlock_lock(&qp->lock);
+	if (qp->dead) {
+		/* Destroyed: its CQs may be gone; the doorbell frees it. */
+		rte_spinlock_unlock(&qp->lock);
+		return false;
+	}
 	/* Nothing goes out until ARP knows the peer: it would hold a few
 	 * packets of a burst and drop the rest.
 	 */

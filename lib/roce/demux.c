@@ -69,8 +69,10 @@ packet_owner(struct droce_lcore_ctx *ctx, uint16_t port, const struct roce_demux
 	if (rte_pktmbuf_data_len(m) < bth_off + sizeof(*bth)) {
 		/* Whoever claims everything judges what is not RoCE. */
 		c = claim_of(d, nb, 0);
-		if (c == NULL || c->first != 0 || c->last != DROCE_QPN_MASK)
+		if (c == NULL || c->first != 0 || c->last != DROCE_QPN_MASK) {
 			droce_drop(ctx, port, m, DROCE_DROP_TRUNCATED);
+			return NULL;
+		}
 		return c;
 	}
 	bth = rte_pktmbuf_mtod_offset(m, const struct droce_bth *, bth_off);

@@ -378,6 +378,52 @@ test_write_read_atomic(void **state)
 	qps_down();
 }
 
+/* A CNP (or any packet of another transport) at the QP's expected PSN
+ * is not a request: it is counted and dropped, and the real request with
+ * that PSN is executed, not taken for a duplicate.
+ */
+static void
+test_other_transport_dropped(void **state)
+{
+	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
+	struct droce_rc_stats before, after;
+	struct droce_frame_spec spec = {
+		.src_ip4 = inet_addr(A.address), .dst_ip4 = inet_addr(B.address),
+		.opcode = DROCE_OP_CNP,
+	};
+	struct droce_wc wc[2];
+	struct rte_mbuf *m;
+
+	(void)state;
+	qps_up(&default_params);
+	sge.lkey = A.mr->lkey;
+	for (int i = 0; i < 3; i++)
+		pump(); /* ARP both ways */
+	droce_port_mac(B.stack, 0, &spec.dst_mac);
+	spec.dest_qp = droce_qp_num(B.qp);
+	spec.psn = B.qp->resp.psn;
+	m = rte_pktmbuf_alloc(droce_port_pool(A.stack, 0));
+	assert_non_null(m);
+	assert_int_equal(droce_frame_build(m, &spec), 0);
+	spec.opcode = DROCE_OP_UD | DROCE_OP_SEND_ONLY;
+	droce_rc_query_stats(B.dev, &before);
+	assert_int_equal(rte_ring_enqueue(B.rx, m), 0);
+	m = rte_pktmbuf_alloc(droce_port_pool(A.stack, 0));
+	assert_non_null(m);
+	assert_int_equal(droce_frame_build(m, &spec), 0);
+	assert_int_equal(rte_ring_enqueue(B.rx, m), 0);
+	pump();
+	droce_rc_query_stats(B.dev, &after);
+	assert_int_equal(after.bad_packet - before.bad_packet, 2);
+	post_recv(&B, 5, 0, 4096);
+	assert_int_equal(post_send(&A, 6, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 6, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	qps_down();
+}
+
 /* A SEND with no receive posted: RNR NAKs until one is, then success. */
 static void
 test_rnr_then_success(void **state)
@@ -809,6 +855,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_qpn_claims),
 		cmocka_unit_test(test_send_sizes),
 		cmocka_unit_test(test_write_read_atomic),
+		cmocka_unit_test(test_other_transport_dropped),
 		cmocka_unit_test(test_rnr_then_success),
 		cmocka_unit_test(test_rnr_retry_exceeded),
 		cmocka_unit_test(test_write_to_read_only),

@@ -782,7 +782,7 @@ static void
 test_random_large(void **state)
 {
 	(void)state;
-	run_random(messages(100), 1u << 20, 10, 10, 10);
+	run_random(100, 1u << 20, 10, 10, 10);
 }
 
 static void

@@ -545,8 +545,17 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 		rc_responder_init(qp);
 	} else {
 		attr_apply(&qp->attr, attr, attr_mask);
-		if (to == DROCE_QPS_RTR && from != DROCE_QPS_RTR)
+		if (to == DROCE_QPS_RTR && from != DROCE_QPS_RTR) {
 			path_take(qp);
+		} else if (attr_mask & DROCE_QP_MAX_DEST_RD_ATOMIC) {
+			/* SQD -> SQD: READs and atomics already accepted keep
+			 * their resources where they are (the array holds the
+			 * device's maximum); new ones wrap at the new count.
+			 */
+			qp->resp.nb_res = qp->attr.max_dest_rd_atomic;
+			if (qp->resp.nb_res != 0)
+				qp->resp.res_next %= qp->resp.nb_res;
+		}
 		if (to == DROCE_QPS_RTS && from == DROCE_QPS_RTR)
 			rc_completer_init(qp);
 		qp->attr.qp_state = to;

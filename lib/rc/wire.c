@@ -377,7 +377,12 @@ take_doorbells(struct droce_rc_device *dev)
 			struct droce_qp *qp = qps[i];
 
 			atomic_store(&qp->doorbell_rung, false);
-			if (qp->dead)
+			/* The flag's store before the look at dead, on any CPU:
+			 * a destroyer whose doorbell found it still set relies
+			 * on this look.
+			 */
+			atomic_thread_fence(memory_order_seq_cst);
+			if (__atomic_load_n(&qp->dead, __ATOMIC_ACQUIRE))
 				qp_free(qp);
 			else
 				rc_qp_activate(qp);

@@ -81,8 +81,8 @@ post_receives(void)
 	struct droce_sge sge = { (uintptr_t)memory + GUARD, REGION / 2, mr->lkey };
 	struct droce_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	while (droce_post_recv(qp, &wr, &bad) == 0 &&
-	       atomic_load(&qp->rq.producer) - atomic_load(&qp->rq.consumer) < 8)
+	while (atomic_load(&qp->rq.producer) - atomic_load(&qp->rq.consumer) < 8 &&
+	       droce_post_recv(qp, &wr, &bad) == 0)
 		;
 }
 
@@ -181,7 +181,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (droce_stack_start(stack, false) != 0)
 		die("stack start");
 	droce_port_mac(stack, 0, &our_mac);
-	pool = rte_pktmbuf_pool_create("fuzzrc_pool", 1024, 0, 0, 10240, SOCKET_ID_ANY);
+	/* Room for what the QP may hold (RC_HELD_PKTS requests while it
+	 * answers a READ) besides the inputs in flight.
+	 */
+	pool = rte_pktmbuf_pool_create("fuzzrc_pool", 4096, 0, 0, 10240, SOCKET_ID_ANY);
 	memory = malloc(REGION + 2 * GUARD);
 	if (pool == NULL || memory == NULL)
 		die("memory");
@@ -275,8 +278,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct rte_ether_hdr *eth;
 
 		m = rte_pktmbuf_alloc(pool);
-		if (m == NULL || rte_pktmbuf_tailroom(m) < sizeof(*eth) + size)
-			die("mbuf");
+		if (m == NULL)
+			break; /* the QP holds them all: let it answer first */
+		if (rte_pktmbuf_tailroom(m) < sizeof(*eth) + size)
+			die("mbuf too small");
 		eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)(sizeof(*eth) + size));
 		eth->dst_addr = our_mac;
 		eth->src_addr = (struct rte_ether_addr){ .addr_bytes = { 2, 0, 0, 0, 0, 2 } };

@@ -14,6 +14,7 @@
  */
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -32,6 +33,35 @@ droce_test_eal_init(int argc, char **argv)
 		snprintf(droce_test_rundir, sizeof(droce_test_rundir), "%s",
 			 rte_eal_get_runtime_dir());
 	return ret;
+}
+
+/*
+ * The EAL of a test that steps its stacks itself: a control and a worker
+ * lcore, both on the first cpu the process may use (no lcore is
+ * launched), @p mem MB of memory, a file prefix made of @p name and the
+ * pid, quiet.
+ */
+static inline int
+droce_test_eal_init_stepped(char *argv0, const char *name, const char *mem)
+{
+	static char prefix[64], lcores[32], mem_arg[16];
+	char *eal[] = { argv0, "--no-pci", "--no-huge", "-m", mem_arg, "--file-prefix", prefix,
+			DROCE_TEST_EAL_QUIET, "--lcores", lcores, "--log-level", "lib.eal:error",
+			NULL };
+	cpu_set_t set;
+	int cpu = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
+			cpu++;
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	snprintf(prefix, sizeof(prefix), "droce-test-%s-%d", name, getpid());
+	snprintf(mem_arg, sizeof(mem_arg), "%s", mem);
+	if (droce_test_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0) {
+		fprintf(stderr, "test_%s: rte_eal_init failed\n", name);
+		return -1;
+	}
+	return 0;
 }
 
 static inline void

@@ -1414,12 +1414,6 @@ test_create_errors(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[32];
-	cpu_set_t set;
-	int cpu = 0;
-	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256",
-			"--file-prefix", prefix, DROCE_TEST_EAL_QUIET,
-			"--lcores", lcores, "--log-level", "lib.eal:error", NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gratuitous_arp),
 		cmocka_unit_test(test_arp_request_gets_reply),
@@ -1449,17 +1443,8 @@ main(int argc, char **argv)
 	int ret;
 
 	(void)argc;
-	/* Both lcores on one cpu the process may use; only lcore 0 runs. */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
-			cpu++;
-	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
-	snprintf(prefix, sizeof(prefix), "droce-test-net-%d", getpid());
-	if (droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "rte_eal_init failed\n");
+	if (droce_test_eal_init_stepped(argv[0], "net", "256") != 0)
 		return 1;
-	}
-	rte_timer_subsystem_init();
 	ret = cmocka_run_group_tests(tests, setup, teardown);
 	droce_test_eal_cleanup();
 	return ret;

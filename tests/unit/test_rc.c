@@ -813,12 +813,6 @@ test_flush_in_err(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[32];
-	cpu_set_t set;
-	int cpu = 0;
-	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256", "--file-prefix", prefix,
-			DROCE_TEST_EAL_QUIET, "--lcores", lcores, "--log-level", "lib.eal:error",
-			NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_and_gids),
 		cmocka_unit_test(test_close_busy),
@@ -839,18 +833,8 @@ main(int argc, char **argv)
 	int ret;
 
 	(void)argc;
-	/* A control and a worker lcore, on one cpu the process may use; no
-	 * lcore runs here (the stack is not started).
-	 */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
-			cpu++;
-	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
-	snprintf(prefix, sizeof(prefix), "droce-test-rc-%d", getpid());
-	if (droce_test_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "test_rc: rte_eal_init failed\n");
+	if (droce_test_eal_init_stepped(argv[0], "rc", "256") != 0)
 		return 1;
-	}
 	ret = cmocka_run_group_tests(tests, setup, teardown);
 	droce_test_eal_cleanup();
 	return ret;

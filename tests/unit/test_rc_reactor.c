@@ -981,12 +981,6 @@ teardown(void **state)
 int
 main(int argc, char **argv)
 {
-	char prefix[64], lcores[32];
-	cpu_set_t set;
-	int cpu = 0;
-	char *eal[] = { argv[0], "--no-pci", "--no-huge", "-m", "256", "--file-prefix", prefix,
-			DROCE_TEST_EAL_QUIET, "--lcores", lcores, "--log-level", "lib.eal:error",
-			NULL };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buffered_messages),
 		cmocka_unit_test(test_zero_copy_messages),
@@ -1003,18 +997,8 @@ main(int argc, char **argv)
 	int ret;
 
 	(void)argc;
-	/* A control and a worker lcore per stack, on one cpu; this thread
-	 * steps both stacks itself.
-	 */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
-			cpu++;
-	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
-	snprintf(prefix, sizeof(prefix), "droce-test-rcr-%d", getpid());
-	if (droce_test_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "test_rc_reactor: rte_eal_init failed\n");
+	if (droce_test_eal_init_stepped(argv[0], "rcr", "256") != 0)
 		return 1;
-	}
 	ret = cmocka_run_group_tests(tests, setup, teardown);
 	droce_test_eal_cleanup();
 	return ret;

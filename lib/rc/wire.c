@@ -279,9 +279,12 @@ qp_transport(const struct droce_qp *qp)
 	return qp->init.qp_type == DROCE_QPT_UC ? DROCE_OP_UC : DROCE_OP_RC;
 }
 
-/* Check one packet and give it to its QP's completer or responder. */
+/* Check one packet and give it to its QP's completer or responder. The
+ * QP's lock is kept in @p locked from one packet to the next: a burst is
+ * mostly one QP's, and the lock is then taken once for the run.
+ */
 static void
-packet_input(struct droce_rc_device *dev, struct rte_mbuf *m)
+packet_input(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_qp **locked)
 {
 	const struct rte_ipv4_hdr *ip;
 	const struct rte_udp_hdr *udp;
@@ -311,7 +314,12 @@ packet_input(struct droce_rc_device *dev, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	rte_spinlock_lock(&qp->lock);
+	if (qp != *locked) {
+		if (*locked != NULL)
+			rte_spinlock_unlock(&(*locked)->lock);
+		rte_spinlock_lock(&qp->lock);
+		*locked = qp;
+	}
 	if (!state_takes_packets(qp->attr.qp_state) || qp->dead) {
 		dev->stats.wrong_state++;
 		rte_pktmbuf_free(m);
@@ -332,7 +340,6 @@ packet_input(struct droce_rc_device *dev, struct rte_mbuf *m)
 		rc_responder_input(qp, m, &pkt); /* takes the mbuf */
 		rc_qp_activate(qp);
 	}
-	rte_spinlock_unlock(&qp->lock);
 	return;
 bad:
 	dev->stats.bad_packet++;
@@ -446,8 +453,12 @@ owner_round(struct droce_lcore_ctx *ctx, void *arg)
 	while (taken < RC_RX_ROUND &&
 	       (n = rte_ring_sc_dequeue_burst(dev->rx_ring, (void **)pkts, RC_RX_BURST,
 					      NULL)) != 0) {
+		struct droce_qp *locked = NULL;
+
 		for (unsigned int i = 0; i < n; i++)
-			packet_input(dev, pkts[i]);
+			packet_input(dev, pkts[i], &locked);
+		if (locked != NULL)
+			rte_spinlock_unlock(&locked->lock);
 		taken += n;
 	}
 	take_doorbells(dev);

@@ -184,6 +184,11 @@ enum droce_place_mode droce_placer_mode(const struct droce_placer *pl);
  * batch is DONE, and an error frees it too; a copy placer made with
  * caller_frees hands it back. Zero-length entries are allowed.
  *
+ * Gather entries not yet completed are copied in parallel (a GPU's warps
+ * take them in no set order): where two of them overlap, either may land
+ * last. lib/rx writes a place again only for a later frame, whose batch
+ * comes long after; a retransmission writes the same bytes.
+ *
  * @return
  *   0; 1 when placed and @p m is the caller's again (caller_frees);
  *   -ERANGE when the destination leaves the buffer or the source the

@@ -132,13 +132,37 @@ guarded_free(struct guarded *g)
 	free(g->back);
 }
 
+struct span {
+	uint64_t dst;
+	uint32_t len;
+};
+
+/* Entries of one batch are copied by the GPU's warps in parallel, in no
+ * set order, so the model (written in order) holds only where they do not
+ * overlap.
+ */
+static bool
+overlaps_batch(uint64_t dst, uint32_t len, const struct span *placed, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (dst < placed[i].dst + placed[i].len && placed[i].dst < dst + len)
+			return true;
+	return false;
+}
+
 /* @p batches of 40 random entries through a placer of @p items items of
  * @p entries entries: with few items, the gather kernel goes round its
- * ring many times, and each lap's entries must be read fresh.
+ * ring many times, and each lap's entries must be read fresh. Unless
+ * @p pipelined, each batch is done before the next is written; pipelined,
+ * the host fills the next items while the kernel reads the last ones, and
+ * waits only when every item is busy. Pipelined batches write consecutive
+ * stripes, so a place is written again only some 280 batches later, long
+ * after the ring's 4 items have made the earlier write DONE: the order in
+ * which the GPU's blocks finish items cannot change the result.
  */
 static void
 place_random(enum droce_place_mode mode, uint32_t items, uint32_t entries, int batches,
-	     const char *what)
+	     bool pipelined, const char *what)
 {
 	struct droce_placer_conf conf = { .mode = mode, .nb_items = items,
 					  .item_entries = entries };
@@ -146,6 +170,7 @@ place_random(enum droce_place_mode mode, uint32_t items, uint32_t entries, int b
 	struct droce_placer_stats st;
 	struct droce_placer *pl;
 	struct guarded g;
+	struct span placed[40];
 	char err[256];
 	uint64_t ticket = 0;
 
@@ -160,29 +185,49 @@ place_random(enum droce_place_mode mode, uint32_t items, uint32_t entries, int b
 	for (int batch = 0; batch < batches; batch++) {
 		for (int e = 0; e < 40; e++) {
 			uint32_t len = (uint32_t)rand_r(&seed) % 1500, src_off = (uint32_t)rand_r(&seed) % 64;
-			uint64_t dst = e % 5 == 0
-				? ((uint64_t)(rand_r(&seed) % 250) + 1) * 65536 - len / 2
-				: (uint64_t)rand_r(&seed) % (BUF - len);
+			uint64_t dst;
 			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 			uint8_t *p;
+			int rc = -ENOBUFS;
 
 			if (e % 9 == 0)
 				len = 0;
-			if (e == 39)
+			do
+				dst = e % 5 == 0
+					? ((uint64_t)(rand_r(&seed) % 250) + 1) * 65536 - len / 2
+					: (uint64_t)rand_r(&seed) % (BUF - len);
+			while (overlaps_batch(dst, len, placed, e));
+			if (e == 39 && !overlaps_batch(BUF - len, len, placed, e))
 				dst = BUF - len;
+			if (pipelined)
+				dst = ((uint64_t)batch * 40 + (uint64_t)e) * 1500 % (BUF - 1500);
+			placed[e].dst = dst;
+			placed[e].len = len;
 			p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(src_off + len));
 			for (uint32_t i = 0; i < src_off + len; i++)
 				p[i] = (uint8_t)rand_r(&seed);
 			memcpy(g.model + dst, p + src_off, len);
-			CHECK(droce_place(pl, m, src_off, dst, len) == 0, "place");
+			/* -ENOBUFS takes the mbuf too: keep a reference to retry with. */
+			for (double t0 = now(); now() - t0 < 10;) {
+				rte_mbuf_refcnt_update(m, 1);
+				rc = droce_place(pl, m, src_off, dst, len);
+				if (rc != -ENOBUFS)
+					break;
+				droce_placer_completed(pl);
+			}
+			rte_pktmbuf_free(m);
+			CHECK(rc == 0, "place: %d", rc);
 		}
 		ticket = droce_placer_submit(pl);
-		/* Each batch done before the next: a ring of few items must
-		 * have room for its 40 entries.
+		/* Unpipelined, each batch is done before the next: the kernel
+		 * reads an item only after the host has rewritten it whole.
 		 */
-		for (double t0 = now(); droce_placer_completed(pl) < ticket && now() - t0 < 10;)
+		for (double t0 = now(); !pipelined && droce_placer_completed(pl) < ticket &&
+		     now() - t0 < 10;)
 			;
 	}
+	for (double t0 = now(); droce_placer_completed(pl) < ticket && now() - t0 < 10;)
+		;
 	CHECK(droce_placer_completed(pl) == ticket, "%s: batches %lu of %lu done in 10 s",
 	      what, (unsigned long)droce_placer_completed(pl), (unsigned long)ticket);
 	/* Outside the buffer: refused before anything moves. */
@@ -326,14 +371,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 	check_device();
-	place_random(DROCE_PLACE_GATHER, 64, 64, 50, "gather");
-	place_random(DROCE_PLACE_GATHER, 4, 16, 400, "gather, 400 laps of a ring of 4 items");
+	place_random(DROCE_PLACE_GATHER, 64, 64, 50, false, "gather");
+	place_random(DROCE_PLACE_GATHER, 4, 16, 400, false, "gather, 400 laps of a ring of 4 items");
+	place_random(DROCE_PLACE_GATHER, 4, 16, 4000, true,
+		     "gather, 4000 batches pipelined through a ring of 4 items");
 	{
 		struct droce_gpu_buf probe;
 
 		if (droce_gpu_buf_alloc(dev, 1u << 16, 1u << 16, &probe, err, sizeof(err)) == 0 &&
 		    probe.cpu != NULL)
-			place_random(DROCE_PLACE_COPY, 64, 64, 50, "copy");
+			place_random(DROCE_PLACE_COPY, 64, 64, 50, false, "copy");
 		else
 			printf("NOTE copy placement not checked: no CPU mapping of GPU memory (no GDRCopy here)\n");
 		droce_gpu_buf_free(&probe);

@@ -684,6 +684,60 @@ test_queue_discards_oldest(void **state)
 	fixture_fini(&f);
 }
 
+struct slow_consumer {
+	struct droce_rx_stream *st;
+	struct droce_rx_frame_info taken;
+	atomic_bool holding;
+};
+
+/* What get_next_frame() does, with a pause inside the stream's lock before
+ * the frame is taken: a consumer that the worker catches mid-take.
+ */
+static void *
+take_slowly(void *arg)
+{
+	struct slow_consumer *c = arg;
+
+	pthread_mutex_lock(&c->st->lock);
+	atomic_store(&c->holding, true);
+	usleep(100 * 1000);
+	assert_int_equal(rte_ring_mc_dequeue_elem(c->st->frames, &c->taken, sizeof(c->taken)), 0);
+	pthread_mutex_unlock(&c->st->lock);
+	return NULL;
+}
+
+/* The queue is full while the application is taking a frame: the frame
+ * it takes makes the room, and no frame is dropped for it.
+ */
+static void
+test_full_queue_waits_for_a_consumer_mid_take(void **state)
+{
+	struct slow_consumer c = { .holding = false };
+	struct droce_rx_frame_info info;
+	struct droce_rx_stream_stats s;
+	struct fixture f;
+	pthread_t consumer;
+
+	(void)state;
+	fixture_running(&f, 2);
+	send_frame(&f);
+	send_frame(&f);
+	c.st = f.st;
+	assert_int_equal(pthread_create(&consumer, NULL, take_slowly, &c), 0);
+	while (!atomic_load(&c.holding))
+		usleep(100);
+	send_frame(&f);
+	assert_int_equal(pthread_join(consumer, NULL), 0);
+	assert_int_equal(c.taken.sequence, 1);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 2);
+	take(&f, &info);
+	assert_int_equal(info.sequence, 3);
+	droce_rx_stream_stats(f.st, &s);
+	assert_int_equal(s.frames_dropped, 0);
+	fixture_fini(&f);
+}
+
 static void
 test_frames_only_while_monitoring(void **state)
 {
@@ -2527,6 +2581,81 @@ test_forged_packets_take_no_stream(void **state)
 	fixture_fini(&f);
 }
 
+/* A stream's first packet, kept to forge others from. */
+static bool
+keep_first(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	if (i == 0)
+		*(struct droce_frame_spec *)arg = *spec;
+	return true;
+}
+
+struct refusing_worker {
+	unsigned int worker;
+	atomic_bool *go;
+};
+
+/* Worker @p worker's rounds, on a cpu of its own where there is one,
+ * from the moment both may start until its queue is empty.
+ */
+static void *
+refuse_queue(void *arg)
+{
+	const struct refusing_worker *rw = arg;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(rw->worker % (unsigned int)(cpus > 0 ? cpus : 1)), &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!atomic_load(rw->go))
+		;
+	while (!rte_ring_empty(rx_ring[0][rw->worker]))
+		droce_worker_poll(stack, rw->worker);
+	return NULL;
+}
+
+/* Both workers refuse packets of one stream at the same time (one of them
+ * owns it): the stream's refusal counter loses none of them.
+ */
+static void
+test_refusals_counted_by_two_workers_at_once(void **state)
+{
+	enum { ROUNDS = 40, PER_QUEUE = 1000 };
+	struct droce_rx_stream_stats before, after;
+	struct droce_frame_spec spec, bad;
+	struct droce_rx_frame_info info;
+	struct fixture f;
+
+	(void)state;
+	fixture_running(&f, 8);
+	send_frame_faulty(&f, keep_first, &spec, true);
+	take(&f, &info);
+	droce_rx_stream_stats(f.st, &before);
+	bad = spec;
+	bad.rkey ^= 1;
+	for (int round = 0; round < ROUNDS; round++) {
+		struct refusing_worker rw[NB_WORKERS];
+		pthread_t thread[NB_WORKERS];
+		atomic_bool go = false;
+
+		for (unsigned int q = 0; q < NB_WORKERS; q++)
+			for (int i = 0; i < PER_QUEUE; i++)
+				inject_queue(0, q, build(&bad));
+		for (unsigned int w = 0; w < NB_WORKERS; w++) {
+			rw[w] = (struct refusing_worker){ .worker = w, .go = &go };
+			assert_int_equal(pthread_create(&thread[w], NULL, refuse_queue, &rw[w]), 0);
+		}
+		atomic_store(&go, true);
+		for (unsigned int w = 0; w < NB_WORKERS; w++)
+			assert_int_equal(pthread_join(thread[w], NULL), 0);
+	}
+	droce_rx_stream_stats(f.st, &after);
+	assert_int_equal(after.refused[DROCE_RX_BAD_RKEY] - before.refused[DROCE_RX_BAD_RKEY],
+			 ROUNDS * PER_QUEUE * NB_WORKERS);
+	fixture_fini(&f);
+}
+
 /* ---- what is placed is what is acknowledged --------------------------------- */
 
 /* RC, ICRC checked in the copy's pass: a packet whose placement fails is
@@ -2745,6 +2874,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_frames_in_order_byte_exact),
 		cmocka_unit_test(test_queue_discards_oldest),
+		cmocka_unit_test(test_full_queue_waits_for_a_consumer_mid_take),
 		cmocka_unit_test(test_frames_only_while_monitoring),
 		cmocka_unit_test(test_callback_on_monitor_thread),
 		cmocka_unit_test(test_close_while_monitoring),
@@ -2780,6 +2910,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_reorder_gap_being_filled),
 		cmocka_unit_test(test_hand_over_to_owner),
 		cmocka_unit_test(test_forged_packets_take_no_stream),
+		cmocka_unit_test(test_refusals_counted_by_two_workers_at_once),
 		cmocka_unit_test(test_rc_ack_only_placed),
 		cmocka_unit_test(test_fused_bad_block_not_metadata),
 		cmocka_unit_test(test_refusal_names),

@@ -60,11 +60,13 @@ claim_of(const struct roce_demux *d, unsigned int nb, uint32_t qpn)
  */
 static const struct demux_claim *
 packet_owner(struct droce_lcore_ctx *ctx, uint16_t port, const struct roce_demux *d,
-	     unsigned int nb, struct rte_mbuf *m)
+	     unsigned int nb, struct rte_mbuf *m, uint32_t *last_qpn,
+	     const struct demux_claim **last_owner)
 {
 	uint32_t bth_off = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
 	const struct droce_bth *bth;
 	const struct demux_claim *c;
+	uint32_t qpn;
 
 	if (rte_pktmbuf_data_len(m) < bth_off + sizeof(*bth)) {
 		/* Whoever claims everything judges what is not RoCE. */
@@ -76,7 +78,13 @@ packet_owner(struct droce_lcore_ctx *ctx, uint16_t port, const struct roce_demux
 		return c;
 	}
 	bth = rte_pktmbuf_mtod_offset(m, const struct droce_bth *, bth_off);
-	c = claim_of(d, nb, droce_bth_dqpn(bth));
+	qpn = droce_bth_dqpn(bth);
+	/* A burst is mostly runs of one QP: its owner is looked up once. */
+	if (qpn != *last_qpn) {
+		*last_qpn = qpn;
+		*last_owner = claim_of(d, nb, qpn);
+	}
+	c = *last_owner;
 	if (c == NULL)
 		droce_drop(ctx, port, m, DROCE_DROP_UDP_NO_HANDLER);
 	return c;
@@ -88,11 +96,20 @@ demux_burst(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 {
 	const struct roce_demux *d = arg;
 	unsigned int nb = __atomic_load_n(&d->nb_claims, __ATOMIC_ACQUIRE);
-	const struct demux_claim *run_owner = NULL;
+	const struct demux_claim *run_owner = NULL, *last_owner = NULL;
+	uint32_t last_qpn = UINT32_MAX;
 	uint16_t run_start = 0, run_len = 0;
 
+	/* One consumer that claims every QPN (the sensor path alone) also
+	 * judges packets with no BTH: the burst is its own.
+	 */
+	if (nb == 1 && d->claim[0].first == 0 && d->claim[0].last == DROCE_QPN_MASK) {
+		d->claim[0].fn(ctx, port, queue, pkts, n, d->claim[0].arg);
+		return;
+	}
 	for (uint16_t i = 0; i < n; i++) {
-		const struct demux_claim *c = packet_owner(ctx, port, d, nb, pkts[i]);
+		const struct demux_claim *c = packet_owner(ctx, port, d, nb, pkts[i],
+							   &last_qpn, &last_owner);
 
 		/* A run is packets side by side for one owner; a dropped one
 		 * ends it.

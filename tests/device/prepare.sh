@@ -37,17 +37,17 @@ cp -L "$L/libnuma.so.1" "$out/lib/"
 echo "prepare: gpu_cuda_check:"
 ldd "$out/gpu_cuda_check" | sed 's/^/  /'
 
-# The demo's drivers, one file each (EAL loads every file of a -d folder):
-# memif for the port, the ring mempool ops for the mbuf pools. The vdev bus
-# comes in lib/ as memif's dependency; a second copy in pmds/ would be
-# loaded twice.
+# The demo's drivers, one file each, named *.so: EAL loads the files of a
+# -d folder that end in .so or .so.23.0. memif for the port, the ring
+# mempool ops for the mbuf pools; the vdev bus comes in lib/ as memif's
+# dependency (a second copy in pmds/ would be loaded twice).
 mkdir -p "$out/bin" "$out/pmds"
 cp "$top/build/app/droce/droce" "$top/build/app/droce-sensor/droce-sensor" "$out/bin/"
 for p in librte_net_memif librte_mempool_ring; do
-	cp -L "$L/dpdk/pmds-23.0/$p.so.23" "$out/pmds/"
+	cp -L "$L/dpdk/pmds-23.0/$p.so.23" "$out/pmds/$p.so"
 done
 glibc='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64)\.so'
-ldd "$out/bin/droce" "$out/bin/droce-sensor" "$out"/pmds/*.so.23 |
+ldd "$out/bin/droce" "$out/bin/droce-sensor" "$out"/pmds/*.so |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u |
 	while read -r lib; do
 		[[ ${lib##*/} =~ $glibc ]] || cp -L "$lib" "$out/lib/"

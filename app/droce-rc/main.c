@@ -50,16 +50,27 @@ usage(FILE *out, const char *prog)
 		"  perftest write|read|send\n"
 		"      the server of ib_write_bw / ib_read_bw / ib_send_bw without rdma_cm;\n"
 		"      run the client with -x <its IPv4 GID index> (rxe: 1) and the same -s.\n"
+		"  stress --server | --connect IP\n"
+		"      against another droce-rc: -n random SENDs, RDMA WRITEs with immediate\n"
+		"      and RDMA READs of 0..-s bytes (the client's in random SGLs), made from\n"
+		"      --seed; both sides check every byte and that each completion comes\n"
+		"      once and in order. The client's -n, -s and --seed rule the run.\n"
 		"\n"
 		"Options:\n"
 		"  -c, --config FILE    INI configuration, as droce's\n"
 		"  -p, --port N         TCP port of the exchange (1..65535) [%u]\n"
-		"  -s, --size N         bytes per message (1..%u) [pingpong 4096, perftest 65536]\n"
+		"  -s, --size N         bytes per message (1..%u) [pingpong 4096, perftest 65536;\n"
+		"                       stress: the largest, 1048576]\n"
 		"  -n, --iters N        pingpong: exchanges [1000]; perftest: iterations the\n"
-		"                       client must report (send: messages), unchecked if absent\n"
+		"                       client must report (send: messages), unchecked if absent;\n"
+		"                       stress: messages [100000]\n"
+		"      --seed N         stress: the run's seed (0..2^64-1) [1]\n"
 		"  -r, --rx-depth N     receives kept posted (1..16384) [pingpong 500, send 512]\n"
 		"  -m, --mtu N          path MTU: 256, 512, 1024, 2048 or 4096 [pingpong 1024;\n"
-		"                       perftest: the largest port.0.mtu carries]\n"
+		"                       perftest, stress: the largest port.0.mtu carries]\n"
+		"      --workers-inline the main lcore runs the workers' rounds between its own\n"
+		"                       (their lcores stay idle): for machines with fewer cpus\n"
+		"                       than busy lcores, where polling threads share a cpu\n"
 		"      --timeout S      longest wait in which nothing comes, neither the awaited\n"
 		"                       TCP bytes or completion nor a RoCE packet (1..86400) [30]\n"
 		"  -h, --help           this text\n"
@@ -113,7 +124,7 @@ parse_mtu(const char *arg, enum droce_mtu *mtu)
 
 /* Options present, so that the mode can say which do not belong to it. */
 struct given {
-	bool size, iters, rx_depth, mtu, server, connect;
+	bool size, iters, rx_depth, mtu, server, connect, seed;
 };
 
 static int
@@ -129,6 +140,8 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "server", no_argument, NULL, 'S' },
 		{ "connect", required_argument, NULL, 'C' },
+		{ "seed", required_argument, NULL, 'E' },
+		{ "workers-inline", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -181,6 +194,22 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 				return -1;
 			}
 			break;
+		case 'E': {
+			char *end;
+
+			g->seed = true;
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-') {
+				fprintf(stderr, PROG ": --seed \"%s\": allowed: a whole number 0..18446744073709551615\n",
+					optarg);
+				return -1;
+			}
+			break;
+		}
+		case 'W':
+			o->workers_inline = true;
+			break;
 		case 'h':
 			return 1;
 		default:
@@ -198,11 +227,14 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 	int i = optind, nb_words = 0;
 
 	if (i == argc || strchr(argv[i], '=') != NULL) {
-		fprintf(stderr, PROG ": no mode; allowed: pingpong, perftest ('--help' says more)\n");
+		fprintf(stderr, PROG ": no mode; allowed: pingpong, perftest, stress ('--help' says more)\n");
 		return -1;
 	}
 	if (strcmp(argv[i], "pingpong") == 0) {
 		o->mode = RCAPP_PINGPONG;
+		nb_words = 1;
+	} else if (strcmp(argv[i], "stress") == 0) {
+		o->mode = RCAPP_STRESS;
 		nb_words = 1;
 	} else if (strcmp(argv[i], "perftest") == 0) {
 		o->mode = RCAPP_PERFTEST;
@@ -223,7 +255,7 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 			return -1;
 		}
 	} else {
-		fprintf(stderr, PROG ": mode \"%s\": allowed: pingpong, perftest\n", argv[i]);
+		fprintf(stderr, PROG ": mode \"%s\": allowed: pingpong, perftest, stress\n", argv[i]);
 		return -1;
 	}
 	for (int j = i + nb_words; j < argc; j++)
@@ -241,12 +273,33 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 static int
 mode_check(struct rcapp_opts *o, const struct given *g)
 {
-	if (o->mode == RCAPP_PINGPONG) {
+	if (g->seed && o->mode != RCAPP_STRESS) {
+		fprintf(stderr, PROG ": --seed applies to stress only\n");
+		return -1;
+	}
+	if (o->mode == RCAPP_PINGPONG || o->mode == RCAPP_STRESS) {
 		if (g->server == g->connect) {
-			fprintf(stderr, PROG ": pingpong: give %s\n", g->server ? "--server or --connect IP, not both" : "--server or --connect IP");
+			fprintf(stderr, PROG ": %s: give %s\n",
+				o->mode == RCAPP_PINGPONG ? "pingpong" : "stress",
+				g->server ? "--server or --connect IP, not both" : "--server or --connect IP");
 			return -1;
 		}
 		o->server = g->server;
+	}
+	if (o->mode == RCAPP_STRESS) {
+		if (g->rx_depth) {
+			fprintf(stderr, PROG ": stress: -r/--rx-depth does not apply (the server keeps 8 receives posted)\n");
+			return -1;
+		}
+		if (!g->size)
+			o->size = 1u << 20;
+		if (!g->iters)
+			o->iters = 100000;
+		if (!g->seed)
+			o->seed = 1;
+		return 0;
+	}
+	if (o->mode == RCAPP_PINGPONG) {
 		if (!g->size)
 			o->size = 4096;
 		if (!g->iters)
@@ -342,7 +395,7 @@ static int
 run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore_option)
 {
 	struct droce_lcore_layout layout;
-	struct rcapp app = { .timeout_s = o->timeout_s };
+	struct rcapp app = { .timeout_s = o->timeout_s, .workers_inline = o->workers_inline };
 	char err[DROCE_ERR_LEN];
 	int ret;
 
@@ -368,14 +421,15 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ret = droce_stack_start(app.stack, true);
+	ret = droce_stack_start(app.stack, !o->workers_inline);
 	if (ret != 0) {
 		fprintf(stderr, PROG ": start failed: %s\n", rte_strerror(-ret));
 		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);
 		return 1;
 	}
-	ret = o->mode == RCAPP_PINGPONG ? rcapp_pingpong(&app, o) : rcapp_perftest(&app, o);
+	ret = o->mode == RCAPP_PINGPONG ? rcapp_pingpong(&app, o)
+	      : o->mode == RCAPP_STRESS ? rcapp_stress(&app, o) : rcapp_perftest(&app, o);
 	droce_stack_stop(app.stack);
 	if (droce_rc_close(app.dev) != 0 && ret == 0)
 		ret = 1;

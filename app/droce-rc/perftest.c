@@ -280,7 +280,7 @@ setup_qp(struct pt_run *r)
 	size_t len = send ? o->size : RTE_MAX(o->size, r->cycle_buffer);
 
 	if (rcapp_qp_create(r->app, len, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
-			    DROCE_ACCESS_REMOTE_READ, 1, send ? o->rx_depth : 1,
+			    DROCE_ACCESS_REMOTE_READ, 1, send ? o->rx_depth : 1, 1,
 			    qp_access[o->verb], r->err, sizeof(r->err)) != 0)
 		return -1;
 	r->my = (struct pt_keys){

@@ -215,7 +215,7 @@ pp_loop(struct pp_run *r)
 		struct droce_wc wc[2];
 		int ne;
 
-		droce_control_poll(r->app->stack);
+		rcapp_poll(r->app);
 		ne = droce_poll_cq(r->app->cq, 2, wc);
 		for (int i = 0; i < ne; i++)
 			if (pp_completion(r, &wc[i]) != 0)
@@ -258,7 +258,7 @@ rcapp_pingpong(struct rcapp *app, const struct rcapp_opts *o)
 	int ret = 1;
 
 	oob_init(&oob, o->timeout_s, rcapp_idle, app);
-	if (rcapp_qp_create(app, o->size, DROCE_ACCESS_LOCAL_WRITE, 1, o->rx_depth, 0, err,
+	if (rcapp_qp_create(app, o->size, DROCE_ACCESS_LOCAL_WRITE, 1, o->rx_depth, 1, 0, err,
 			    sizeof(err)) != 0)
 		goto out;
 	r.routs = rcapp_post_recvs(app, PINGPONG_RECV_WRID, o->size, o->rx_depth);

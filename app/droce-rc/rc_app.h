@@ -30,6 +30,7 @@
 enum rcapp_mode {
 	RCAPP_PINGPONG,         /* ibv_rc_pingpong, either side */
 	RCAPP_PERFTEST,         /* the server of ib_{write,read,send}_bw */
+	RCAPP_STRESS,           /* random work against another droce-rc, checked */
 };
 
 enum rcapp_verb {
@@ -42,14 +43,16 @@ enum rcapp_verb {
 struct rcapp_opts {
 	enum rcapp_mode mode;
 	enum rcapp_verb verb;           /* perftest */
-	bool server;                    /* pingpong: --server (else --connect) */
-	struct in_addr connect_ip;      /* pingpong --connect */
+	bool server;                    /* --server (else --connect) */
+	struct in_addr connect_ip;      /* --connect */
 	uint16_t tcp_port;
 	uint32_t size;                  /* bytes per message */
 	uint32_t iters;
 	uint32_t rx_depth;              /* receives kept posted */
 	enum droce_mtu mtu;             /* 0: chosen from the port's MTU */
 	unsigned int timeout_s;         /* longest wait with nothing happening */
+	uint64_t seed;                  /* stress: what every message is made from */
+	bool workers_inline;            /* --workers-inline */
 	const char *config;
 	int nb_overrides;
 	char **overrides;
@@ -66,6 +69,7 @@ struct rcapp {
 	uint8_t *buf;
 	size_t buf_len;
 	unsigned int timeout_s;
+	bool workers_inline;            /* the main lcore runs the workers' rounds */
 	uint64_t rx_seen;               /* RoCE packets counted by rcapp_idle() */
 };
 
@@ -90,9 +94,12 @@ struct rcapp_conn {
 	uint8_t max_rd_atomic;
 };
 
-/* Buffer, PD, MR, one CQ and an RC QP in INIT with @p qp_access. */
+/* Buffer, PD, MR, one CQ and an RC QP in INIT with @p qp_access, work
+ * requests of up to @p max_sge entries.
+ */
 int rcapp_qp_create(struct rcapp *app, size_t buf_len, int mr_access, uint32_t max_send_wr,
-		    uint32_t max_recv_wr, int qp_access, char *err, size_t errlen);
+		    uint32_t max_recv_wr, uint32_t max_sge, int qp_access, char *err,
+		    size_t errlen);
 /* INIT -> RTR, and on to RTS unless @p rtr_only. */
 int rcapp_qp_connect(struct rcapp *app, const struct rcapp_conn *c, bool rtr_only,
 		     char *err, size_t errlen);
@@ -101,6 +108,10 @@ uint32_t rcapp_post_recvs(struct rcapp *app, uint64_t wr_id, uint32_t len, uint3
 int rcapp_post_send(struct rcapp *app, uint64_t wr_id, uint32_t len);
 /* Destroy what rcapp_qp_create() made (what exists of it). */
 void rcapp_qp_destroy(struct rcapp *app);
+/* One round of the stack's control lcore, and of its workers' with
+ * --workers-inline; returns what the rounds did.
+ */
+unsigned int rcapp_poll(struct rcapp *app);
 /* One round of the stack's control lcore. Returns true when RoCE packets
  * arrived since the last call (the peer is alive).
  */
@@ -150,5 +161,6 @@ void oob_close(struct oob *o);
 /* Each returns the process's exit status: 0, 1 (run time) or 2 (bad argument). */
 int rcapp_pingpong(struct rcapp *app, const struct rcapp_opts *o);
 int rcapp_perftest(struct rcapp *app, const struct rcapp_opts *o);
+int rcapp_stress(struct rcapp *app, const struct rcapp_opts *o);
 
 #endif /* DROCE_RC_APP_H */

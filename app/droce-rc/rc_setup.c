@@ -37,13 +37,24 @@ rcapp_now_ms(void)
 	return rcapp_now_us() / 1000;
 }
 
+unsigned int
+rcapp_poll(struct rcapp *app)
+{
+	unsigned int done = 0;
+
+	if (app->workers_inline)
+		for (unsigned int w = 0; w < droce_stack_nb_workers(app->stack); w++)
+			done += droce_worker_poll(app->stack, w);
+	return done + droce_control_poll(app->stack);
+}
+
 bool
 rcapp_idle(void *arg)
 {
 	struct rcapp *app = arg;
 	struct droce_rc_stats st;
 
-	droce_control_poll(app->stack);
+	rcapp_poll(app);
 	droce_rc_query_stats(app->dev, &st);
 	if (st.rx_packets == app->rx_seen)
 		return false;
@@ -57,7 +68,7 @@ rcapp_linger(struct rcapp *app, unsigned int ms)
 	uint64_t until = rcapp_now_ms() + ms;
 
 	while (rcapp_now_ms() < until && !rcapp_interrupted)
-		droce_control_poll(app->stack);
+		rcapp_poll(app);
 }
 
 enum droce_mtu
@@ -94,14 +105,14 @@ rcapp_gid_check(const uint8_t gid[16], const char *who, char *err, size_t errlen
 
 int
 rcapp_qp_create(struct rcapp *app, size_t buf_len, int mr_access, uint32_t max_send_wr,
-		uint32_t max_recv_wr, int qp_access, char *err, size_t errlen)
+		uint32_t max_recv_wr, uint32_t max_sge, int qp_access, char *err, size_t errlen)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t alloc = (buf_len + (size_t)page - 1) / (size_t)page * (size_t)page;
 	struct droce_qp_init_attr ia = {
 		.qp_type = DROCE_QPT_RC,
 		.cap = { .max_send_wr = max_send_wr, .max_recv_wr = max_recv_wr,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+			 .max_send_sge = max_sge, .max_recv_sge = max_sge },
 	};
 	struct droce_qp_attr a = {
 		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,

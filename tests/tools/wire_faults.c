@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * A bad wire between two ports: frames from port 0 go out of port 1 and
+ * the other way round; IPv4 frames from port 0 are dropped, duplicated or
+ * held back behind the next one (reordered) at the rates given. Other
+ * frames (ARP) and port 1's pass untouched unless --both. For tests that
+ * put two programs on either side, over net_memif, say:
+ *
+ *   wire_faults [EAL options with two vdevs] -- --seconds S
+ *       [--drop P] [--duplicate P] [--reorder P] [--seed N] [--both]
+ *
+ * P is a fraction (0.03 is 3 %). Runs until SIGTERM or SIGINT or S seconds,
+ * then prints what it did to each direction. Exit status: 0, 1 at run
+ * time, 2 for bad arguments.
+ */
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_random.h>
+
+#define PROG "wire_faults"
+#define BURST 32
+#define QUEUES_MAX 4
+/* A frame held back for reordering goes out at the latest after this. */
+#define HOLD_US 500
+
+struct direction {
+	uint16_t from, to;
+	bool faulty;
+	struct rte_mbuf *held;
+	uint64_t held_since;
+	uint64_t passed, dropped, duplicated, reordered, tx_dropped;
+};
+
+struct fault_rates {
+	uint64_t drop, duplicate, reorder;      /* out of 2^32 */
+};
+
+static volatile sig_atomic_t stop;
+static struct rte_mempool *pool;
+static uint16_t nb_queues;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int
+parse_rate(const char *name, const char *arg, uint64_t *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end != '\0' || !(v >= 0 && v <= 1)) {
+		fprintf(stderr, PROG ": %s \"%s\": allowed: a fraction 0..1\n", name, arg);
+		return -1;
+	}
+	*out = (uint64_t)(v * 4294967296.0);
+	return 0;
+}
+
+static int
+port_up(uint16_t port)
+{
+	struct rte_eth_conf conf = { 0 };
+	int ret = rte_eth_dev_configure(port, nb_queues, nb_queues, &conf);
+
+	for (uint16_t q = 0; ret == 0 && q < nb_queues; q++) {
+		ret = rte_eth_rx_queue_setup(port, q, 1024, rte_eth_dev_socket_id(port), NULL, pool);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(port, q, 1024, rte_eth_dev_socket_id(port), NULL);
+	}
+	if (ret == 0)
+		ret = rte_eth_dev_start(port);
+	if (ret != 0)
+		fprintf(stderr, PROG ": port %u: %s\n", port, rte_strerror(-ret));
+	return ret;
+}
+
+static bool
+is_ipv4(const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	return rte_pktmbuf_data_len(m) >= sizeof(*eth) &&
+	       eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4);
+}
+
+static void
+send_out(struct direction *d, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0;
+
+	for (int tries = 0; sent < n && tries < 1000; tries++)
+		sent += rte_eth_tx_burst(d->to, 0, pkts + sent, (uint16_t)(n - sent));
+	if (sent < n) {
+		d->tx_dropped += n - sent;
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	}
+}
+
+/* One frame's fate; it and what it lets go are appended to @p out. */
+static void
+judge(struct direction *d, const struct fault_rates *f, struct rte_mbuf *m,
+      struct rte_mbuf **out, uint16_t *n)
+{
+	uint64_t r = d->faulty && is_ipv4(m) ? rte_rand() >> 32 : UINT64_MAX;
+	struct rte_mbuf *copy;
+
+	if (r < f->drop) {
+		d->dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (r < f->drop + f->duplicate && (copy = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX)) != NULL) {
+		d->duplicated++;
+		out[(*n)++] = m;
+		m = copy;
+	} else if (r < f->drop + f->duplicate + f->reorder && d->held == NULL) {
+		d->reordered++;
+		d->held = m;
+		d->held_since = rte_get_tsc_cycles();
+		return;
+	}
+	out[(*n)++] = m;
+	d->passed++;
+	if (d->held != NULL) {
+		out[(*n)++] = d->held;
+		d->held = NULL;
+	}
+}
+
+static bool
+forward(struct direction *d, const struct fault_rates *f)
+{
+	struct rte_mbuf *in[BURST], *out[3 * BURST];
+	uint16_t n_out = 0;
+	bool busy = false;
+
+	for (uint16_t q = 0; q < nb_queues; q++) {
+		uint16_t n = rte_eth_rx_burst(d->from, q, in, BURST);
+
+		busy |= n != 0;
+		for (uint16_t i = 0; i < n; i++)
+			judge(d, f, in[i], out, &n_out);
+	}
+	if (d->held != NULL &&
+	    rte_get_tsc_cycles() - d->held_since > rte_get_tsc_hz() / 1000000 * HOLD_US) {
+		out[n_out++] = d->held;
+		d->held = NULL;
+	}
+	if (n_out != 0)
+		send_out(d, out, n_out);
+	return busy;
+}
+
+static void
+report(const struct direction *d)
+{
+	printf(PROG ": port %u -> %u: %" PRIu64 " passed, %" PRIu64 " dropped, %" PRIu64
+	       " duplicated, %" PRIu64 " reordered, %" PRIu64 " lost at TX\n",
+	       d->from, d->to, d->passed, d->dropped, d->duplicated, d->reordered, d->tx_dropped);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "drop", required_argument, NULL, 'd' },
+		{ "duplicate", required_argument, NULL, 'u' },
+		{ "reorder", required_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, 'e' },
+		{ "both", no_argument, NULL, 'b' },
+		{ "queues", required_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fault_rates f = { 0 };
+	struct direction d[2] = { { .from = 0, .to = 1, .faulty = true }, { .from = 1, .to = 0 } };
+	unsigned long seconds = 60, seed = 1;
+	uint64_t deadline, idle = 0;
+	int n = rte_eal_init(argc, argv), opt;
+
+	if (n < 0) {
+		fprintf(stderr, PROG ": EAL: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= n;
+	argv += n;
+	nb_queues = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			seconds = strtoul(optarg, NULL, 10);
+			break;
+		case 'd':
+			if (parse_rate("--drop", optarg, &f.drop) != 0)
+				return 2;
+			break;
+		case 'u':
+			if (parse_rate("--duplicate", optarg, &f.duplicate) != 0)
+				return 2;
+			break;
+		case 'r':
+			if (parse_rate("--reorder", optarg, &f.reorder) != 0)
+				return 2;
+			break;
+		case 'e':
+			seed = strtoul(optarg, NULL, 10);
+			break;
+		case 'b':
+			d[1].faulty = true;
+			break;
+		case 'q':
+			nb_queues = (uint16_t)strtoul(optarg, NULL, 10);
+			if (nb_queues < 1 || nb_queues > QUEUES_MAX) {
+				fprintf(stderr, PROG ": --queues \"%s\": allowed: 1..%u\n", optarg,
+					QUEUES_MAX);
+				return 2;
+			}
+			break;
+		default:
+			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --queues N\n");
+			return 2;
+		}
+	}
+	if (seconds == 0 || f.drop + f.duplicate + f.reorder > (1ull << 32)) {
+		fprintf(stderr, PROG ": --seconds must be 1 or more, and the rates together at most 1\n");
+		return 2;
+	}
+	if (rte_eth_dev_count_avail() != 2) {
+		fprintf(stderr, PROG ": needs exactly two ports (vdevs), has %u\n",
+			rte_eth_dev_count_avail());
+		return 2;
+	}
+	rte_srand(seed);
+	pool = rte_pktmbuf_pool_create("wire_faults", 8191, 256, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	if (pool == NULL || port_up(0) != 0 || port_up(1) != 0)
+		return 1;
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	printf(PROG ": running\n");
+	fflush(stdout);
+	deadline = rte_get_tsc_cycles() + seconds * rte_get_tsc_hz();
+	while (!stop && rte_get_tsc_cycles() < deadline) {
+		bool busy = forward(&d[0], &f);
+
+		busy |= forward(&d[1], &f);
+		/* Both ends poll too: give them the cpu when there is nothing. */
+		if (busy)
+			idle = 0;
+		else if (++idle > 64)
+			usleep(10);
+	}
+	report(&d[0]);
+	report(&d[1]);
+	for (uint16_t p = 0; p < 2; p++) {
+		rte_eth_dev_stop(p);
+		rte_eth_dev_close(p);
+	}
+	rte_eal_cleanup();
+	return 0;
+}

@@ -222,6 +222,21 @@ int droce_udp_send(struct droce_lcore_ctx *ctx, uint16_t port,
 int droce_neigh_ready(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst);
 
 /**
+ * As droce_neigh_ready(), and the next hop's MAC in @p mac when it is
+ * known: for a sender on a worker lcore, which builds whole frames and
+ * sends them with droce_tx() (ARP itself runs on the control lcore only,
+ * so this is called there).
+ *
+ * @return
+ *   0 with @p mac; -EAGAIN while ARP resolves it; -ENETUNREACH.
+ */
+int droce_neigh_mac(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst,
+		    struct rte_ether_addr *mac);
+
+/** Whether the stack's workers busy-poll (worker.poll.enable). */
+bool droce_stack_busy_poll(const struct droce_stack *s);
+
+/**
  * Send a complete IPv4 frame from the control lcore: droce writes the
  * Ethernet source, chooses the next hop for @p dst (on-link or the port's
  * gateway) and fills the destination MAC from ARP, holding the frame while

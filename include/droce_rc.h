@@ -73,9 +73,39 @@ struct droce_rc_device_attr {
 struct droce_rc_device *droce_rc_open(struct droce_stack *stack, uint16_t port,
 				      char *err, size_t errlen);
 
+/** Which lcores run a device's QPs (their packets, sends and timers). */
+enum droce_rc_owners {
+	/** The control lcore runs every QP (the default). */
+	DROCE_RC_OWNERS_CONTROL,
+	/** Each worker lcore runs a share of the QPs, a QP on one worker
+	 *  only (its slot, the low bits of its number, modulo the workers):
+	 *  no lock between lcores on the data path. The workers must
+	 *  busy-poll (worker.poll.enable=yes): a sleeping worker would not
+	 *  see a doorbell. ARP still runs on the control lcore, which hands
+	 *  each QP its peer's MAC.
+	 */
+	DROCE_RC_OWNERS_WORKERS,
+};
+
+/** How a device is opened. */
+struct droce_rc_conf {
+	enum droce_rc_owners owners;
+};
+
+/**
+ * As droce_rc_open(), with @p conf (NULL: the defaults).
+ *
+ * @return
+ *   The device, or NULL with the reason in @p err (workers that do not
+ *   busy-poll, say).
+ */
+struct droce_rc_device *droce_rc_open_conf(struct droce_stack *stack, uint16_t port,
+					   const struct droce_rc_conf *conf, char *err,
+					   size_t errlen);
+
 /** What a device's transport has done and refused (all QPs). */
 struct droce_rc_stats {
-	uint64_t rx_packets;        /**< RC packets the owner lcore took */
+	uint64_t rx_packets;        /**< RC packets the owner lcores took */
 	uint64_t tx_packets;        /**< RC packets it sent */
 	uint64_t rx_ring_full;      /**< packets the workers could not hand over */
 	uint64_t bad_icrc;          /**< dropped: ICRC */
@@ -95,7 +125,7 @@ struct droce_rc_stats {
 	uint64_t held_full;         /**< requests dropped while a READ was answered */
 };
 
-/** The device's counters (a snapshot; the owner lcore writes them). */
+/** The device's counters (a snapshot; the owner lcores write them). */
 void droce_rc_query_stats(const struct droce_rc_device *dev, struct droce_rc_stats *stats);
 
 /**
@@ -428,6 +458,9 @@ struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr 
 
 /** The QP's number (ibv_qp.qp_num). */
 uint32_t droce_qp_num(const struct droce_qp *qp);
+
+/** Who runs @p qp: -1 for the control lcore, else the worker's index. */
+int droce_qp_owner(const struct droce_qp *qp);
 
 /** The QP's state as last set (ibv_qp.state). */
 enum droce_qp_state droce_qp_state(const struct droce_qp *qp);

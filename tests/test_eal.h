@@ -36,15 +36,15 @@ droce_test_eal_init(int argc, char **argv)
 }
 
 /*
- * The EAL of a test that steps its stacks itself: a control and a worker
- * lcore, both on the first cpu the process may use (no lcore is
- * launched), @p mem MB of memory, a file prefix made of @p name and the
+ * The EAL of a test that steps its stacks itself: @p n lcores (a control
+ * lcore and workers), all on the first cpu the process may use (no lcore
+ * is launched), @p mem MB of memory, a file prefix made of @p name and the
  * pid, quiet.
  */
 static inline int
-droce_test_eal_init_stepped(char *argv0, const char *name, const char *mem)
+droce_test_eal_init_lcores(char *argv0, const char *name, const char *mem, unsigned int n)
 {
-	static char prefix[64], lcores[32], mem_arg[16];
+	static char prefix[64], lcores[64], mem_arg[16];
 	char *eal[] = { argv0, "--no-pci", "--no-huge", "-m", mem_arg, "--file-prefix", prefix,
 			DROCE_TEST_EAL_QUIET, "--lcores", lcores, "--log-level", "lib.eal:error",
 			NULL };
@@ -54,7 +54,9 @@ droce_test_eal_init_stepped(char *argv0, const char *name, const char *mem)
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
 			cpu++;
-	snprintf(lcores, sizeof(lcores), "0@%d,1@%d", cpu, cpu);
+	for (unsigned int i = 0, len = 0; i < n && len < sizeof(lcores); i++)
+		len += (unsigned int)snprintf(lcores + len, sizeof(lcores) - len, "%s%u@%d",
+					      i == 0 ? "" : ",", i, cpu);
 	snprintf(prefix, sizeof(prefix), "droce-test-%s-%d", name, getpid());
 	snprintf(mem_arg, sizeof(mem_arg), "%s", mem);
 	if (droce_test_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0) {
@@ -62,6 +64,13 @@ droce_test_eal_init_stepped(char *argv0, const char *name, const char *mem)
 		return -1;
 	}
 	return 0;
+}
+
+/* The usual: a control lcore and one worker. */
+static inline int
+droce_test_eal_init_stepped(char *argv0, const char *name, const char *mem)
+{
+	return droce_test_eal_init_lcores(argv0, name, mem, 2);
 }
 
 static inline void

@@ -68,6 +68,8 @@ usage(FILE *out, const char *prog)
 		"  -r, --rx-depth N     receives kept posted (1..16384) [pingpong 500, send 512]\n"
 		"  -m, --mtu N          path MTU: 256, 512, 1024, 2048 or 4096 [pingpong 1024;\n"
 		"                       perftest, stress: the largest port.0.mtu carries]\n"
+		"      --owners L       which lcores run the QP: control (the main lcore) or\n"
+		"                       workers (a worker, chosen by the QP's number) [control]\n"
 		"      --workers-inline the main lcore runs the workers' rounds between its own\n"
 		"                       (their lcores stay idle): for machines with fewer cpus\n"
 		"                       than busy lcores, where polling threads share a cpu\n"
@@ -142,6 +144,7 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		{ "connect", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'E' },
 		{ "workers-inline", no_argument, NULL, 'W' },
+		{ "owners", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -209,6 +212,17 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		}
 		case 'W':
 			o->workers_inline = true;
+			break;
+		case 'O':
+			if (strcmp(optarg, "control") == 0) {
+				o->owners = DROCE_RC_OWNERS_CONTROL;
+			} else if (strcmp(optarg, "workers") == 0) {
+				o->owners = DROCE_RC_OWNERS_WORKERS;
+			} else {
+				fprintf(stderr, PROG ": --owners \"%s\": allowed: control, workers\n",
+					optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			return 1;
@@ -408,7 +422,8 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
 	}
-	app.dev = droce_rc_open(app.stack, 0, err, sizeof(err));
+	app.dev = droce_rc_open_conf(app.stack, 0, &(struct droce_rc_conf){ .owners = o->owners },
+				     err, sizeof(err));
 	if (app.dev == NULL) {
 		fprintf(stderr, PROG ": %s\n", err);
 		droce_stack_destroy(app.stack);

@@ -53,6 +53,7 @@ struct rcapp_opts {
 	unsigned int timeout_s;         /* longest wait with nothing happening */
 	uint64_t seed;                  /* stress: what every message is made from */
 	bool workers_inline;            /* --workers-inline */
+	enum droce_rc_owners owners;    /* --owners */
 	const char *config;
 	int nb_overrides;
 	char **overrides;

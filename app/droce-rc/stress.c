@@ -562,7 +562,7 @@ rcapp_stress(struct rcapp *app, const struct rcapp_opts *o)
 	size_t slots = o->server ? STRESS_RECVS + STRESS_WRITE_SLOTS + 1 : STRESS_WINDOW;
 	int access = DROCE_ACCESS_LOCAL_WRITE |
 		     (o->server ? DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ : 0);
-	char err[512] = "";
+	char err[512] = "", owner[32];
 	uint64_t t0;
 	int ret = 1;
 
@@ -586,8 +586,13 @@ rcapp_stress(struct rcapp *app, const struct rcapp_opts *o)
 	if (exchange(&r, &oob, &my, &rem, err, sizeof(err)) != 0 ||
 	    stress_connect(&r, &my, &rem, err, sizeof(err)) != 0)
 		goto out;
-	printf("stress: %s QP 0x%06x, peer QP 0x%06x; %u messages of 0..%u bytes, seed %" PRIu64 "\n",
-	       o->server ? "server" : "client", my.qpn, rem.qpn, r.ops, r.max_size, r.seed);
+	if (droce_qp_owner(app->qp) < 0)
+		snprintf(owner, sizeof(owner), "the control lcore");
+	else
+		snprintf(owner, sizeof(owner), "worker %d", droce_qp_owner(app->qp));
+	printf("stress: %s QP 0x%06x (run by %s), peer QP 0x%06x; %u messages of 0..%u bytes, seed %" PRIu64 "\n",
+	       o->server ? "server" : "client", my.qpn, owner, rem.qpn, r.ops, r.max_size,
+	       r.seed);
 	if (o->server) {
 		fill_pattern(app->buf + (size_t)(STRESS_RECVS + STRESS_WRITE_SLOTS) * r.max_size,
 			     r.max_size, r.seed, STRESS_READ_REGION);

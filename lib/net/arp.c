@@ -358,7 +358,8 @@ net_arp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
 }
 
 int
-net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_hop)
+net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_hop,
+	      struct rte_ether_addr *mac)
 {
 	struct arp_entry *e = arp_lookup(p, next_hop);
 
@@ -369,7 +370,11 @@ net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_h
 		}
 		return -EAGAIN;
 	}
-	return e->state == ARP_INCOMPLETE ? -EAGAIN : 0;
+	if (e->state == ARP_INCOMPLETE)
+		return -EAGAIN;
+	if (mac != NULL)
+		*mac = e->mac;
+	return 0;
 }
 
 void

@@ -109,6 +109,13 @@ droce_ipv4_send(struct droce_lcore_ctx *ctx, uint16_t port,
 int
 droce_neigh_ready(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst)
 {
+	return droce_neigh_mac(ctx, port, dst, NULL);
+}
+
+int
+droce_neigh_mac(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst,
+		struct rte_ether_addr *mac)
+{
 	const struct droce_stack *s = ctx->stack;
 	struct net_port *p;
 	rte_be32_t next_hop;
@@ -119,7 +126,7 @@ droce_neigh_ready(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst)
 	next_hop = net_on_link(p, dst) ? dst : p->gateway;
 	if (next_hop == 0)
 		return -ENETUNREACH;
-	return net_arp_ready(ctx, p, next_hop);
+	return net_arp_ready(ctx, p, next_hop, mac);
 }
 
 int

@@ -240,7 +240,8 @@ void net_arp_input(struct droce_lcore_ctx *ctx, struct net_port *p,
 /* 0 when @next_hop's MAC is known; -EAGAIN while it resolves (started
  * here if it was not).
  */
-int net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_hop);
+int net_arp_ready(struct droce_lcore_ctx *ctx, struct net_port *p, rte_be32_t next_hop,
+		  struct rte_ether_addr *mac);
 
 /* Queue @m (Ethernet header prepended, source filled) for @next_hop. */
 void net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,

@@ -447,6 +447,12 @@ droce_stack_nb_workers(const struct droce_stack *s)
 	return s->layout.nb_workers;
 }
 
+bool
+droce_stack_busy_poll(const struct droce_stack *s)
+{
+	return s->conf.busy_poll;
+}
+
 struct droce_stack *
 droce_lcore_stack(struct droce_lcore_ctx *ctx)
 {

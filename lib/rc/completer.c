@@ -185,7 +185,7 @@ comp_check_ack(struct droce_qp *qp, const struct droce_pkt *pkt, struct rc_send_
 {
 	uint32_t psn = droce_bth_psn(pkt->bth);
 
-	qp->dev->stats.acks_received++;
+	qp->owner->stats.acks_received++;
 	switch (pkt->opcode) {
 	case DROCE_OP_READ_RESPONSE_FIRST:
 	case DROCE_OP_READ_RESPONSE_MIDDLE:
@@ -323,7 +323,7 @@ comp_rnr(struct droce_qp *qp, const struct droce_pkt *pkt)
 	uint8_t code = AETH_CODE(droce_aeth_syndrome(droce_pkt_ext(pkt, DROCE_EXT_AETH)));
 	struct rc_send_wqe *wqe = comp_acked_before(qp, psn);
 
-	qp->dev->stats.rnr_naks_received++;
+	qp->owner->stats.rnr_naks_received++;
 	acked_up_to(qp, wqe, psn);
 	if (qp->comp.rnr_waiting)
 		return COMP_DONE; /* the same refusal again: already waiting */
@@ -335,7 +335,7 @@ comp_rnr(struct droce_qp *qp, const struct droce_pkt *pkt)
 	rte_timer_stop(&qp->retransmit_timer);
 	qp->comp.timer_armed = false;
 	rte_timer_reset(&qp->rnr_timer, rte_get_timer_hz() * rnr_us[code] / 1000000 + 1,
-			SINGLE, qp->dev->owner_lcore, rnr_timer_expired, qp);
+			SINGLE, qp->owner->lcore_id, rnr_timer_expired, qp);
 	return COMP_DONE;
 }
 
@@ -348,7 +348,7 @@ comp_nak(struct droce_qp *qp, const struct droce_pkt *pkt)
 
 	switch (code) {
 	case NAK_PSN_SEQUENCE:
-		qp->dev->stats.seq_naks_received++;
+		qp->owner->stats.seq_naks_received++;
 		acked_up_to(qp, wqe, psn);
 		return COMP_RETRY;
 	case NAK_INVALID_REQUEST:
@@ -429,7 +429,7 @@ retransmit_timer_expired(struct rte_timer *t, void *arg)
 	if (!qp->dead &&
 	    (qp->attr.qp_state == DROCE_QPS_RTS || qp->attr.qp_state == DROCE_QPS_SQD) &&
 	    !qp->comp.rnr_waiting && qp->comp.psn != qp->req.psn) {
-		qp->dev->stats.timeouts++;
+		qp->owner->stats.timeouts++;
 		qp->comp.went_back = true;
 		comp_retry(qp);
 	}
@@ -453,7 +453,7 @@ rc_completer_arm(struct droce_qp *qp)
 	/* 4.096 us * 2^timeout from now, as rxe restarts it on each send. */
 	ticks = (uint64_t)((double)rte_get_timer_hz() * 4.096e-6 *
 			   (double)(1ull << qp->attr.timeout)) + 1;
-	rte_timer_reset(&qp->retransmit_timer, ticks, SINGLE, qp->dev->owner_lcore,
+	rte_timer_reset(&qp->retransmit_timer, ticks, SINGLE, qp->owner->lcore_id,
 			retransmit_timer_expired, qp);
 	qp->comp.timer_armed = true;
 }

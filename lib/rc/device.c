@@ -26,11 +26,30 @@ RTE_LOG_REGISTER(droce_rc_logtype, droce.rc, INFO);
 struct droce_rc_device *
 droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen)
 {
+	return droce_rc_open_conf(stack, port, NULL, err, errlen);
+}
+
+struct droce_rc_device *
+droce_rc_open_conf(struct droce_stack *stack, uint16_t port, const struct droce_rc_conf *conf,
+		   char *err, size_t errlen)
+{
+	static const struct droce_rc_conf defaults = { .owners = DROCE_RC_OWNERS_CONTROL };
 	struct droce_rc_device *dev;
 
+	if (conf == NULL)
+		conf = &defaults;
 	if (stack == NULL || port >= droce_stack_nb_ports(stack)) {
 		snprintf(err, errlen, "RC device: no port %u (the stack has %u)", port,
 			 stack == NULL ? 0 : droce_stack_nb_ports(stack));
+		return NULL;
+	}
+	if (conf->owners != DROCE_RC_OWNERS_CONTROL && conf->owners != DROCE_RC_OWNERS_WORKERS) {
+		snprintf(err, errlen, "RC device: owners %d; allowed: DROCE_RC_OWNERS_CONTROL, DROCE_RC_OWNERS_WORKERS",
+			 (int)conf->owners);
+		return NULL;
+	}
+	if (conf->owners == DROCE_RC_OWNERS_WORKERS && !droce_stack_busy_poll(stack)) {
+		snprintf(err, errlen, "RC device: QPs on the workers need busy-polling workers (worker.poll.enable=yes): a sleeping worker would not see the work posted to it");
 		return NULL;
 	}
 	dev = rte_zmalloc("droce_rc_device", sizeof(*dev), 0);
@@ -54,6 +73,7 @@ droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen
 	}
 	dev->stack = stack;
 	dev->port = port;
+	dev->owners = conf->owners;
 	dev->ip = droce_port_addr(stack, port);
 	dev->ip_mtu = droce_port_mtu(stack, port);
 	if (rc_wire_open(dev, err, errlen) != 0) {
@@ -91,11 +111,25 @@ droce_rc_close(struct droce_rc_device *dev)
 	return 0;
 }
 
+/* Each owner's counters added up: read while their lcores write them, so
+ * a snapshot, each counter whole (aligned 64-bit loads).
+ */
 void
 droce_rc_query_stats(const struct droce_rc_device *dev, struct droce_rc_stats *stats)
 {
-	*stats = dev->stats;
-	stats->rx_ring_full = __atomic_load_n(&dev->stats.rx_ring_full, __ATOMIC_RELAXED);
+	enum { N = sizeof(*stats) / sizeof(uint64_t) };
+	uint64_t *sum = (uint64_t *)stats;
+
+	RTE_BUILD_BUG_ON(sizeof(*stats) % sizeof(uint64_t) != 0);
+	memset(stats, 0, sizeof(*stats));
+	for (uint32_t o = 0; o < dev->nb_owners; o++) {
+		const uint64_t *c = (const uint64_t *)&dev->owner[o].stats;
+
+		for (unsigned int i = 0; i < N; i++)
+			sum[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+	}
+	stats->rx_ring_full += __atomic_load_n(&dev->rx_ring_full, __ATOMIC_RELAXED);
+	stats->wrong_peer += __atomic_load_n(&dev->rx_wrong_port, __ATOMIC_RELAXED);
 }
 
 void

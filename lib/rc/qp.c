@@ -220,9 +220,13 @@ qp_slot_take(struct droce_rc_device *dev, struct droce_qp *qp)
 	dev->qp_hint = (slot + 1) % RC_MAX_QP;
 	if (++dev->qp_gen[slot] == 0)
 		dev->qp_gen[slot] = 1;
-	dev->qp[slot] = qp;
+	/* Its owner before anyone can find it: packets go by the slot. */
+	qp->qpn = (uint32_t)dev->qp_gen[slot] << RC_QPN_SLOT_BITS | slot;
+	qp->owner = rc_owner_of_slot(dev, slot);
+	atomic_fetch_add(&qp->owner->nb_qps, 1);
+	__atomic_store_n(&dev->qp[slot], qp, __ATOMIC_RELEASE);
 	dev->nb_qp++;
-	return (uint32_t)dev->qp_gen[slot] << RC_QPN_SLOT_BITS | slot;
+	return qp->qpn;
 }
 
 /* ---- create and destroy ---------------------------------------------------- */
@@ -321,6 +325,7 @@ droce_destroy_qp(struct droce_qp *qp)
 	struct droce_rc_device *dev = qp->dev;
 
 	rte_spinlock_lock(&qp->lock);
+	rc_neigh_remove(qp);
 	dev->qp[qp->qpn & ((1u << RC_QPN_SLOT_BITS) - 1)] = NULL;
 	dev->nb_qp--;
 	qp->pd->users--;
@@ -336,6 +341,12 @@ uint32_t
 droce_qp_num(const struct droce_qp *qp)
 {
 	return qp->qpn;
+}
+
+int
+droce_qp_owner(const struct droce_qp *qp)
+{
+	return qp->owner->worker;
 }
 
 enum droce_qp_state
@@ -494,6 +505,7 @@ path_take(struct droce_qp *qp)
 	qp->peer_ip = droce_gid_to_ipv4(ah->dgid, &ip) == 0 ? ip : 0;
 	qp->udp_sport = ah->udp_sport != 0 ? ah->udp_sport : droce_roce_udp_sport(qp->qpn);
 	rc_responder_init(qp);
+	rc_neigh_add(qp);
 }
 
 /* A QP back in RESET: as created, its queues empty. */
@@ -506,6 +518,7 @@ qp_reset(struct droce_qp *qp)
 	rte_timer_stop(&qp->rnr_timer);
 	qp->comp.rnr_waiting = false;
 	qp->comp.timer_armed = false;
+	rc_neigh_remove(qp);
 
 	atomic_store(&qp->sq.producer, 0);
 	atomic_store(&qp->sq.consumer, 0);

@@ -63,15 +63,38 @@ extern int droce_rc_logtype;
 
 TAILQ_HEAD(rc_qp_list, droce_qp);
 
+/* An lcore that runs QPs: the control lcore, or one worker of several.
+ * Everything here but the rings is its own.
+ */
+struct rc_owner {
+	struct droce_rc_device *dev;
+	int worker;                     /* its index; -1: the control lcore */
+	unsigned int lcore_id;          /* where its rounds run: its timers */
+	struct droce_lcore_ctx *ctx;    /* its TX queue, from its rounds */
+	struct rte_ring *rx_ring;       /* packets from the workers, MP/SC */
+	struct rte_ring *doorbell;      /* QPs with work posted, MP/SC */
+	struct rc_qp_list active;       /* QPs with work to send */
+	atomic_uint nb_qps;             /* QPs it runs */
+	struct droce_rc_stats stats;
+} __rte_cache_aligned;
+
 struct droce_rc_device {
 	struct droce_stack *stack;
 	uint16_t port;
-	unsigned int owner_lcore;       /* runs every QP of the device */
+	enum droce_rc_owners owners;
+	struct rc_owner *owner;         /* nb_owners of them */
+	uint32_t nb_owners;
 	struct rte_mempool *pool;       /* mbufs to send from */
-	struct rte_ring *rx_ring;       /* packets from the workers, MP/SC */
-	struct rte_ring *doorbell;      /* QPs with work posted, MP/SC */
-	struct rc_qp_list active;       /* QPs with work to send: owner only */
-	struct droce_rc_stats stats;     /* owner only, but rx_ring_full */
+	/* Counted by the workers that hand packets over (locked adds). */
+	uint64_t rx_ring_full, rx_wrong_port;
+	/* Worker-owned QPs with a peer: the control lcore looks up their
+	 * next hop's MAC (ARP is its own) when one is new, and every second.
+	 */
+	rte_spinlock_t neigh_lock;
+	struct rc_qp_list neigh;
+	atomic_bool neigh_new;
+	uint64_t neigh_next_tsc;
+	uint64_t mac;                   /* the port's, in the low 6 bytes */
 	uint32_t ip;                    /* network order */
 	uint16_t ip_mtu;
 	struct droce_rc_device_attr attr;
@@ -206,10 +229,18 @@ struct droce_qp {
 	 * changes its state; uncontended in the steady state.
 	 */
 	rte_spinlock_t lock;
+	struct rc_owner *owner;         /* the lcore that runs it */
 	atomic_bool doorbell_rung;      /* on the doorbell ring */
-	bool on_active;                 /* on dev->active */
+	bool on_active;                 /* on owner->active */
 	bool dead;                      /* destroyed; the owner frees it */
 	TAILQ_ENTRY(droce_qp) active_link;
+	/* A worker-owned QP's next hop: the MAC in the low 6 bytes, written
+	 * by the control lcore; known once mac_known (release) says so.
+	 */
+	atomic_ullong peer_mac;
+	atomic_bool mac_known;
+	bool on_neigh;                  /* on dev->neigh (under neigh_lock) */
+	TAILQ_ENTRY(droce_qp) neigh_link;
 	/* From RTR: the path. */
 	uint32_t mtu;
 	uint32_t peer_ip;               /* network order */
@@ -246,6 +277,14 @@ int rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen);
 void rc_wire_close(struct droce_rc_device *dev);
 /* Free a destroyed QP: at once on the owner lcore, else by the owner. */
 void rc_qp_release(struct droce_qp *qp);
+/* The owner of a new QP in @p slot. */
+struct rc_owner *rc_owner_of_slot(struct droce_rc_device *dev, uint32_t slot);
+/* A worker-owned QP has a new path (RTR): its MAC is looked up. Under
+ * the QP's lock.
+ */
+void rc_neigh_add(struct droce_qp *qp);
+/* ... and no path any more (RESET, destroyed). */
+void rc_neigh_remove(struct droce_qp *qp);
 /* Tell the owner that @p qp has work (any thread). */
 void rc_qp_ring_doorbell(struct droce_qp *qp);
 /* Put @p qp on the owner's list of QPs with work (owner only). */

@@ -297,6 +297,6 @@ rc_requester_rewind(struct droce_qp *qp)
 	qp->req.head = consumer;
 	qp->req.psn = qp->comp.psn;
 	qp->req.unacked_pkts = 0;
-	qp->dev->stats.retransmits++;
+	qp->owner->stats.retransmits++;
 	rc_qp_activate(qp);
 }

@@ -401,7 +401,7 @@ resp_duplicate(struct droce_qp *qp, const struct resp_req *r)
 {
 	struct rc_rd_resource *res;
 
-	qp->dev->stats.duplicates++;
+	qp->owner->stats.duplicates++;
 	if (r->flags & (DROCE_HDR_SEND | DROCE_HDR_WRITE)) {
 		/* Not done again: the ACK says how far this side has come. */
 		qp->resp.ack_owed = true;
@@ -430,7 +430,7 @@ resp_nak_sequence(struct droce_qp *qp)
 	/* One NAK per gap; the rest are dropped until the PSN shows up. */
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
-		qp->dev->stats.seq_naks_sent++;
+		qp->owner->stats.seq_naks_sent++;
 		rc_send_ack(qp, SYNDROME_NAK_SEQUENCE, qp->resp.psn, NULL);
 	}
 	return RESP_DONE;
@@ -439,7 +439,7 @@ resp_nak_sequence(struct droce_qp *qp)
 static enum resp_step
 resp_rnr(struct droce_qp *qp, const struct resp_req *r)
 {
-	qp->dev->stats.rnr_naks_sent++;
+	qp->owner->stats.rnr_naks_sent++;
 	rc_send_ack(qp, SYNDROME_RNR | (qp->attr.min_rnr_timer & 0x1f), r->psn, NULL);
 	return RESP_DONE;
 }
@@ -575,7 +575,7 @@ rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_p
 	if (resp->answering != NULL || resp->held_count != 0) {
 		/* Requests are taken in order: after the READ being answered. */
 		if (resp->held_count == RC_HELD_PKTS) {
-			qp->dev->stats.held_full++;
+			qp->owner->stats.held_full++;
 			rte_pktmbuf_free(m);
 			return;
 		}

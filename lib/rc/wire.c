@@ -3,13 +3,16 @@
  */
 
 /*
- * Where the transport meets the stack. Workers hand the RoCEv2 packets of
- * RC QPs to the owner lcore through one lock-free ring; threads that post
- * work ring a doorbell (another ring) with the QP. The owner's round, a
- * control hook, checks each packet (ICRC, QP, peer, state) and gives it to
+ * Where the transport meets the stack. Each QP has one owner lcore: the
+ * control lcore, or (DROCE_RC_OWNERS_WORKERS) a worker chosen by the QP's
+ * slot. Workers hand the RoCEv2 packets of RC QPs to their owners through
+ * lock-free rings, one per owner; threads that post work ring the owner's
+ * doorbell (another ring) with the QP. The owner's round, a control or
+ * worker hook, checks each packet (ICRC, QP, peer, state) and gives it to
  * the completer (responses) or the responder (requests), then lets each
- * QP with work send, a budget at a time. Nothing here looks at a QP that
- * has nothing to do.
+ * of its QPs with work send, a budget at a time. Nothing here looks at a
+ * QP that has nothing to do. Worker owners send on their own TX queues to
+ * a MAC the control lcore, which runs ARP, looked up for the QP.
  */
 
 #include <errno.h>
@@ -39,30 +42,79 @@ static unsigned int pools_made; /* names them: a pool may outlive its device */
  * hands out stream QPNs below that).
  */
 #define RC_FIRST_QPN (1u << RC_QPN_SLOT_BITS)
+#define RC_QPN_SLOT_MASK ((1u << RC_QPN_SLOT_BITS) - 1)
+
+/* Owners' lcore before their first round: no lcore is this one. */
+#define RC_LCORE_UNKNOWN RTE_MAX_LCORE
+
+struct rc_owner *
+rc_owner_of_slot(struct droce_rc_device *dev, uint32_t slot)
+{
+	return &dev->owner[dev->nb_owners == 1 ? 0 : slot % dev->nb_owners];
+}
 
 /* ---- worker side ------------------------------------------------------------ */
+
+/* By the QPN's slot; a packet too short to have one goes to the first
+ * owner, which drops it as bad.
+ */
+static struct rc_owner *
+owner_of_packet(struct droce_rc_device *dev, const struct rte_mbuf *m)
+{
+	uint32_t bth_off = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
+	const struct droce_bth *bth;
+
+	if (rte_pktmbuf_data_len(m) < bth_off + sizeof(*bth))
+		return &dev->owner[0];
+	bth = rte_pktmbuf_mtod_offset(m, const struct droce_bth *, bth_off);
+	return rc_owner_of_slot(dev, droce_bth_dqpn(bth) & RC_QPN_SLOT_MASK);
+}
+
+static void
+hand_over(struct droce_rc_device *dev, struct rc_owner *o, struct rte_mbuf **pkts, uint16_t n)
+{
+	unsigned int sent = rte_ring_mp_enqueue_burst(o->rx_ring, (void **)pkts, n, NULL);
+
+	if (sent < n) {
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+		__atomic_fetch_add(&dev->rx_ring_full, n - sent, __ATOMIC_RELAXED);
+	}
+	/* A worker owner busy-polls; the control lcore may sleep. */
+	if (sent != 0 && o->worker < 0)
+		droce_control_wake(dev->stack);
+}
 
 static void
 rc_worker_input(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct droce_rc_device *dev = arg;
-	unsigned int sent;
+	struct rc_owner *run;
+	uint16_t start = 0;
 
 	(void)ctx;
 	(void)queue;
 	if (port != dev->port) {
 		rte_pktmbuf_free_bulk(pkts, n);
-		__atomic_fetch_add(&dev->stats.wrong_peer, n, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dev->rx_wrong_port, n, __ATOMIC_RELAXED);
 		return;
 	}
-	sent = rte_ring_mp_enqueue_burst(dev->rx_ring, (void **)pkts, n, NULL);
-	if (sent < n) {
-		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-		__atomic_fetch_add(&dev->stats.rx_ring_full, n - sent, __ATOMIC_RELAXED);
+	if (dev->nb_owners == 1) {
+		hand_over(dev, &dev->owner[0], pkts, n);
+		return;
 	}
-	if (sent != 0)
-		droce_control_wake(dev->stack);
+	/* Runs of packets for one owner go in one enqueue. */
+	run = owner_of_packet(dev, pkts[0]);
+	for (uint16_t i = 1; i < n; i++) {
+		struct rc_owner *o = owner_of_packet(dev, pkts[i]);
+
+		if (o != run) {
+			hand_over(dev, run, pkts + start, (uint16_t)(i - start));
+			run = o;
+			start = i;
+		}
+	}
+	hand_over(dev, run, pkts + start, (uint16_t)(n - start));
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -157,6 +209,13 @@ rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_
 	spec->udp_src_port = qp->udp_sport;
 	spec->src_qp = qp->qpn;
 	spec->dest_qp = qp->attr.dest_qp_num;
+	if (qp->owner->worker >= 0) {
+		/* It goes out as built: droce_tx(), no ARP on the way. */
+		uint64_t mac = atomic_load_explicit(&qp->peer_mac, memory_order_relaxed);
+
+		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
+		memcpy(&spec->dst_mac, &mac, RTE_ETHER_ADDR_LEN);
+	}
 	if (spec->payload_len != 0 && spec->payload == NULL && nb_sge != 0) {
 		spec->payload = sge_contiguous(qp, sge, nb_sge, skip, spec->payload_len);
 		gather = spec->payload == NULL;
@@ -183,9 +242,17 @@ void
 rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
 {
 	struct droce_rc_device *dev = qp->dev;
+	struct rc_owner *o = qp->owner;
 
-	dev->stats.tx_packets++;
-	droce_eth_send(droce_control_ctx(dev->stack), dev->port, m, qp->peer_ip);
+	o->stats.tx_packets++;
+	if (o->worker < 0) {
+		droce_eth_send(droce_control_ctx(dev->stack), dev->port, m, qp->peer_ip);
+	} else if (!atomic_load_explicit(&qp->mac_known, memory_order_acquire)) {
+		/* An answer to a peer not looked up yet: it asks again. */
+		droce_drop(o->ctx, dev->port, m, DROCE_DROP_ARP_UNRESOLVED);
+	} else {
+		droce_tx(o->ctx, dev->port, m);
+	}
 }
 
 void
@@ -202,7 +269,7 @@ rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 
 	if (m == NULL)
 		return; /* the requester times out and asks again */
-	qp->dev->stats.acks_sent++;
+	qp->owner->stats.acks_sent++;
 	rc_send_frame(qp, m);
 }
 
@@ -233,14 +300,15 @@ rc_qp_fail(struct droce_qp *qp, const char *why)
 void
 rc_qp_ring_doorbell(struct droce_qp *qp)
 {
-	struct droce_rc_device *dev = qp->dev;
+	struct rc_owner *o = qp->owner;
 	bool rung = false;
 
 	if (!atomic_compare_exchange_strong(&qp->doorbell_rung, &rung, true))
 		return; /* the owner has not taken the last one yet */
 	/* The ring holds every QP once: it cannot be full. */
-	RTE_VERIFY(rte_ring_mp_enqueue(dev->doorbell, qp) == 0);
-	droce_control_wake(dev->stack);
+	RTE_VERIFY(rte_ring_mp_enqueue(o->doorbell, qp) == 0);
+	if (o->worker < 0)
+		droce_control_wake(qp->dev->stack);
 }
 
 void
@@ -249,7 +317,7 @@ rc_qp_activate(struct droce_qp *qp)
 	if (qp->on_active)
 		return;
 	qp->on_active = true;
-	TAILQ_INSERT_TAIL(&qp->dev->active, qp, active_link);
+	TAILQ_INSERT_TAIL(&qp->owner->active, qp, active_link);
 }
 
 static void
@@ -258,7 +326,75 @@ qp_deactivate(struct droce_qp *qp)
 	if (!qp->on_active)
 		return;
 	qp->on_active = false;
-	TAILQ_REMOVE(&qp->dev->active, qp, active_link);
+	TAILQ_REMOVE(&qp->owner->active, qp, active_link);
+}
+
+/* ---- the next hop of worker-owned QPs (control lcore) ------------------------------ */
+
+void
+rc_neigh_add(struct droce_qp *qp)
+{
+	struct droce_rc_device *dev = qp->dev;
+
+	if (qp->owner->worker < 0)
+		return;
+	atomic_store(&qp->mac_known, false);
+	rte_spinlock_lock(&dev->neigh_lock);
+	if (!qp->on_neigh) {
+		qp->on_neigh = true;
+		TAILQ_INSERT_TAIL(&dev->neigh, qp, neigh_link);
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+	atomic_store(&dev->neigh_new, true);
+}
+
+void
+rc_neigh_remove(struct droce_qp *qp)
+{
+	struct droce_rc_device *dev = qp->dev;
+
+	if (qp->owner->worker < 0)
+		return;
+	rte_spinlock_lock(&dev->neigh_lock);
+	if (qp->on_neigh) {
+		qp->on_neigh = false;
+		TAILQ_REMOVE(&dev->neigh, qp, neigh_link);
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+}
+
+/* Look up the MACs of QPs that have none yet, every round while some
+ * have none, and every QP's once a second (a neighbour may change its).
+ */
+static unsigned int
+neigh_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_rc_device *dev = arg;
+	uint64_t now = rte_get_timer_cycles();
+	bool all_known = true;
+	struct droce_qp *qp;
+
+	if (!atomic_load(&dev->neigh_new) && now < dev->neigh_next_tsc)
+		return 0;
+	atomic_store(&dev->neigh_new, false);
+	dev->neigh_next_tsc = now + rte_get_timer_hz();
+	rte_spinlock_lock(&dev->neigh_lock);
+	TAILQ_FOREACH(qp, &dev->neigh, neigh_link) {
+		struct rte_ether_addr mac;
+		uint64_t v = 0;
+
+		if (droce_neigh_mac(ctx, dev->port, qp->peer_ip, &mac) != 0) {
+			all_known = false;
+			continue;
+		}
+		memcpy(&v, &mac, RTE_ETHER_ADDR_LEN);
+		atomic_store_explicit(&qp->peer_mac, v, memory_order_relaxed);
+		atomic_store_explicit(&qp->mac_known, true, memory_order_release);
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+	if (!all_known)
+		atomic_store(&dev->neigh_new, true);
+	return !all_known;
 }
 
 /* ---- the owner's round ------------------------------------------------------------ */
@@ -284,15 +420,17 @@ qp_transport(const struct droce_qp *qp)
  * mostly one QP's, and the lock is then taken once for the run.
  */
 static void
-packet_input(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_qp **locked)
+packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 {
+	struct droce_rc_device *dev = o->dev;
+	struct droce_rc_stats *stats = &o->stats;
 	const struct rte_ipv4_hdr *ip;
 	const struct rte_udp_hdr *udp;
 	struct droce_pkt pkt;
 	struct droce_qp *qp;
 	uint32_t l4_len;
 
-	dev->stats.rx_packets++;
+	stats->rx_packets++;
 	if (!rte_pktmbuf_is_contiguous(m) && rte_pktmbuf_linearize(m) != 0)
 		goto bad;
 	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
@@ -302,15 +440,15 @@ packet_input(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_qp **
 	    droce_roce_parse(udp + 1, l4_len - (uint32_t)sizeof(*udp), &pkt) != DROCE_PARSE_OK)
 		goto bad;
 	if (!droce_icrc_ok(ip, m->l3_len + l4_len)) {
-		dev->stats.bad_icrc++;
+		stats->bad_icrc++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if ((droce_bth_pkey(pkt.bth) & 0x7fff) != 0x7fff)
 		goto bad;
 	qp = rc_qp_of_num(dev, droce_bth_dqpn(pkt.bth));
-	if (qp == NULL) {
-		dev->stats.unknown_qp++;
+	if (qp == NULL || qp->owner != o) {
+		stats->unknown_qp++;
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -321,16 +459,16 @@ packet_input(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_qp **
 		*locked = qp;
 	}
 	if (!state_takes_packets(qp->attr.qp_state) || qp->dead) {
-		dev->stats.wrong_state++;
+		stats->wrong_state++;
 		rte_pktmbuf_free(m);
 	} else if ((pkt.opcode & DROCE_OP_TRANSPORT_MASK) != qp_transport(qp)) {
 		/* A CNP, or a UC/UD packet for an RC QP (and so on): not a
 		 * request or response of this QP's transport.
 		 */
-		dev->stats.bad_packet++;
+		stats->bad_packet++;
 		rte_pktmbuf_free(m);
 	} else if (ip->src_addr != qp->peer_ip) {
-		dev->stats.wrong_peer++;
+		stats->wrong_peer++;
 		rte_pktmbuf_free(m);
 	} else if (pkt.info->flags & DROCE_HDR_RESP) {
 		rc_completer_input(qp, &pkt);
@@ -342,7 +480,7 @@ packet_input(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_qp **
 	}
 	return;
 bad:
-	dev->stats.bad_packet++;
+	stats->bad_packet++;
 	rte_pktmbuf_free(m);
 }
 
@@ -352,6 +490,7 @@ qp_free(struct droce_qp *qp)
 	rte_timer_stop_sync(&qp->retransmit_timer);
 	rte_timer_stop_sync(&qp->rnr_timer);
 	qp_deactivate(qp);
+	atomic_fetch_sub(&qp->owner->nb_qps, 1);
 	rc_responder_free(qp);
 	rc_queue_free(&qp->sq);
 	rc_queue_free(&qp->rq);
@@ -361,9 +500,7 @@ qp_free(struct droce_qp *qp)
 void
 rc_qp_release(struct droce_qp *qp)
 {
-	struct droce_rc_device *dev = qp->dev;
-
-	if (rte_lcore_id() != dev->owner_lcore) {
+	if (rte_lcore_id() != qp->owner->lcore_id) {
 		rc_qp_ring_doorbell(qp); /* the owner frees it when it takes it */
 		return;
 	}
@@ -373,12 +510,12 @@ rc_qp_release(struct droce_qp *qp)
 }
 
 static void
-take_doorbells(struct droce_rc_device *dev)
+take_doorbells(struct rc_owner *o)
 {
 	struct droce_qp *qps[RC_RX_BURST];
 	unsigned int n;
 
-	while ((n = rte_ring_sc_dequeue_burst(dev->doorbell, (void **)qps, RC_RX_BURST,
+	while ((n = rte_ring_sc_dequeue_burst(o->doorbell, (void **)qps, RC_RX_BURST,
 					      NULL)) != 0)
 		for (unsigned int i = 0; i < n; i++) {
 			struct droce_qp *qp = qps[i];
@@ -412,11 +549,14 @@ qp_turn(struct droce_qp *qp)
 		return false;
 	}
 	/* Nothing goes out until ARP knows the peer: it would hold a few
-	 * packets of a burst and drop the rest.
+	 * packets of a burst and drop the rest. A worker owner waits for the
+	 * control lcore to hand it the MAC.
 	 */
 	if (state_takes_packets(qp->attr.qp_state) &&
-	    droce_neigh_ready(droce_control_ctx(qp->dev->stack), qp->dev->port,
-			      qp->peer_ip) == -EAGAIN) {
+	    (qp->owner->worker < 0
+	     ? droce_neigh_ready(droce_control_ctx(qp->dev->stack), qp->dev->port,
+				 qp->peer_ip) == -EAGAIN
+	     : !atomic_load_explicit(&qp->mac_known, memory_order_acquire))) {
 		rte_spinlock_unlock(&qp->lock);
 		return true;
 	}
@@ -442,43 +582,96 @@ qp_turn(struct droce_qp *qp)
 }
 
 static unsigned int
-owner_round(struct droce_lcore_ctx *ctx, void *arg)
+owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 {
-	struct droce_rc_device *dev = arg;
 	struct rte_mbuf *pkts[RC_RX_BURST];
 	unsigned int n, taken = 0;
 	struct droce_qp *qp, *next;
 
-	(void)ctx;
+	o->ctx = ctx;
+	o->lcore_id = rte_lcore_id();
 	while (taken < RC_RX_ROUND &&
-	       (n = rte_ring_sc_dequeue_burst(dev->rx_ring, (void **)pkts, RC_RX_BURST,
+	       (n = rte_ring_sc_dequeue_burst(o->rx_ring, (void **)pkts, RC_RX_BURST,
 					      NULL)) != 0) {
 		struct droce_qp *locked = NULL;
 
 		for (unsigned int i = 0; i < n; i++)
-			packet_input(dev, pkts[i], &locked);
+			packet_input(o, pkts[i], &locked);
 		if (locked != NULL)
 			rte_spinlock_unlock(&locked->lock);
 		taken += n;
 	}
-	take_doorbells(dev);
-	for (qp = TAILQ_FIRST(&dev->active); qp != NULL; qp = next) {
+	take_doorbells(o);
+	for (qp = TAILQ_FIRST(&o->active); qp != NULL; qp = next) {
 		next = TAILQ_NEXT(qp, active_link);
 		if (!qp_turn(qp))
 			qp_deactivate(qp);
 	}
-	return taken + !TAILQ_EMPTY(&dev->active) + !rte_ring_empty(dev->rx_ring);
+	return taken + !TAILQ_EMPTY(&o->active) + !rte_ring_empty(o->rx_ring);
+}
+
+/* The control lcore's hook: every QP (DROCE_RC_OWNERS_CONTROL). */
+static unsigned int
+control_owner_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_rc_device *dev = arg;
+
+	return owner_round(&dev->owner[0], ctx);
+}
+
+/* A worker's hook (DROCE_RC_OWNERS_WORKERS): its share of the QPs, and
+ * their timers (only the control lcore runs rte_timer_manage otherwise).
+ * A worker without QPs or packets for them pays two loads.
+ */
+static unsigned int
+worker_owner_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_rc_device *dev = arg;
+	int w = droce_lcore_worker_index(ctx);
+	struct rc_owner *o;
+
+	if (w < 0 || (uint32_t)w >= dev->nb_owners)
+		return 0;
+	o = &dev->owner[w];
+	if (atomic_load_explicit(&o->nb_qps, memory_order_relaxed) == 0 &&
+	    rte_ring_empty(o->rx_ring) && rte_ring_empty(o->doorbell))
+		return 0;
+	rte_timer_manage();
+	return owner_round(o, ctx);
 }
 
 /* ---- setup -------------------------------------------------------------------- */
 
+/* An owner's rings. */
+static int
+owner_init(struct droce_rc_device *dev, struct rc_owner *o, int worker)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	o->dev = dev;
+	o->worker = worker;
+	o->lcore_id = worker < 0 ? rte_get_main_lcore() : RC_LCORE_UNKNOWN;
+	TAILQ_INIT(&o->active);
+	atomic_init(&o->nb_qps, 0);
+	snprintf(name, sizeof(name), "rc_rx_%p_%d", (void *)dev, worker);
+	o->rx_ring = rte_ring_create(name, RC_RX_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "rc_db_%p_%d", (void *)dev, worker);
+	o->doorbell = rte_ring_create(name, RC_DOORBELL_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	return o->rx_ring != NULL && o->doorbell != NULL ? 0 : -ENOMEM;
+}
+
 int
 rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 {
-	char name[RTE_RING_NAMESIZE];
+	bool on_workers = dev->owners == DROCE_RC_OWNERS_WORKERS;
+	struct rte_ether_addr mac;
+	char name[RTE_MEMPOOL_NAMESIZE];
 	int ret;
 
-	dev->owner_lcore = rte_get_main_lcore();
+	droce_port_mac(dev->stack, dev->port, &mac);
+	memcpy(&dev->mac, &mac, RTE_ETHER_ADDR_LEN);
+	rte_spinlock_init(&dev->neigh_lock);
+	TAILQ_INIT(&dev->neigh);
 	/* Frames the transport builds come from a pool of its own, so that a
 	 * burst of sends cannot empty the port's pool that RX refills from.
 	 */
@@ -493,16 +686,19 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	TAILQ_INIT(&dev->active);
-	snprintf(name, sizeof(name), "rc_rx_%p", (void *)dev);
-	dev->rx_ring = rte_ring_create(name, RC_RX_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "rc_db_%p", (void *)dev);
-	dev->doorbell = rte_ring_create(name, RC_DOORBELL_RING_SIZE, SOCKET_ID_ANY,
-					RING_F_SC_DEQ);
-	if (dev->rx_ring == NULL || dev->doorbell == NULL) {
-		snprintf(err, errlen, "RC device: no rings: %s", rte_strerror(rte_errno));
+	dev->nb_owners = on_workers ? droce_stack_nb_workers(dev->stack) : 1;
+	dev->owner = rte_zmalloc("droce_rc_owners", sizeof(*dev->owner) * dev->nb_owners,
+				 RTE_CACHE_LINE_SIZE);
+	if (dev->owner == NULL) {
+		snprintf(err, errlen, "RC device: out of memory for %u owners", dev->nb_owners);
+		dev->nb_owners = 0;
 		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < dev->nb_owners; i++)
+		if (owner_init(dev, &dev->owner[i], on_workers ? (int)i : -1) != 0) {
+			snprintf(err, errlen, "RC device: no rings: %s", rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
 	ret = droce_roce_claim_qps(dev->stack, RC_FIRST_QPN, DROCE_QPN_MASK, rc_worker_input,
 				   dev);
 	if (ret != 0) {
@@ -511,11 +707,15 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 			 ret == -EEXIST ? " (one RC device per stack)" : "");
 		return ret;
 	}
-	ret = droce_control_hook_register(dev->stack, owner_round, dev);
+	ret = droce_control_hook_register(dev->stack,
+					  on_workers ? neigh_round : control_owner_round, dev);
+	if (ret == 0 && on_workers)
+		ret = droce_worker_hook_register(dev->stack, worker_owner_round, dev);
 	if (ret != 0) {
 		droce_roce_release_qps(dev->stack, rc_worker_input, dev);
-		snprintf(err, errlen, "RC device: cannot run on the control lcore: %s%s",
-			 strerror(-ret), ret == -EBUSY ? " (open it before the stack starts)" : "");
+		snprintf(err, errlen, "RC device: cannot run on the %s: %s%s",
+			 on_workers ? "workers" : "control lcore", strerror(-ret),
+			 ret == -EBUSY ? " (open it before the stack starts)" : "");
 		return ret;
 	}
 	return 0;
@@ -524,17 +724,22 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 void
 rc_wire_close(struct droce_rc_device *dev)
 {
-	struct rte_mbuf *m;
-	struct droce_qp *qp;
-
 	droce_roce_release_qps(dev->stack, rc_worker_input, dev);
-	while (dev->rx_ring != NULL && rte_ring_sc_dequeue(dev->rx_ring, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-	while (dev->doorbell != NULL && rte_ring_sc_dequeue(dev->doorbell, (void **)&qp) == 0)
-		if (qp->dead)
-			qp_free(qp);
-	rte_ring_free(dev->rx_ring);
-	rte_ring_free(dev->doorbell);
+	for (uint32_t i = 0; dev->owner != NULL && i < dev->nb_owners; i++) {
+		struct rc_owner *o = &dev->owner[i];
+		struct rte_mbuf *m;
+		struct droce_qp *qp;
+
+		while (o->rx_ring != NULL && rte_ring_sc_dequeue(o->rx_ring, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		while (o->doorbell != NULL && rte_ring_sc_dequeue(o->doorbell, (void **)&qp) == 0)
+			if (qp->dead)
+				qp_free(qp);
+		rte_ring_free(o->rx_ring);
+		rte_ring_free(o->doorbell);
+	}
+	rte_free(dev->owner);
+	dev->owner = NULL;
 	/* A frame may still sit in a TX queue or, over a ring or memif port,
 	 * at the peer: then the pool stays, for the EAL to take at its end.
 	 */

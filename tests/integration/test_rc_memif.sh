@@ -53,7 +53,8 @@ trap finish EXIT
 cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
 read -r CPU_A CPU_B <<<"$cpus"
 
-# stress_run NAME MESSAGES [wire_faults options...]
+# stress_run NAME MESSAGES [wire_faults options...]; OWNERS: who runs the QPs
+OWNERS=control
 stress_run() {
 	local name=$1 n=$2 rc=0
 	shift 2
@@ -72,14 +73,14 @@ stress_run() {
 	timeout 900 "$DROCE_RC" --no-pci --no-huge -m 512 --file-prefix "$S_PREFIX" \
 		--lcores "0@$CPU_B,1@$CPU_B" --log-level lib.eal:error \
 		"--vdev=net_memif0,role=client,socket=$WORK/server.sock" -- \
-		stress --server --workers-inline -p "$TCP_PORT" --timeout 120 \
+		stress --server --workers-inline --owners "$OWNERS" -p "$TCP_PORT" --timeout 120 \
 		port.0.device=net_memif0 port.0.address=198.18.0.1/24 port.0.queues=2 \
 		>"$WORK/$name-server.log" 2>&1 &
 	SERVER_PID=$!
 	timeout 900 "$DROCE_RC" --no-pci --no-huge -m 512 --file-prefix "$C_PREFIX" \
 		--lcores "0@$CPU_A,1@$CPU_A" --log-level lib.eal:error \
 		"--vdev=net_memif0,role=client,socket=$WORK/client.sock" -- \
-		stress --connect 127.0.0.1 --workers-inline -p "$TCP_PORT" -n "$n" --seed "$TAG" \
+		stress --connect 127.0.0.1 --workers-inline --owners "$OWNERS" -p "$TCP_PORT" -n "$n" --seed "$TAG" \
 		--timeout 120 port.0.device=net_memif0 port.0.address=198.18.0.2/24 \
 		port.0.queues=2 >"$WORK/$name-client.log" 2>&1 || rc=$?
 	wait "$SERVER_PID" || rc=$((rc == 0 ? 100 : rc))
@@ -94,6 +95,13 @@ stress_run() {
 	for side in client server; do
 		grep -q "stress: $n messages .*byte-exact, every completion once and in order" \
 			"$WORK/$name-$side.log" || fail "$name: the $side did not check all $n messages"
+		if [ "$OWNERS" = workers ]; then
+			grep -q "QP 0x[0-9a-f]* (run by worker 0)" "$WORK/$name-$side.log" ||
+				fail "$name: the $side's QP is not run by its worker"
+		else
+			grep -q "QP 0x[0-9a-f]* (run by the control lcore)" "$WORK/$name-$side.log" ||
+				fail "$name: the $side's QP is not run by the control lcore"
+		fi
 	done
 }
 
@@ -119,6 +127,12 @@ dups=$(counter "$WORK/faults-server.log" duplicates)
 [ "${naks:-0}" -gt 0 ] || fail "faults: the server sent no sequence NAK"
 [ "${dups:-0}" -gt 0 ] || fail "faults: the server saw no duplicate"
 echo "faults repaired: $retrans retransmits, $naks sequence NAKs, $dups duplicates re-ACKed, none executed twice"
+
+echo "== the QPs on workers: $((CLEAN_N / 5)) messages clean, $((FAULT_N / 5)) with the same faults"
+OWNERS=workers
+stress_run workers-clean "$((CLEAN_N / 5))"
+stress_run workers-faults "$((FAULT_N / 5))" --drop 0.04 --duplicate 0.03 --reorder 0.03
+OWNERS=control
 
 echo "== a client asking for more than the server holds is refused, with a reason"
 rm -f "$WORK"/*.sock

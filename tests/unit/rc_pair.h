@@ -8,7 +8,8 @@
 /*
  * Two droce stacks in one test process, each with an RC device on a ring
  * port; the test moves the frames between the rings (the wire) and steps
- * both stacks itself. For the cmocka tests of lib/rc.
+ * both stacks itself. Each stack has a worker for every EAL lcore but the
+ * first, and a TX ring for each lcore. For the cmocka tests of lib/rc.
  */
 
 #include <arpa/inet.h>
@@ -21,11 +22,15 @@
 #include "droce_net.h"
 #include "droce_rc.h"
 
+#define RC_PAIR_MAX_LCORES 4
+
 /* One side: its stack, port rings and device, and what its tests use. */
 struct side {
 	const char *name, *address;
+	enum droce_rc_owners owners;    /* who runs the device's QPs */
 	struct droce_stack *stack;
-	struct rte_ring *rx, *tx[2];    /* the port's; tx[0] the control lcore's */
+	struct rte_ring *rx, *tx[RC_PAIR_MAX_LCORES]; /* the port's; tx[0] the control lcore's */
+	unsigned int nb_tx;
 	struct droce_rc_device *dev;
 	struct droce_pd *pd;
 	struct droce_cq *scq, *rcq;
@@ -39,21 +44,25 @@ struct side {
 static inline void
 rc_pair_side_up(struct side *s)
 {
-	char device[64], address[64];
-	char *overrides[] = { device, address, "stats.period=0" };
+	char device[64], address[64], workers[64];
+	char *overrides[] = { device, address, workers, "stats.period=0" };
+	const struct droce_rc_conf rc_conf = { .owners = s->owners };
 	static struct droce_conf conf;
 	struct droce_lcore_layout layout;
 	char err[DROCE_ERR_LEN], name[32];
 
+	s->nb_tx = rte_lcore_count();
+	assert_true(s->nb_tx >= 2 && s->nb_tx <= RC_PAIR_MAX_LCORES);
 	snprintf(name, sizeof(name), "%s_rx", s->name);
 	s->rx = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
-	for (int q = 0; q < 2; q++) {
-		snprintf(name, sizeof(name), "%s_tx%d", s->name, q);
+	for (unsigned int q = 0; q < s->nb_tx; q++) {
+		snprintf(name, sizeof(name), "%s_tx%u", s->name, q);
 		s->tx[q] = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
 	}
-	assert_true(rte_eth_from_rings(s->name, &s->rx, 1, s->tx, 2, SOCKET_ID_ANY) >= 0);
+	assert_true(rte_eth_from_rings(s->name, &s->rx, 1, s->tx, s->nb_tx, SOCKET_ID_ANY) >= 0);
 	snprintf(device, sizeof(device), "port.0.device=net_ring_%s", s->name);
 	snprintf(address, sizeof(address), "port.0.address=%s/24", s->address);
+	snprintf(workers, sizeof(workers), "worker.thread.groups=%u", s->nb_tx - 1);
 	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	if (droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
@@ -61,7 +70,7 @@ rc_pair_side_up(struct side *s)
 	s->stack = droce_stack_create(&conf, &layout, err, sizeof(err));
 	if (s->stack == NULL)
 		fail_msg("%s", err);
-	s->dev = droce_rc_open(s->stack, 0, err, sizeof(err));
+	s->dev = droce_rc_open_conf(s->stack, 0, &rc_conf, err, sizeof(err));
 	if (s->dev == NULL)
 		fail_msg("%s", err);
 	assert_int_equal(droce_stack_start(s->stack, false), 0);
@@ -87,7 +96,8 @@ rc_pair_poll(struct side *s)
 	int i = 0;
 
 	do {
-		droce_worker_poll(s->stack, 0);
+		for (unsigned int w = 0; w + 1 < s->nb_tx; w++)
+			droce_worker_poll(s->stack, w);
 		droce_control_poll(s->stack);
 	} while (++i < 256 && rte_ring_count(s->rx) != 0);
 }

@@ -230,6 +230,42 @@ test_device_and_gids(void **state)
 	assert_non_null(strstr(err, "no port 3"));
 }
 
+/* Who runs the QPs: a value that is none, and workers that do not
+ * busy-poll, are refused with what is allowed.
+ */
+static void
+test_open_owners(void **state)
+{
+	char *const overrides[] = {
+		"port.0.device=net_ring_rc1", "port.0.address=198.18.0.9/24",
+		"stats.period=0", "worker.poll.enable=no",
+	};
+	struct droce_rc_conf rc_conf = { .owners = (enum droce_rc_owners)7 };
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	struct rte_ring *rx_ring, *tx_ring[2];
+	struct droce_stack *sleepy;
+	char err[DROCE_ERR_LEN];
+
+	(void)state;
+	assert_null(droce_rc_open_conf(stack, 0, &rc_conf, err, sizeof(err)));
+	assert_non_null(strstr(err, "owners 7; allowed: DROCE_RC_OWNERS_CONTROL, DROCE_RC_OWNERS_WORKERS"));
+	rx_ring = rte_ring_create("rc1_rx", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	tx_ring[0] = rte_ring_create("rc1_tx0", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	tx_ring[1] = rte_ring_create("rc1_tx1", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	assert_true(rte_eth_from_rings("rc1", &rx_ring, 1, tx_ring, 2, SOCKET_ID_ANY) >= 0);
+	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err, sizeof(err)) != 0 ||
+	    droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	sleepy = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (sleepy == NULL)
+		fail_msg("%s", err);
+	rc_conf.owners = DROCE_RC_OWNERS_WORKERS;
+	assert_null(droce_rc_open_conf(sleepy, 0, &rc_conf, err, sizeof(err)));
+	assert_non_null(strstr(err, "need busy-polling workers (worker.poll.enable=yes)"));
+	droce_stack_destroy(sleepy);
+}
+
 static void
 test_close_busy(void **state)
 {
@@ -815,6 +851,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_and_gids),
+		cmocka_unit_test(test_open_owners),
 		cmocka_unit_test(test_close_busy),
 		cmocka_unit_test(test_mr_registration_errors),
 		cmocka_unit_test(test_mr_keys_bounds_and_access),

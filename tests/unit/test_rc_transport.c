@@ -53,6 +53,8 @@ struct faults {
 };
 
 static struct faults wire;
+/* RoCE frames each lcore's TX queue sent, since the group's setup. */
+static uint64_t roce_sent_on[RC_PAIR_MAX_LCORES];
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint32_t
@@ -82,11 +84,12 @@ wire_move(struct side *from, struct side *to)
 {
 	static struct rte_mbuf *held;
 
-	for (int q = 0; q < 2; q++) {
+	for (unsigned int q = 0; q < from->nb_tx; q++) {
 		struct rte_mbuf *m;
 
 		while (rte_ring_dequeue(from->tx[q], (void **)&m) == 0) {
 			if (is_roce(m)) {
+				roce_sent_on[q]++;
 				if (wire.drop_all || rng() % 100 < wire.drop_pct) {
 					wire.dropped++;
 					rte_pktmbuf_free(m);
@@ -824,10 +827,78 @@ test_qpn_claims(void **state)
 	assert_false(droce_roce_qp_claimed_by(A.stack, 0x20005, claim_handler, NULL));
 }
 
+/* QPs on the workers: a QP's slot says which (two workers here), and
+ * packets the first worker receives for the second's QPs go to it by its
+ * ring; each sends on its own TX queue to the MAC the control lcore found.
+ */
+static void
+test_qps_spread_over_workers(void **state)
+{
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC, .send_cq = A.scq, .recv_cq = A.rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_qp *qp[4];
+	int seen[2] = { 0, 0 };
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		qp[i] = droce_create_qp(A.pd, &ia);
+		assert_non_null(qp[i]);
+		assert_in_range(droce_qp_owner(qp[i]), 0, 1);
+		seen[droce_qp_owner(qp[i])]++;
+		/* The owner follows the slot, the QPN's low 16 bits. */
+		assert_int_equal(droce_qp_owner(qp[i]), (int)((droce_qp_num(qp[i]) & 0xffff) % 2));
+	}
+	assert_int_equal(seen[0], 2);
+	assert_int_equal(seen[1], 2);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(droce_destroy_qp(qp[i]), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
+/* Who sent the group's RoCE frames: the control lcore (queue 0), or the
+ * workers, both of them.
+ */
+static void
+test_senders(void **state)
+{
+	(void)state;
+	print_message("RoCE frames sent by the control lcore %lu, worker 0 %lu, worker 1 %lu\n",
+		      (unsigned long)roce_sent_on[0], (unsigned long)roce_sent_on[1],
+		      (unsigned long)roce_sent_on[2]);
+	if (A.owners == DROCE_RC_OWNERS_WORKERS) {
+		assert_int_equal(roce_sent_on[0], 0);
+		assert_true(roce_sent_on[1] > 0 && roce_sent_on[2] > 0);
+	} else {
+		assert_true(roce_sent_on[0] > 0);
+		assert_int_equal(roce_sent_on[1] + roce_sent_on[2], 0);
+	}
+}
+
+/* The control lcore runs every QP: sides A and B. */
 static int
 setup(void **state)
 {
 	(void)state;
+	memset(roce_sent_on, 0, sizeof(roce_sent_on));
+	side_up(&A);
+	side_up(&B);
+	return 0;
+}
+
+/* The workers run the QPs: sides of their own (their ports' names). */
+static int
+setup_workers(void **state)
+{
+	(void)state;
+	A = (struct side){ .name = "rcAw", .address = "198.18.0.1",
+			   .owners = DROCE_RC_OWNERS_WORKERS };
+	B = (struct side){ .name = "rcBw", .address = "198.18.0.2",
+			   .owners = DROCE_RC_OWNERS_WORKERS };
+	memset(roce_sent_on, 0, sizeof(roce_sent_on));
 	side_up(&A);
 	side_up(&B);
 	return 0;
@@ -863,13 +934,33 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_random_reordered),
 		cmocka_unit_test(test_random_faults),
 		cmocka_unit_test(test_random_large),
+		cmocka_unit_test(test_senders),
+	};
+	/* The same on QPs that the two workers run, and where they go. */
+	const struct CMUnitTest on_workers[] = {
+		cmocka_unit_test(test_qps_spread_over_workers),
+		cmocka_unit_test(test_send_sizes),
+		cmocka_unit_test(test_write_read_atomic),
+		cmocka_unit_test(test_other_transport_dropped),
+		cmocka_unit_test(test_rnr_then_success),
+		cmocka_unit_test(test_rnr_retry_exceeded),
+		cmocka_unit_test(test_write_to_read_only),
+		cmocka_unit_test(test_retry_exceeded),
+		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_random_clean),
+		cmocka_unit_test(test_random_faults),
+		cmocka_unit_test(test_random_large),
+		cmocka_unit_test(test_senders),
 	};
 	int ret;
 
 	(void)argc;
-	if (droce_test_eal_init_stepped(argv[0], "rct", "512") != 0)
+	/* Two workers per stack: the second receives nothing itself. */
+	if (droce_test_eal_init_lcores(argv[0], "rct", "1024", 3) != 0)
 		return 1;
-	ret = cmocka_run_group_tests(tests, setup, teardown);
+	ret = cmocka_run_group_tests_name("QPs on the control lcore", tests, setup, teardown);
+	ret |= cmocka_run_group_tests_name("QPs on the workers", on_workers, setup_workers,
+					   teardown);
 	droce_test_eal_cleanup();
 	return ret;
 }

@@ -290,10 +290,12 @@ int droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, 
 void droce_control_wake(struct droce_stack *s);
 
 /**
- * Wait until every running worker has finished the poll round it was in,
- * so that what it might still have been reading when the caller unlinked
- * it can be freed. Returns at once when no worker runs. On a worker lcore
- * (from its own hook or handler), that worker's round is the caller's and
+ * Wait until every running worker, and the control lcore when it runs
+ * droce_stack_run(), has finished the poll round it was in, so that what
+ * it might still have been reading when the caller unlinked it can be
+ * freed. Returns at once when none runs (an application that steps the
+ * stack itself calls this between its rounds). On an lcore of the stack
+ * (from its own hook or handler), that lcore's round is the caller's and
  * is not waited for.
  */
 void droce_stack_quiesce(struct droce_stack *s);

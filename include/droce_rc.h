@@ -221,7 +221,9 @@ struct droce_mr *droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_bu
 				  size_t offset, size_t length, int access);
 
 /**
- * Deregister a memory region.
+ * Deregister a memory region. Returns once no lcore of the stack can be
+ * reading or writing the region (it waits for their rounds in progress,
+ * droce_stack_quiesce()): its memory may be freed then.
  *
  * @return
  *   0. Work requests still naming it complete with a protection error.

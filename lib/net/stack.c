@@ -406,14 +406,18 @@ droce_control_wake(struct droce_stack *s)
 void
 droce_stack_quiesce(struct droce_stack *s)
 {
-	uint64_t seen[RTE_MAX_LCORE];
+	uint64_t seen[RTE_MAX_LCORE + 1];
 
 	/* The caller's unlinking stores before the loads below. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
 		seen[i] = __atomic_load_n(&s->worker[i]->rounds, __ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
-		struct droce_lcore_ctx *w = s->worker[i];
+	seen[s->layout.nb_workers] = __atomic_load_n(&s->control->rounds, __ATOMIC_ACQUIRE);
+	/* A control lcore asleep waits for an event or its next timer. */
+	if (__atomic_load_n(&s->control->in_loop, __ATOMIC_ACQUIRE))
+		net_wake_control(s);
+	for (uint32_t i = 0; i <= s->layout.nb_workers; i++) {
+		struct droce_lcore_ctx *w = i < s->layout.nb_workers ? s->worker[i] : s->control;
 
 		/* Called on a worker (a stream closed from its own hook or
 		 * handler): its round is this call, over when it returns.
@@ -557,6 +561,7 @@ droce_control_poll(struct droce_stack *s)
 	rte_timer_manage();
 	total += run_control_hooks(s);
 	net_tx_flush(ctx);
+	round_done(ctx);
 	return total;
 }
 
@@ -623,10 +628,12 @@ droce_stack_run(struct droce_stack *s)
 			event_mode = false;
 		}
 	}
+	__atomic_store_n(&s->control->in_loop, true, __ATOMIC_RELEASE);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		if (droce_control_poll(s) == 0 && event_mode)
 			control_sleep(s);
 	}
+	__atomic_store_n(&s->control->in_loop, false, __ATOMIC_RELEASE);
 	if (event_mode)
 		rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_DEL, s->doorbell_fd,
 			      &s->doorbell_ev);

@@ -18,6 +18,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include <rte_cycles.h>
 
@@ -436,6 +437,40 @@ retransmit_timer_expired(struct rte_timer *t, void *arg)
 	rte_spinlock_unlock(&qp->lock);
 }
 
+/* The local ACK timeout in timer ticks: 4.096 us * 2^timeout. */
+static uint64_t
+ack_timeout_ticks(const struct droce_qp *qp)
+{
+	return (uint64_t)((double)rte_get_timer_hz() * 4.096e-6 *
+			  (double)(1ull << qp->attr.timeout)) + 1;
+}
+
+void
+rc_completer_path_wait(struct droce_qp *qp)
+{
+	uint32_t consumer = atomic_load_explicit(&qp->sq.consumer, memory_order_relaxed);
+	uint64_t now = rte_get_timer_cycles();
+	char ip[INET_ADDRSTRLEN];
+
+	/* Nothing has been sent: the oldest WQE posted is the one to fail. */
+	if (consumer == atomic_load_explicit(&qp->sq.producer, memory_order_acquire) ||
+	    qp->attr.timeout == 0 ||
+	    qp->comp.retry_left == RETRY_FOREVER) {
+		qp->comp.path_wait_since = 0;
+		return;
+	}
+	if (qp->comp.path_wait_since == 0) {
+		qp->comp.path_wait_since = now;
+		return;
+	}
+	if (now - qp->comp.path_wait_since < ack_timeout_ticks(qp) * (qp->comp.retry_left + 1u))
+		return;
+	inet_ntop(AF_INET, &qp->peer_ip, ip, sizeof(ip));
+	RC_LOG(NOTICE, "QP 0x%x: %s (or its gateway) does not answer ARP: nothing could be sent for the local ACK timeout times retry_cnt + 1",
+	       qp->qpn, ip);
+	comp_error(qp, rc_queue_slot(&qp->sq, consumer), DROCE_WC_RETRY_EXC_ERR);
+}
+
 /* Run the timer while PSNs are in flight. */
 void
 rc_completer_arm(struct droce_qp *qp)
@@ -450,9 +485,8 @@ rc_completer_arm(struct droce_qp *qp)
 		qp->comp.timer_armed = false;
 		return;
 	}
-	/* 4.096 us * 2^timeout from now, as rxe restarts it on each send. */
-	ticks = (uint64_t)((double)rte_get_timer_hz() * 4.096e-6 *
-			   (double)(1ull << qp->attr.timeout)) + 1;
+	/* From now, as rxe restarts it on each send. */
+	ticks = ack_timeout_ticks(qp);
 	rte_timer_reset(&qp->retransmit_timer, ticks, SINGLE, qp->owner->lcore_id,
 			retransmit_timer_expired, qp);
 	qp->comp.timer_armed = true;
@@ -467,6 +501,7 @@ rc_completer_init(struct droce_qp *qp)
 	qp->comp.rnr_waiting = false;
 	qp->comp.timer_armed = false;
 	qp->comp.went_back = false;
+	qp->comp.path_wait_since = 0;
 	qp->req.psn = qp->attr.sq_psn;
 	qp->req.head = atomic_load_explicit(&qp->sq.consumer, memory_order_relaxed);
 	qp->req.rd_atomic = 0;

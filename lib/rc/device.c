@@ -211,7 +211,7 @@ rc_mr_of_key(const struct droce_rc_device *dev, uint32_t key)
 
 	if (slot >= RC_MAX_MR)
 		return NULL;
-	mr = dev->mr[slot];
+	mr = __atomic_load_n(&dev->mr[slot], __ATOMIC_ACQUIRE);
 	return mr != NULL && mr->lkey == key ? mr : NULL;
 }
 
@@ -325,7 +325,11 @@ droce_dereg_mr(struct droce_mr *mr)
 {
 	struct droce_rc_device *dev = mr->dev;
 
-	dev->mr[mr->lkey >> RC_MR_GEN_BITS] = NULL;
+	__atomic_store_n(&dev->mr[mr->lkey >> RC_MR_GEN_BITS], NULL, __ATOMIC_RELEASE);
+	/* An owner may have found the region just before and be copying into
+	 * it: once its round is over, no one touches the region or this.
+	 */
+	droce_stack_quiesce(dev->stack);
 	dev->nb_mr--;
 	mr->pd->users--;
 	rte_free(mr);

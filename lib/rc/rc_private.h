@@ -175,6 +175,7 @@ struct rc_completer {
 	bool rnr_waiting;               /* the RNR timer runs */
 	bool went_back;                 /* resent for a loss, no progress since */
 	bool timer_armed;
+	uint64_t path_wait_since;       /* tsc: waiting for ARP with work, or 0 */
 };
 
 /* A READ or atomic the responder accepted: kept to answer a duplicate. */
@@ -317,6 +318,11 @@ void rc_requester_rewind(struct droce_qp *qp);
 /* completer.c */
 void rc_completer_input(struct droce_qp *qp, const struct droce_pkt *pkt);
 void rc_completer_arm(struct droce_qp *qp);
+/* ARP does not know the peer yet and work waits: after the local ACK
+ * timeout times retry_cnt + 1 (never for retry_cnt 7), the oldest WQE
+ * fails with RETRY_EXC_ERR as if its packets had been lost.
+ */
+void rc_completer_path_wait(struct droce_qp *qp);
 void rc_completer_init(struct droce_qp *qp);
 
 /* responder.c */

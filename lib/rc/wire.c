@@ -557,9 +557,14 @@ qp_turn(struct droce_qp *qp)
 	     ? droce_neigh_ready(droce_control_ctx(qp->dev->stack), qp->dev->port,
 				 qp->peer_ip) == -EAGAIN
 	     : !atomic_load_explicit(&qp->mac_known, memory_order_acquire))) {
+		/* Work that cannot go fails in time, as lost packets would. */
+		if (qp->attr.qp_state == DROCE_QPS_RTS)
+			rc_completer_path_wait(qp);
+		more = qp->attr.qp_state != DROCE_QPS_ERR;
 		rte_spinlock_unlock(&qp->lock);
-		return true;
+		return more;
 	}
+	qp->comp.path_wait_since = 0;
 	if (state_takes_packets(qp->attr.qp_state)) {
 		budget -= rc_responder_run(qp, budget);
 		rc_responder_flush_ack(qp);

@@ -609,6 +609,59 @@ test_psn_wrap(void **state)
 	qps_down();
 }
 
+/* A peer whose address no one answers ARP for: the SEND cannot go, and
+ * fails with RETRY_EXC_ERR after the local ACK timeout times retry_cnt + 1
+ * (2^10 * 4.096 us * 3, 12.6 ms), as if its packets had been lost; the
+ * next is flushed.
+ */
+static void
+test_peer_never_answers_arp(void **state)
+{
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC, .send_cq = A.scq, .recv_cq = A.rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1 };
+	struct droce_sge sge = { .addr = (uintptr_t)A.buf, .length = 100, .lkey = A.mr->lkey };
+	struct droce_wc wc[2];
+	uint64_t t0;
+
+	(void)state;
+	A.qp = droce_create_qp(A.pd, &ia);
+	assert_non_null(A.qp);
+	assert_int_equal(droce_modify_qp(A.qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), 0);
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024, .dest_qp_num = 0x10001,
+		.rq_psn = 1, .max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = { .hop_limit = 64 },
+	};
+	droce_gid_from_ipv4(inet_addr("198.18.0.77"), a.ah_attr.dgid);
+	assert_int_equal(droce_modify_qp(A.qp, &a, DROCE_QP_STATE | DROCE_QP_AV |
+					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
+					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
+					 DROCE_QP_MIN_RNR_TIMER), 0);
+	a = (struct droce_qp_attr){
+		.qp_state = DROCE_QPS_RTS, .sq_psn = 1, .timeout = 10, .retry_cnt = 2,
+		.rnr_retry = 2, .max_rd_atomic = 1,
+	};
+	assert_int_equal(droce_modify_qp(A.qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
+					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
+					 DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	t0 = rte_get_timer_cycles();
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 1, DROCE_WC_RETRY_EXC_ERR, DROCE_WC_SEND);
+	assert_int_equal(wc[1].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_true(rte_get_timer_cycles() - t0 >= rte_get_timer_hz() * 12 / 1000);
+	assert_int_equal(droce_qp_state(A.qp), DROCE_QPS_ERR);
+	assert_int_equal(droce_destroy_qp(A.qp), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
 /* Where the two QPs stand, when a run did not finish. */
 static void
 print_stuck(unsigned int done, const struct droce_rc_stats *st, const struct droce_rc_stats *bst)
@@ -928,6 +981,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),
 		cmocka_unit_test(test_random_drops),
 		cmocka_unit_test(test_random_duplicates),
@@ -947,6 +1001,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_write_to_read_only),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),
 		cmocka_unit_test(test_random_faults),
 		cmocka_unit_test(test_random_large),

@@ -236,6 +236,9 @@ int droce_neigh_mac(struct droce_lcore_ctx *ctx, uint16_t port, rte_be32_t dst,
 /** Whether the stack's workers busy-poll (worker.poll.enable). */
 bool droce_stack_busy_poll(const struct droce_stack *s);
 
+/** Whether the stack is started (between droce_stack_start and _stop). */
+bool droce_stack_started(const struct droce_stack *s);
+
 /**
  * Send a complete IPv4 frame from the control lcore: droce writes the
  * Ethernet source, chooses the next hop for @p dst (on-link or the port's
@@ -269,6 +272,15 @@ int droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
 			       void *arg);
 
 /**
+ * Remove a worker hook registered with @p fn and @p arg, while the stack
+ * is not started (none runs then).
+ *
+ * @return
+ *   0 (also when there is none), -EBUSY while started.
+ */
+int droce_worker_hook_unregister(struct droce_stack *s, droce_worker_hook_t fn, void *arg);
+
+/**
  * Control poll hook: runs on the control lcore every round, after the
  * packets from the workers and the timers. Returns how much work is still
  * pending; the control lcore does not sleep (event mode) while it is not 0.
@@ -282,6 +294,9 @@ typedef unsigned int (*droce_control_hook_t)(struct droce_lcore_ctx *ctx, void *
  *   0, -ENOSPC (too many hooks), -EBUSY once started.
  */
 int droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void *arg);
+
+/** As droce_worker_hook_unregister(), for a control hook. */
+int droce_control_hook_unregister(struct droce_stack *s, droce_control_hook_t fn, void *arg);
 
 /**
  * Wake the control lcore if it sleeps in event mode, so that its hooks run

@@ -397,6 +397,41 @@ droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void
 	return 0;
 }
 
+/* Remove the first entry of @p hooks that calls @p fn with @p arg. */
+#define HOOK_UNREGISTER(hooks, nb, fn_, arg_) do { \
+	for (unsigned int i_ = 0; i_ < (nb); i_++) \
+		if ((hooks)[i_].fn == (fn_) && (hooks)[i_].arg == (arg_)) { \
+			memmove(&(hooks)[i_], &(hooks)[i_ + 1], \
+				sizeof((hooks)[0]) * ((nb) - i_ - 1)); \
+			(nb)--; \
+			break; \
+		} \
+} while (0)
+
+int
+droce_worker_hook_unregister(struct droce_stack *s, droce_worker_hook_t fn, void *arg)
+{
+	if (s->started)
+		return -EBUSY;
+	HOOK_UNREGISTER(s->hook, s->nb_hooks, fn, arg);
+	return 0;
+}
+
+int
+droce_control_hook_unregister(struct droce_stack *s, droce_control_hook_t fn, void *arg)
+{
+	if (s->started)
+		return -EBUSY;
+	HOOK_UNREGISTER(s->control_hook, s->nb_control_hooks, fn, arg);
+	return 0;
+}
+
+bool
+droce_stack_started(const struct droce_stack *s)
+{
+	return s->started;
+}
+
 void
 droce_control_wake(struct droce_stack *s)
 {

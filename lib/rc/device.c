@@ -99,6 +99,8 @@ droce_rc_close(struct droce_rc_device *dev)
 {
 	if (dev == NULL)
 		return 0;
+	if (droce_stack_started(dev->stack))
+		return RC_REFUSE(EBUSY, "close: the stack still runs; stop it first (droce_stack_stop): its lcores run the device");
 	if (dev->nb_qp != 0 || dev->nb_cq != 0 || dev->nb_mr != 0 || dev->nb_pd != 0)
 		return RC_REFUSE(EBUSY, "close: the device still has %u QPs, %u CQs, %u MRs, %u PDs",
 				 dev->nb_qp, dev->nb_cq, dev->nb_mr, dev->nb_pd);

@@ -324,8 +324,11 @@ droce_destroy_qp(struct droce_qp *qp)
 {
 	struct droce_rc_device *dev = qp->dev;
 
-	rte_spinlock_lock(&qp->lock);
+	/* Off the control lcore's list first, its lock not under the QP's:
+	 * the owner may wait for the QP's while the control lcore looks up.
+	 */
 	rc_neigh_remove(qp);
+	rte_spinlock_lock(&qp->lock);
 	dev->qp[qp->qpn & ((1u << RC_QPN_SLOT_BITS) - 1)] = NULL;
 	dev->nb_qp--;
 	qp->pd->users--;
@@ -505,7 +508,6 @@ path_take(struct droce_qp *qp)
 	qp->peer_ip = droce_gid_to_ipv4(ah->dgid, &ip) == 0 ? ip : 0;
 	qp->udp_sport = ah->udp_sport != 0 ? ah->udp_sport : droce_roce_udp_sport(qp->qpn);
 	rc_responder_init(qp);
-	rc_neigh_add(qp);
 }
 
 /* A QP back in RESET: as created, its queues empty. */
@@ -518,7 +520,6 @@ qp_reset(struct droce_qp *qp)
 	rte_timer_stop(&qp->rnr_timer);
 	qp->comp.rnr_waiting = false;
 	qp->comp.timer_armed = false;
-	rc_neigh_remove(qp);
 
 	atomic_store(&qp->sq.producer, 0);
 	atomic_store(&qp->sq.consumer, 0);
@@ -579,6 +580,13 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 		}
 	}
 	rte_spinlock_unlock(&qp->lock);
+	/* A worker owner's next hop, looked up by the control lcore (its
+	 * list's lock is not taken under the QP's).
+	 */
+	if (to == DROCE_QPS_RTR && from != DROCE_QPS_RTR)
+		rc_neigh_add(qp);
+	else if (to == DROCE_QPS_RESET)
+		rc_neigh_remove(qp);
 	/* The owner looks: work posted before RTS may go now. */
 	if (to == DROCE_QPS_RTS)
 		rc_qp_ring_doorbell(qp);

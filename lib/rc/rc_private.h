@@ -280,8 +280,8 @@ void rc_wire_close(struct droce_rc_device *dev);
 void rc_qp_release(struct droce_qp *qp);
 /* The owner of a new QP in @p slot. */
 struct rc_owner *rc_owner_of_slot(struct droce_rc_device *dev, uint32_t slot);
-/* A worker-owned QP has a new path (RTR): its MAC is looked up. Under
- * the QP's lock.
+/* A worker-owned QP has a new path (RTR): its MAC is looked up. Not
+ * under the QP's lock.
  */
 void rc_neigh_add(struct droce_qp *qp);
 /* ... and no path any more (RESET, destroyed). */

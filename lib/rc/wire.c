@@ -209,13 +209,8 @@ rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_
 	spec->udp_src_port = qp->udp_sport;
 	spec->src_qp = qp->qpn;
 	spec->dest_qp = qp->attr.dest_qp_num;
-	if (qp->owner->worker >= 0) {
-		/* It goes out as built: droce_tx(), no ARP on the way. */
-		uint64_t mac = atomic_load_explicit(&qp->peer_mac, memory_order_relaxed);
-
+	if (qp->owner->worker >= 0) /* it goes out as built: droce_tx() */
 		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
-		memcpy(&spec->dst_mac, &mac, RTE_ETHER_ADDR_LEN);
-	}
 	if (spec->payload_len != 0 && spec->payload == NULL && nb_sge != 0) {
 		spec->payload = sge_contiguous(qp, sge, nb_sge, skip, spec->payload_len);
 		gather = spec->payload == NULL;
@@ -251,6 +246,11 @@ rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
 		/* An answer to a peer not looked up yet: it asks again. */
 		droce_drop(o->ctx, dev->port, m, DROCE_DROP_ARP_UNRESOLVED);
 	} else {
+		/* The MAC read after the flag that says it is there. */
+		uint64_t mac = atomic_load_explicit(&qp->peer_mac, memory_order_relaxed);
+
+		memcpy(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr, &mac,
+		       RTE_ETHER_ADDR_LEN);
 		droce_tx(o->ctx, dev->port, m);
 	}
 }
@@ -339,6 +339,7 @@ rc_neigh_add(struct droce_qp *qp)
 	if (qp->owner->worker < 0)
 		return;
 	atomic_store(&qp->mac_known, false);
+	atomic_store(&qp->peer_mac, 0);
 	rte_spinlock_lock(&dev->neigh_lock);
 	if (!qp->on_neigh) {
 		qp->on_neigh = true;
@@ -346,6 +347,7 @@ rc_neigh_add(struct droce_qp *qp)
 	}
 	rte_spinlock_unlock(&dev->neigh_lock);
 	atomic_store(&dev->neigh_new, true);
+	droce_control_wake(dev->stack); /* an application thread: it may */
 }
 
 void
@@ -363,8 +365,10 @@ rc_neigh_remove(struct droce_qp *qp)
 	rte_spinlock_unlock(&dev->neigh_lock);
 }
 
-/* Look up the MACs of QPs that have none yet, every round while some
- * have none, and every QP's once a second (a neighbour may change its).
+/* Look up the MACs of the QPs: at once for a new one, every millisecond
+ * while some have none (ARP resolves meanwhile), and every QP's once a
+ * second (a neighbour may change its). The lookups are brief, under the
+ * list's lock only: no QP's lock is held.
  */
 static unsigned int
 neigh_round(struct droce_lcore_ctx *ctx, void *arg)
@@ -377,7 +381,6 @@ neigh_round(struct droce_lcore_ctx *ctx, void *arg)
 	if (!atomic_load(&dev->neigh_new) && now < dev->neigh_next_tsc)
 		return 0;
 	atomic_store(&dev->neigh_new, false);
-	dev->neigh_next_tsc = now + rte_get_timer_hz();
 	rte_spinlock_lock(&dev->neigh_lock);
 	TAILQ_FOREACH(qp, &dev->neigh, neigh_link) {
 		struct rte_ether_addr mac;
@@ -392,9 +395,8 @@ neigh_round(struct droce_lcore_ctx *ctx, void *arg)
 		atomic_store_explicit(&qp->mac_known, true, memory_order_release);
 	}
 	rte_spinlock_unlock(&dev->neigh_lock);
-	if (!all_known)
-		atomic_store(&dev->neigh_new, true);
-	return !all_known;
+	dev->neigh_next_tsc = now + (all_known ? rte_get_timer_hz() : rte_get_timer_hz() / 1000);
+	return 0;
 }
 
 /* ---- the owner's round ------------------------------------------------------------ */
@@ -637,6 +639,8 @@ worker_owner_round(struct droce_lcore_ctx *ctx, void *arg)
 
 	if (w < 0 || (uint32_t)w >= dev->nb_owners)
 		return 0;
+	/* Its timers go to this lcore's list: it must have one. */
+	RTE_VERIFY(rte_lcore_id() < RTE_MAX_LCORE);
 	o = &dev->owner[w];
 	if (atomic_load_explicit(&o->nb_qps, memory_order_relaxed) == 0 &&
 	    rte_ring_empty(o->rx_ring) && rte_ring_empty(o->doorbell))
@@ -717,7 +721,7 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 	if (ret == 0 && on_workers)
 		ret = droce_worker_hook_register(dev->stack, worker_owner_round, dev);
 	if (ret != 0) {
-		droce_roce_release_qps(dev->stack, rc_worker_input, dev);
+		/* rc_wire_close() takes back what was registered. */
 		snprintf(err, errlen, "RC device: cannot run on the %s: %s%s",
 			 on_workers ? "workers" : "control lcore", strerror(-ret),
 			 ret == -EBUSY ? " (open it before the stack starts)" : "");
@@ -730,6 +734,9 @@ void
 rc_wire_close(struct droce_rc_device *dev)
 {
 	droce_roce_release_qps(dev->stack, rc_worker_input, dev);
+	droce_control_hook_unregister(dev->stack, neigh_round, dev);
+	droce_control_hook_unregister(dev->stack, control_owner_round, dev);
+	droce_worker_hook_unregister(dev->stack, worker_owner_round, dev);
 	for (uint32_t i = 0; dev->owner != NULL && i < dev->nb_owners; i++) {
 		struct rc_owner *o = &dev->owner[i];
 		struct rte_mbuf *m;

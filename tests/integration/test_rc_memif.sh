@@ -53,8 +53,10 @@ trap finish EXIT
 cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
 read -r CPU_A CPU_B <<<"$cpus"
 
-# stress_run NAME MESSAGES [wire_faults options...]; OWNERS: who runs the QPs
+# stress_run NAME MESSAGES [wire_faults options...]; OWNERS: who runs the
+# QPs; INLINE: the workers' rounds on the main lcore, or on their own
 OWNERS=control
+INLINE=--workers-inline
 stress_run() {
 	local name=$1 n=$2 rc=0
 	shift 2
@@ -73,14 +75,14 @@ stress_run() {
 	timeout 900 "$DROCE_RC" --no-pci --no-huge -m 512 --file-prefix "$S_PREFIX" \
 		--lcores "0@$CPU_B,1@$CPU_B" --log-level lib.eal:error \
 		"--vdev=net_memif0,role=client,socket=$WORK/server.sock" -- \
-		stress --server --workers-inline --owners "$OWNERS" -p "$TCP_PORT" --timeout 120 \
+		stress --server $INLINE --owners "$OWNERS" -p "$TCP_PORT" --timeout 120 \
 		port.0.device=net_memif0 port.0.address=198.18.0.1/24 port.0.queues=2 \
 		>"$WORK/$name-server.log" 2>&1 &
 	SERVER_PID=$!
 	timeout 900 "$DROCE_RC" --no-pci --no-huge -m 512 --file-prefix "$C_PREFIX" \
 		--lcores "0@$CPU_A,1@$CPU_A" --log-level lib.eal:error \
 		"--vdev=net_memif0,role=client,socket=$WORK/client.sock" -- \
-		stress --connect 127.0.0.1 --workers-inline --owners "$OWNERS" -p "$TCP_PORT" -n "$n" --seed "$TAG" \
+		stress --connect 127.0.0.1 $INLINE --owners "$OWNERS" -p "$TCP_PORT" -n "$n" --seed "$TAG" \
 		--timeout 120 port.0.device=net_memif0 port.0.address=198.18.0.2/24 \
 		port.0.queues=2 >"$WORK/$name-client.log" 2>&1 || rc=$?
 	wait "$SERVER_PID" || rc=$((rc == 0 ? 100 : rc))
@@ -132,6 +134,14 @@ echo "== the QPs on workers: $((CLEAN_N / 5)) messages clean, $((FAULT_N / 5)) w
 OWNERS=workers
 stress_run workers-clean "$((CLEAN_N / 5))"
 stress_run workers-faults "$((FAULT_N / 5))" --drop 0.04 --duplicate 0.03 --reorder 0.03
+
+# On worker lcores of their own (with the main lcore, four busy threads
+# on two cpus here: each round trip waits for time slices, so few).
+echo "== the QPs on launched workers: 300 messages clean, 300 with the same faults"
+INLINE=
+stress_run launched-clean 300
+stress_run launched-faults 300 --drop 0.04 --duplicate 0.03 --reorder 0.03
+INLINE=--workers-inline
 OWNERS=control
 
 echo "== a client asking for more than the server holds is refused, with a reason"

@@ -276,6 +276,12 @@ test_close_busy(void **state)
 	assert_int_equal(droce_rc_close(dev), -EBUSY);
 	log_says("1 PDs");
 	assert_int_equal(droce_dealloc_pd(pd), 0);
+	/* Its hooks run on the stack's lcores: not while they run. */
+	assert_int_equal(droce_stack_start(stack, false), 0);
+	log_clear();
+	assert_int_equal(droce_rc_close(dev), -EBUSY);
+	log_says("stop it first");
+	droce_stack_stop(stack);
 }
 
 /* ---- memory regions ---------------------------------------------------------- */

@@ -880,9 +880,9 @@ test_qpn_claims(void **state)
 	assert_false(droce_roce_qp_claimed_by(A.stack, 0x20005, claim_handler, NULL));
 }
 
-/* QPs on the workers: a QP's slot says which (two workers here), and
- * packets the first worker receives for the second's QPs go to it by its
- * ring; each sends on its own TX queue to the MAC the control lcore found.
+/* QPs on the workers: a QP's slot says which (two workers here). That
+ * the second worker's QPs get their packets (the first receives them
+ * all: one RX queue) and send on its own TX queue, test_senders shows.
  */
 static void
 test_qps_spread_over_workers(void **state)
@@ -999,10 +999,15 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rnr_then_success),
 		cmocka_unit_test(test_rnr_retry_exceeded),
 		cmocka_unit_test(test_write_to_read_only),
+		cmocka_unit_test(test_read_not_granted),
+		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),
+		cmocka_unit_test(test_random_drops),
+		cmocka_unit_test(test_random_duplicates),
+		cmocka_unit_test(test_random_reordered),
 		cmocka_unit_test(test_random_faults),
 		cmocka_unit_test(test_random_large),
 		cmocka_unit_test(test_senders),

@@ -29,6 +29,7 @@ tool=$top/build/tests/tools/roce_frames
 "$tool" opcodes "$work/op.pcap" "$work/op.csv" >/dev/null 2>&1
 "$tool" random4 64 1 "$work/r4.pcap" >/dev/null 2>&1
 "$tool" random6 64 2 "$work/r6.pcap" >/dev/null 2>&1
+"$tool" cm "$work/cm.pcap" "$work/cm.csv" >/dev/null 2>&1
 # HSB frames as droce-sensor sends them, to fuzz_rx's stream 0 (QP 0x100,
 # rkey 0x5eed, 5000-byte frames in 4 pages), a packet of each fault too.
 "$top/build/app/droce-sensor/droce-sensor" --no-pci --no-huge -m 128 -l 0 \
@@ -39,12 +40,13 @@ tool=$top/build/tests/tools/roce_frames
 	--faults drop=23,duplicate=7,reorder=11,corrupt-icrc=13,bad-va=17 \
 	>"$work/sensor.log" 2>&1 || { cat "$work/sensor.log"; exit 1; }
 rm -rf "/var/run/dpdk/droce-fuzz-seed-$$"
-# Seeds: each frame from its IP header on, as the target takes them.
+# Seeds: each frame from its IP header on, as the target takes them; and
+# the CM messages' MADs alone (after Ethernet, IPv4, UDP, BTH and DETH).
 python3 - "$work" <<'PY'
 import os, struct, sys
 work = sys.argv[1]
 n = 0
-for name in ("op.pcap", "r4.pcap", "r6.pcap", "hsb.pcap"):
+for name in ("op.pcap", "r4.pcap", "r6.pcap", "hsb.pcap", "cm.pcap"):
     data = open(os.path.join(work, name), "rb").read()
     off = 24
     while off < len(data):
@@ -52,6 +54,9 @@ for name in ("op.pcap", "r4.pcap", "r6.pcap", "hsb.pcap"):
         frame = data[off + 16:off + 16 + incl]
         open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(frame[14:])
         n += 1
+        if name == "cm.pcap":
+            open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(frame[62:62 + 256])
+            n += 1
         off += 16 + incl
 print("droce-fuzz: %d seeds" % n)
 PY

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 droce developers
 """What droce's builder puts on the wire, checked by decoders droce did not
-write: tshark's InfiniBand dissector reads every opcode's fields back;
+write: tshark's InfiniBand dissector reads every opcode's fields back, and
+the fields of lib/cm's connection messages (a REQ with rdma_cm's header);
 scapy's contrib.roce computes the ICRC of 1000 random IPv4 frames; an
 ICRC written here with zlib checks 300 random IPv6 frames.
 
@@ -76,6 +77,36 @@ def check_tshark():
     print("tshark: %d frames, every opcode, all fields as built" % len(want))
 
 
+def check_tshark_cm():
+    pcap, expect = os.path.join(WORK, "cm.pcap"), os.path.join(WORK, "cm.csv")
+    subprocess.run([TOOL, "cm", pcap, expect], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(expect) as f:
+        want = list(csv.DictReader(f))
+    fields = sorted({w["field"] for w in want})
+    cmd = ["tshark", "-r", pcap, "-T", "fields", "-E", "separator=|",
+           "-E", "occurrence=f"]
+    for fld in fields:
+        cmd += ["-e", fld]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = [dict(zip(fields, line.split("|"))) for line in out.splitlines()]
+    malformed = subprocess.run(["tshark", "-r", pcap, "-Y", "_ws.malformed"],
+                               check=True, capture_output=True, text=True).stdout
+    if malformed.strip():
+        fail("tshark finds malformed CM frames:\n" + malformed)
+    for w in want:
+        frame = int(w["frame"])
+        if frame > len(rows):
+            fail("tshark decoded %d CM frames, droce wrote frame %d" % (len(rows), frame))
+        text = rows[frame - 1][w["field"]]
+        ok = int(text, 0) == int(w["value"]) if w["value"].isdigit() and text != "" \
+            else text == w["value"]
+        if not ok:
+            fail("CM frame %d: %s is %r in tshark, %r built" % (frame, w["field"], text,
+                                                               w["value"]))
+    print("tshark: %d CM messages, %d fields as built, none malformed" % (len(rows), len(want)))
+
+
 def check_scapy(count):
     from scapy.contrib.roce import BTH
     from scapy.layers.l2 import Ether
@@ -124,6 +155,7 @@ def check_ipv6(count):
 
 
 check_tshark()
+check_tshark_cm()
 check_scapy(1000)
 check_ipv6(300)
 subprocess.run(["rm", "-rf", WORK])

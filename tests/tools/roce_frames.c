@@ -8,6 +8,8 @@
  *   roce_frames opcodes OUT.pcap EXPECT.csv   every opcode, fields listed
  *   roce_frames random4 N SEED OUT.pcap       N random IPv4 frames
  *   roce_frames random6 N SEED OUT.pcap       N random IPv6 frames
+ *   roce_frames cm OUT.pcap EXPECT.csv        CM MADs to QP1, a field and
+ *                                             its value per line
  */
 
 #include <stdio.h>
@@ -18,6 +20,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "cm_mad.h"
+#include "droce_rc.h"
 #include "droce_roce.h"
 #include "test_eal.h"
 
@@ -204,6 +208,162 @@ random_frames(unsigned int count, unsigned int seed, bool v6, const char *pcap)
 	return fclose(pf) != 0;
 }
 
+/* One CM message in a UD SEND ONLY to QP1 (GSI), as rdma_cm sends it. */
+static void
+cm_frame(FILE *pf, uint32_t n, const struct cm_msg *msg)
+{
+	static uint8_t mad[CM_MAD_SIZE];
+	struct droce_frame_spec s;
+	struct rte_mbuf *m;
+
+	base(&s);
+	cm_mad_encode(msg, mad);
+	s.opcode = DROCE_OP_UD | DROCE_OP_SEND_ONLY;
+	s.psn = n;
+	s.dest_qp = 1;
+	s.src_qp = 1;
+	s.pkey = 0xffff;
+	s.qkey = 0x80010000u;
+	s.payload = mad;
+	s.payload_len = CM_MAD_SIZE;
+	m = build_or_die(&s);
+	pcap_record(pf, m, n);
+	rte_pktmbuf_free(m);
+}
+
+#define EXPECT(cf, n, field, fmt, ...) \
+	fprintf(cf, "%u,infiniband.%s," fmt "\n", n, field, __VA_ARGS__)
+
+/* A REQ with rdma_cm's header, then each other connection message, with
+ * the tshark fields (InfiniBand dissector) each should show.
+ */
+static int
+cm_messages(const char *pcap, const char *csv)
+{
+	FILE *pf = fopen(pcap, "wb"), *cf = fopen(csv, "w");
+	struct cm_rdma_hdr rh = { .version = 0, .ip_version = 4, .src_port = 40001 };
+	struct cm_msg m;
+	uint32_t n = 0;
+
+	if (pf == NULL || cf == NULL) {
+		perror("roce_frames");
+		return 1;
+	}
+	pcap_header(pf);
+	fputs("frame,field,value\n", cf);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abcull, .attr_id = CM_ATTR_REQ };
+	m.req = (struct cm_req){
+		.local_comm_id = 0x11223344, .service_id = cm_service_id(CM_PS_TCP, 7174),
+		.local_ca_guid = 0x0002c9fffe0a0b0cull, .local_qpn = 0x010203,
+		.responder_resources = 16, .initiator_depth = 8,
+		.remote_cm_response_timeout = 20, .transport = CM_TRANSPORT_RC,
+		.starting_psn = 0xabcdef, .local_cm_response_timeout = 20, .retry_count = 7,
+		.pkey = 0xffff, .path_mtu = 3, .rnr_retry_count = 6, .max_cm_retries = 15,
+		.primary = { .local_lid = 0xffff, .remote_lid = 0xffff, .flow_label = 0x12345,
+			     .packet_rate = 7, .traffic_class = 0x20, .hop_limit = 64, .sl = 3,
+			     .local_ack_timeout = 18 },
+	};
+	droce_gid_from_ipv4(RTE_BE32(0xc6120002), m.req.primary.local_gid);
+	droce_gid_from_ipv4(RTE_BE32(0xc6120001), m.req.primary.remote_gid);
+	cm_rdma_addr_from_ipv4(RTE_BE32(0xc6120002), rh.src_addr);
+	cm_rdma_addr_from_ipv4(RTE_BE32(0xc6120001), rh.dst_addr);
+	cm_rdma_hdr_encode(&rh, m.req.private_data);
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "mad.attributeid", "%u", CM_ATTR_REQ);
+	EXPECT(cf, n, "mad.transactionid", "%llu", 0x0000000100000abcull);
+	EXPECT(cf, n, "cm.req.serviceid.dport", "%u", 7174);
+	EXPECT(cf, n, "cm.req.localcaguid", "%llu", 0x0002c9fffe0a0b0cull);
+	EXPECT(cf, n, "cm.req.localqpn", "%u", 0x010203);
+	EXPECT(cf, n, "cm.req.responderres", "%u", 16);
+	EXPECT(cf, n, "cm.req.initdepth", "%u", 8);
+	EXPECT(cf, n, "cm.req.remoteresptout", "%u", 20);
+	EXPECT(cf, n, "cm.req.transpsvctype", "%u", 0);
+	EXPECT(cf, n, "cm.req.startpsn", "%u", 0xabcdef);
+	EXPECT(cf, n, "cm.req.localresptout", "%u", 20);
+	EXPECT(cf, n, "cm.req.retrcount", "%u", 7);
+	EXPECT(cf, n, "cm.req.pkey", "%u", 0xffff);
+	EXPECT(cf, n, "cm.req.pppmtu", "%u", 3);
+	EXPECT(cf, n, "cm.req.rnrretrcount", "%u", 6);
+	EXPECT(cf, n, "cm.req.maxcmretr", "%u", 15);
+	EXPECT(cf, n, "cm.req.prim_locallid", "%u", 0xffff);
+	/* Not the flow label and packet rate: Wireshark 4.0 reads them 3
+	 * bytes from 112 and 1 byte at 112, where Linux's cm.c writes the
+	 * top 20 bits of the word at 112 and the low 6 of byte 115
+	 * (CM_REQ_PRIMARY_FLOW_LABEL, _PACKET_RATE); test_cm checks those.
+	 */
+	EXPECT(cf, n, "cm.req.prim_tfcclass", "%u", 0x20);
+	EXPECT(cf, n, "cm.req.prim_hoplim", "%u", 64);
+	EXPECT(cf, n, "cm.req.prim_sl", "%u", 3);
+	EXPECT(cf, n, "cm.req.prim_localacktout", "%u", 18);
+	EXPECT(cf, n, "cm.req.prim_localgid_ipv4", "%s", "198.18.0.2");
+	EXPECT(cf, n, "cm.req.prim_remotegid_ipv4", "%s", "198.18.0.1");
+	EXPECT(cf, n, "cm.req.ip_cm.ipv", "%u", 4);
+	EXPECT(cf, n, "cm.req.ip_cm.sport", "%u", 40001);
+	EXPECT(cf, n, "cm.req.ip_cm.sip4", "%s", "198.18.0.2");
+	EXPECT(cf, n, "cm.req.ip_cm.dip4", "%s", "198.18.0.1");
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abcull, .attr_id = CM_ATTR_REP };
+	m.rep = (struct cm_rep){
+		.local_comm_id = 0x55667788, .remote_comm_id = 0x11223344,
+		.local_qpn = 0x040506, .starting_psn = 0x123456, .responder_resources = 4,
+		.initiator_depth = 2, .target_ack_delay = 15, .rnr_retry_count = 7,
+		.local_ca_guid = 0x0002c9fffe0d0e0full,
+	};
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "cm.rep.remotecommid", "%u", 0x11223344);
+	EXPECT(cf, n, "cm.rep.localqpn", "%u", 0x040506);
+	EXPECT(cf, n, "cm.rep.startpsn", "%u", 0x123456);
+	EXPECT(cf, n, "cm.rep.respres", "%u", 4);
+	EXPECT(cf, n, "cm.rep.initdepth", "%u", 2);
+	EXPECT(cf, n, "cm.rep.tgtackdelay", "%u", 15);
+	EXPECT(cf, n, "cm.rep.rnrretrcount", "%u", 7);
+	EXPECT(cf, n, "cm.rep.localcaguid", "%llu", 0x0002c9fffe0d0e0full);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abcull, .attr_id = CM_ATTR_RTU };
+	m.rtu = (struct cm_rtu){ .local_comm_id = 0x11223344, .remote_comm_id = 0x55667788 };
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "cm.rtu.localcommid", "%u", 0x11223344);
+	EXPECT(cf, n, "cm.rtu.remotecommid", "%u", 0x55667788);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abdull, .attr_id = CM_ATTR_REJ };
+	m.rej = (struct cm_rej){ .local_comm_id = 0, .remote_comm_id = 0x11223344,
+				 .msg_rejected = CM_MSG_REQ, .ari_length = 0, .reason = 28 };
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "cm.rej.localcommid", "%u", 0);
+	EXPECT(cf, n, "cm.rej.remotecommid", "%u", 0x11223344);
+	EXPECT(cf, n, "cm.rej.msgrej", "%u", 0);
+	EXPECT(cf, n, "cm.rej.reason", "%u", 28);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abeull, .attr_id = CM_ATTR_DREQ };
+	m.dreq = (struct cm_dreq){ .local_comm_id = 0x11223344, .remote_comm_id = 0x55667788,
+				   .remote_qpn = 0x040506 };
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "cm.dreq.localcommid", "%u", 0x11223344);
+	EXPECT(cf, n, "cm.dreq.remotecommid", "%u", 0x55667788);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abeull, .attr_id = CM_ATTR_DREP };
+	m.drep = (struct cm_drep){ .local_comm_id = 0x55667788, .remote_comm_id = 0x11223344 };
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "cm.drsp.localcommid", "%u", 0x55667788);
+	EXPECT(cf, n, "cm.drsp.remotecommid", "%u", 0x11223344);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr = (struct cm_mad_hdr){ .tid = 0x0000000100000abcull, .attr_id = CM_ATTR_MRA };
+	m.mra = (struct cm_mra){ .local_comm_id = 0x55667788, .remote_comm_id = 0x11223344,
+				 .msg_mraed = CM_MSG_REQ, .service_timeout = 24 };
+	cm_frame(pf, ++n, &m);
+	EXPECT(cf, n, "mad.attributeid", "%u", CM_ATTR_MRA);
+	fclose(cf);
+	return fclose(pf) != 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -215,7 +375,7 @@ main(int argc, char **argv)
 
 	snprintf(prefix, sizeof(prefix), "droce-roce-frames-%d", getpid());
 	if (argc < 2 || droce_test_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "usage: roce_frames opcodes OUT.pcap EXPECT.csv | random4|random6 N SEED OUT.pcap\n");
+		fprintf(stderr, "usage: roce_frames opcodes|cm OUT.pcap EXPECT.csv | random4|random6 N SEED OUT.pcap\n");
 		return 2;
 	}
 	pool = rte_pktmbuf_pool_create("frames", 64, 0, 0, 9216, SOCKET_ID_ANY);
@@ -223,6 +383,8 @@ main(int argc, char **argv)
 		ret = 1;
 	else if (strcmp(argv[1], "opcodes") == 0 && argc == 4)
 		ret = opcodes(argv[2], argv[3]);
+	else if (strcmp(argv[1], "cm") == 0 && argc == 4)
+		ret = cm_messages(argv[2], argv[3]);
 	else if ((strcmp(argv[1], "random4") == 0 || strcmp(argv[1], "random6") == 0) &&
 		 argc == 5)
 		ret = random_frames((unsigned int)atoi(argv[2]), (unsigned int)atoi(argv[3]),

@@ -6,18 +6,32 @@
  * lib/cm's MAD codec: every field of every connection message written
  * where IBTA vol. 1 ch. 12 (and Linux's cm.c) put it, checked byte by
  * byte against offsets written out here, and read back the same; what a
- * receiver refuses; the rdma_cm header of a REQ's private data.
+ * receiver refuses; the rdma_cm header of a REQ's private data. Then QP1
+ * on a stack with a ring port: MADs in, the packets it drops by reason,
+ * a MAD out through ARP.
  */
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include <rte_arp.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "cm_gsi.h"
 #include "cm_mad.h"
+#include "droce_core.h"
+#include "droce_roce.h"
+#include "test_eal.h"
 
 /* The big-endian number of @p n bytes at MAD offset @p off. */
 static uint64_t
@@ -295,10 +309,260 @@ test_rdma_hdr(void **state)
 	assert_int_equal(CM_RDMA_REQ_USER, 56);
 }
 
-int
-main(void)
+/* ---- QP1 on a stack ------------------------------------------------------------ */
+
+#define OUR_IP "198.18.0.1"
+#define PEER_IP "198.18.0.2"
+
+static struct droce_stack *stack;
+static struct rte_ring *rx_ring, *tx_ring[2];
+static struct rte_mempool *test_pool;
+static struct cm_gsi *gsi;
+static struct rte_ether_addr our_mac;
+static const struct rte_ether_addr peer_mac = { { 0x02, 0, 0, 0, 0, 0x22 } };
+static struct cm_msg got[8];
+static struct cm_gsi_from got_from[8];
+static unsigned int nb_got;
+
+static void
+on_mad(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 {
-	const struct CMUnitTest tests[] = {
+	(void)arg;
+	if (nb_got < RTE_DIM(got)) {
+		got[nb_got] = *msg;
+		got_from[nb_got] = *from;
+	}
+	nb_got++;
+}
+
+static void
+poll_stack(void)
+{
+	for (int i = 0; i < 4; i++) {
+		droce_worker_poll(stack, 0);
+		droce_control_poll(stack);
+	}
+}
+
+/* A UD SEND to QPN 1 from the peer, built by lib/roce, with @p mad_len
+ * bytes of @p msg's MAD.
+ */
+static struct rte_mbuf *
+gsi_frame(const struct cm_msg *msg, uint8_t opcode, uint16_t pkey, uint32_t qkey,
+	  uint32_t mad_len)
+{
+	static uint8_t mad[CM_MAD_SIZE];
+	struct droce_frame_spec s = {
+		.src_mac = peer_mac, .dst_mac = our_mac,
+		.src_ip4 = inet_addr(PEER_IP), .dst_ip4 = inet_addr(OUR_IP),
+		.opcode = opcode, .pkey = pkey, .dest_qp = 1, .src_qp = 1, .qkey = qkey,
+		.payload = mad, .payload_len = mad_len,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+
+	assert_non_null(m);
+	cm_mad_encode(msg, mad);
+	assert_int_equal(droce_frame_build(m, &s), 0);
+	return m;
+}
+
+static void
+inject(struct rte_mbuf *m)
+{
+	assert_int_equal(rte_ring_enqueue(rx_ring, m), 0);
+	poll_stack();
+}
+
+static const struct cm_msg a_req = {
+	.hdr = { .tid = 0x42, .attr_id = CM_ATTR_REQ },
+	.req = { .local_comm_id = 0x1234, .service_id = 0x0000000001061c06ull,
+		 .local_qpn = 0x10203, .starting_psn = 0x777 },
+};
+
+static void
+test_gsi_receives(void **state)
+{
+	struct cm_gsi_stats st;
+
+	(void)state;
+	nb_got = 0;
+	inject(gsi_frame(&a_req, DROCE_OP_UD | DROCE_OP_SEND_ONLY, 0xffff, CM_GSI_QKEY,
+			 CM_MAD_SIZE));
+	assert_int_equal(nb_got, 1);
+	assert_int_equal(got[0].hdr.attr_id, CM_ATTR_REQ);
+	assert_int_equal(got[0].hdr.tid, 0x42);
+	assert_int_equal(got[0].req.local_comm_id, 0x1234);
+	assert_int_equal(got[0].req.service_id, 0x0000000001061c06ull);
+	assert_int_equal(got_from[0].ip, inet_addr(PEER_IP));
+	assert_int_equal(got_from[0].src_qp, 1);
+	cm_gsi_stats(gsi, &st);
+	assert_int_equal(st.rx_mads, 1);
+}
+
+/* Each packet a GSI must not take: counted under its reason, not given
+ * to the CM.
+ */
+static void
+test_gsi_refuses(void **state)
+{
+	struct cm_msg sa = a_req;
+	struct cm_gsi_stats before, after;
+	struct rte_mbuf *m;
+	uint8_t mad[CM_MAD_SIZE];
+
+	(void)state;
+	nb_got = 0;
+	cm_gsi_stats(gsi, &before);
+	inject(gsi_frame(&a_req, DROCE_OP_UD | DROCE_OP_SEND_ONLY, 0xffff, 0x11111111,
+			 CM_MAD_SIZE));
+	inject(gsi_frame(&a_req, DROCE_OP_RC | DROCE_OP_SEND_ONLY, 0xffff, 0, CM_MAD_SIZE));
+	inject(gsi_frame(&a_req, DROCE_OP_UD | DROCE_OP_SEND_ONLY, 0x8001, CM_GSI_QKEY,
+			 CM_MAD_SIZE));
+	inject(gsi_frame(&a_req, DROCE_OP_UD | DROCE_OP_SEND_ONLY, 0xffff, CM_GSI_QKEY, 200));
+	m = gsi_frame(&a_req, DROCE_OP_UD | DROCE_OP_SEND_ONLY, 0xffff, CM_GSI_QKEY,
+		      CM_MAD_SIZE);
+	rte_pktmbuf_mtod_offset(m, uint8_t *, 100)[0] ^= 0x40; /* inside the MAD */
+	inject(m);
+	/* A subnet administration MAD: not the CM's. */
+	cm_mad_encode(&sa, mad);
+	sa.hdr.attr_id = CM_ATTR_RTU;
+	m = gsi_frame(&sa, DROCE_OP_UD | DROCE_OP_SEND_ONLY, 0xffff, CM_GSI_QKEY, CM_MAD_SIZE);
+	rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 8 + 12 + 8 + 1)[0] = 0x03;
+	droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
+	inject(m);
+	cm_gsi_stats(gsi, &after);
+	assert_int_equal(nb_got, 0);
+	assert_int_equal(after.dropped[CM_GSI_BAD_QKEY] - before.dropped[CM_GSI_BAD_QKEY], 1);
+	assert_int_equal(after.dropped[CM_GSI_NOT_UD_SEND] - before.dropped[CM_GSI_NOT_UD_SEND],
+			 1);
+	assert_int_equal(after.dropped[CM_GSI_BAD_PKEY] - before.dropped[CM_GSI_BAD_PKEY], 1);
+	assert_int_equal(after.dropped[CM_GSI_BAD_LENGTH] - before.dropped[CM_GSI_BAD_LENGTH],
+			 1);
+	assert_int_equal(after.dropped[CM_GSI_BAD_ICRC] - before.dropped[CM_GSI_BAD_ICRC], 1);
+	assert_int_equal(after.not_cm[CM_DECODE_CLASS] - before.not_cm[CM_DECODE_CLASS], 1);
+	assert_string_equal(cm_gsi_drop_name(CM_GSI_BAD_QKEY), "bad_qkey");
+}
+
+/* A MAD to the peer: held while ARP asks, then out as a UD SEND ONLY to
+ * QP1 with the GSI Q_Key, its ICRC right, its MAD the message.
+ */
+static void
+test_gsi_sends(void **state)
+{
+	struct cm_msg rep = { .hdr = { .tid = 0x42, .attr_id = CM_ATTR_REP },
+			      .rep = { .local_comm_id = 9, .remote_comm_id = 0x1234,
+				       .local_qpn = 0x10005, .starting_psn = 0x999 } };
+	uint8_t want[CM_MAD_SIZE];
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	const struct droce_deth *deth;
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *arp;
+	struct droce_pkt pkt = { .bth = NULL };
+	struct rte_mbuf *m = NULL;
+	uint32_t l4;
+
+	(void)state;
+	assert_int_equal(cm_gsi_send(gsi, inet_addr(PEER_IP), &rep), 0);
+	poll_stack();
+	/* ARP asks first; the MAD waits. */
+	assert_int_equal(rte_ring_dequeue(tx_ring[0], (void **)&m), 0);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_int_equal(eth->ether_type, RTE_BE16(RTE_ETHER_TYPE_ARP));
+	rte_pktmbuf_free(m);
+	assert_true(rte_ring_empty(tx_ring[0]));
+	/* The peer answers. */
+	m = rte_pktmbuf_alloc(test_pool);
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) + sizeof(*arp));
+	eth->dst_addr = our_mac;
+	eth->src_addr = peer_mac;
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+	arp = (struct rte_arp_hdr *)(eth + 1);
+	*arp = (struct rte_arp_hdr){
+		.arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER),
+		.arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4), .arp_hlen = 6, .arp_plen = 4,
+		.arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY),
+		.arp_data = { .arp_sha = peer_mac, .arp_sip = inet_addr(PEER_IP),
+			      .arp_tha = our_mac, .arp_tip = inet_addr(OUR_IP) },
+	};
+	inject(m);
+	assert_int_equal(rte_ring_dequeue(tx_ring[0], (void **)&m), 0);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_memory_equal(&eth->dst_addr, &peer_mac, sizeof(peer_mac));
+	ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	udp = (const struct rte_udp_hdr *)(ip + 1);
+	assert_int_equal(ip->dst_addr, inet_addr(PEER_IP));
+	assert_int_equal(ip->src_addr, inet_addr(OUR_IP));
+	assert_int_equal(udp->dst_port, RTE_BE16(4791));
+	l4 = rte_be_to_cpu_16(udp->dgram_len);
+	assert_int_equal(droce_roce_parse(udp + 1, l4 - 8, &pkt), DROCE_PARSE_OK);
+	assert_int_equal(pkt.opcode, DROCE_OP_UD | DROCE_OP_SEND_ONLY);
+	assert_int_equal(droce_bth_dqpn(pkt.bth), 1);
+	assert_int_equal(droce_bth_pkey(pkt.bth), 0xffff);
+	deth = (const struct droce_deth *)droce_pkt_ext(&pkt, DROCE_EXT_DETH);
+	assert_int_equal(droce_deth_qkey(deth), CM_GSI_QKEY);
+	assert_int_equal(droce_deth_sqpn(deth), 1);
+	assert_true(droce_icrc_ok(ip, 20 + l4));
+	assert_int_equal(pkt.payload_len, CM_MAD_SIZE);
+	cm_mad_encode(&rep, want);
+	assert_memory_equal(pkt.payload, want, CM_MAD_SIZE);
+	rte_pktmbuf_free(m);
+}
+
+static int
+stack_up(void **state)
+{
+	char *const overrides[] = {
+		"port.0.device=net_ring_cm0", "port.0.address=" OUR_IP "/24", "stats.period=0",
+	};
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN];
+
+	(void)state;
+	rx_ring = rte_ring_create("cm_rx", 1024, SOCKET_ID_ANY, 0);
+	tx_ring[0] = rte_ring_create("cm_tx0", 1024, SOCKET_ID_ANY, 0);
+	tx_ring[1] = rte_ring_create("cm_tx1", 1024, SOCKET_ID_ANY, 0);
+	assert_true(rte_eth_from_rings("cm0", &rx_ring, 1, tx_ring, 2, SOCKET_ID_ANY) >= 0);
+	test_pool = rte_pktmbuf_pool_create("cm_test", 1023, 0, 0, 2048 + RTE_PKTMBUF_HEADROOM,
+					    SOCKET_ID_ANY);
+	assert_non_null(test_pool);
+	if (droce_conf_load(&conf, NULL, overrides, RTE_DIM(overrides), err, sizeof(err)) != 0 ||
+	    droce_lcores_layout(&conf, "--lcores (test)", &layout, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	stack = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (stack == NULL)
+		fail_msg("%s", err);
+	gsi = cm_gsi_open(stack, 0, on_mad, NULL, err, sizeof(err));
+	if (gsi == NULL)
+		fail_msg("%s", err);
+	droce_port_mac(stack, 0, &our_mac);
+	assert_int_equal(droce_stack_start(stack, false), 0);
+	/* What the start sent (a gratuitous ARP) is not the tests'. */
+	poll_stack();
+	while (rte_ring_count(tx_ring[0]) != 0) {
+		struct rte_mbuf *m = NULL;
+
+		assert_int_equal(rte_ring_dequeue(tx_ring[0], (void **)&m), 0);
+		rte_pktmbuf_free(m);
+	}
+	return 0;
+}
+
+static int
+stack_down(void **state)
+{
+	(void)state;
+	droce_stack_stop(stack);
+	cm_gsi_close(gsi);
+	droce_stack_destroy(stack);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest codec[] = {
 		cmocka_unit_test(test_req),
 		cmocka_unit_test(test_rep),
 		cmocka_unit_test(test_mra_rej),
@@ -306,6 +570,18 @@ main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_rdma_hdr),
 	};
+	const struct CMUnitTest qp1[] = {
+		cmocka_unit_test(test_gsi_receives),
+		cmocka_unit_test(test_gsi_refuses),
+		cmocka_unit_test(test_gsi_sends),
+	};
+	int ret;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	(void)argc;
+	ret = cmocka_run_group_tests_name("CM messages", codec, NULL, NULL);
+	if (droce_test_eal_init_stepped(argv[0], "cm", "256") != 0)
+		return 1;
+	ret |= cmocka_run_group_tests_name("QP1", qp1, stack_up, stack_down);
+	droce_test_eal_cleanup();
+	return ret;
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# lib/cm's REQ as Linux's connection manager reads it, in the rig's VM
+# (lib.sh): cm_probe (droce's stack, QP1 open) sends rdma_cm-shaped REQs
+# from 198.18.0.1 to the VM. To a port no one listens on, the kernel's CM
+# answers REJ 8 (invalid service id); to the port of an `rping -s` there,
+# rdma_cm answers REP: it read the REQ, its rdma_cm header included, and
+# set up its QP from it. A capture of the exchange: no malformed packet,
+# every ICRC right.
+. "$(dirname "$0")/lib.sh"
+
+PROBE=${CM_PROBE:?set CM_PROBE to the cm_probe binary}
+[ -x "$PROBE" ] || fail "no cm_probe at $PROBE"
+PROBE_PREFIX=droce-i$TAG-cm
+
+rxe_vm_build "$RXE_CACHE"
+rxe_topo_up
+rxe_at_exit "rm -rf /var/run/dpdk/$PROBE_PREFIX"
+
+# rping's server waits for the host's probe (and then for an RTU that
+# does not come) for at most a minute.
+cat >"$RXE_WORK/guest.sh" <<EOF
+#!/bin/sh
+echo "guest: rping -s on port 7174"
+timeout 60 rping -s -a $RXE_VM_IP -p 7174 -C 1 -v >/tmp/rping.out 2>&1
+echo "guest: rping ended: \$(tail -1 /tmp/rping.out)"
+exit 0
+EOF
+
+# probe NAME PORT EXPECT SECONDS: cm_probe on cpu 0 in droce's namespace.
+probe() {
+	local name=$1 rc=0
+	shift
+	ip netns exec "$RXE_NS_D" taskset -c 0 timeout 120 "$PROBE" --no-pci --no-huge -m 256 \
+		--file-prefix "$PROBE_PREFIX" "--vdev=net_af_packet0,iface=$RXE_IF_D,qpairs=2" -- \
+		"$RXE_VM_IP" "$@" port.0.device=net_af_packet0 port.0.address=$RXE_DROCE_IP/24 \
+		stats.period=0 >"$RXE_WORK/$name.log" 2>&1 || rc=$?
+	grep '^cm_probe' "$RXE_WORK/$name.log" | sed "s/^/  $name: /"
+	if [ "$rc" != 0 ]; then
+		grep -v '^EAL: ' "$RXE_WORK/$name.log" | tail -20
+		fail "cm_probe $name: exit status $rc"
+	fi
+}
+
+rxe_vm_start "$RXE_CACHE" "$RXE_WORK/guest.sh" "$RXE_WORK/vm.log"
+taskset -a -p -c 1 "$RXE_VM_PID" >/dev/null || echo "interop: could not pin qemu to cpu 1"
+rxe_vm_wait_ready 150
+rxe_capture_start "$RXE_IF_BP" "$RXE_WORK/cm.pcap" "$RXE_NS_BR"
+
+echo "== REQ to port 7000, where nothing listens: REJ 8 from Linux's CM"
+probe no-listener 7000 rej:8 30
+echo "== REQ to rping -s at port 7174: REP from rdma_cm"
+probe rping 7174 rep 45
+sleep 1 # tcpdump writes the last frames
+rxe_capture_stop
+
+rc=0
+rxe_vm_wait 90 || rc=$?
+grep -a '^guest' "$RXE_WORK/vm.log" | tr -d '\r'
+[ "$rc" = 0 ] || fail "guest script: $RXE_VM_RESULT, status $rc"
+
+cap=$RXE_WORK/cm.pcap
+rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7" -T fields -e ip.src -e infiniband.mad.attributeid |
+	sort | uniq -c | sed 's/^/  CM MADs: /'
+malformed=$(rxe_tshark "$cap" -Y "_ws.malformed || _ws.expert.severity >= error" | wc -l)
+[ "$malformed" = 0 ] || fail "$cap: $malformed malformed packets"
+for m in "$RXE_DROCE_IP 0x0010" "$RXE_VM_IP 0x0012" "$RXE_VM_IP 0x0013"; do
+	set -- $m
+	rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7 && ip.src == $1 && infiniband.mad.attributeid == $2" |
+		grep -q . || fail "$cap: no CM message $2 from $1"
+done
+python3 "$(dirname "$0")/roce_icrc.py" "$cap" || fail "$cap: RoCEv2 frames with a wrong ICRC"
+echo PASS

@@ -896,6 +896,8 @@ test_qps_spread_over_workers(void **state)
 	int seen[2] = { 0, 0 };
 
 	(void)state;
+	if (A.owners != DROCE_RC_OWNERS_WORKERS)
+		skip();
 	for (int i = 0; i < 4; i++) {
 		qp[i] = droce_create_qp(A.pd, &ia);
 		assert_non_null(qp[i]);
@@ -969,29 +971,9 @@ teardown(void **state)
 int
 main(int argc, char **argv)
 {
+	/* Run twice: QPs on the control lcore, then on the two workers. */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qpn_claims),
-		cmocka_unit_test(test_send_sizes),
-		cmocka_unit_test(test_write_read_atomic),
-		cmocka_unit_test(test_other_transport_dropped),
-		cmocka_unit_test(test_rnr_then_success),
-		cmocka_unit_test(test_rnr_retry_exceeded),
-		cmocka_unit_test(test_write_to_read_only),
-		cmocka_unit_test(test_read_not_granted),
-		cmocka_unit_test(test_send_too_long),
-		cmocka_unit_test(test_retry_exceeded),
-		cmocka_unit_test(test_psn_wrap),
-		cmocka_unit_test(test_peer_never_answers_arp),
-		cmocka_unit_test(test_random_clean),
-		cmocka_unit_test(test_random_drops),
-		cmocka_unit_test(test_random_duplicates),
-		cmocka_unit_test(test_random_reordered),
-		cmocka_unit_test(test_random_faults),
-		cmocka_unit_test(test_random_large),
-		cmocka_unit_test(test_senders),
-	};
-	/* The same on QPs that the two workers run, and where they go. */
-	const struct CMUnitTest on_workers[] = {
 		cmocka_unit_test(test_qps_spread_over_workers),
 		cmocka_unit_test(test_send_sizes),
 		cmocka_unit_test(test_write_read_atomic),
@@ -1019,8 +1001,7 @@ main(int argc, char **argv)
 	if (droce_test_eal_init_lcores(argv[0], "rct", "1024", 3) != 0)
 		return 1;
 	ret = cmocka_run_group_tests_name("QPs on the control lcore", tests, setup, teardown);
-	ret |= cmocka_run_group_tests_name("QPs on the workers", on_workers, setup_workers,
-					   teardown);
+	ret |= cmocka_run_group_tests_name("QPs on the workers", tests, setup_workers, teardown);
 	droce_test_eal_cleanup();
 	return ret;
 }

@@ -27,6 +27,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "cm_conn.h"
 #include "cm_gsi.h"
 #include "cm_mad.h"
 #include "droce_core.h"
@@ -309,6 +310,294 @@ test_rdma_hdr(void **state)
 	assert_int_equal(CM_RDMA_REQ_USER, 56);
 }
 
+/* ---- the connection state machine ------------------------------------------------- */
+
+static const uint8_t hello[] = "hello from the active side";
+static const struct cm_conn_param active_param = {
+	.responder_resources = 4, .initiator_depth = 4, .retry_count = 7, .rnr_retry_count = 7,
+	.private_data = hello, .private_len = sizeof(hello),
+};
+
+/* What a step sends, as the peer reads it off the wire. */
+static struct cm_msg
+wire(const struct cm_step *s)
+{
+	uint8_t mad[CM_MAD_SIZE];
+	struct cm_msg m;
+
+	assert_true(s->send);
+	cm_mad_encode(&s->msg, mad);
+	assert_int_equal(cm_mad_decode(mad, sizeof(mad), &m), CM_DECODE_OK);
+	return m;
+}
+
+static void
+connect_a(struct cm_conn *a, struct cm_step *s)
+{
+	struct cm_req req = { .service_id = cm_service_id(CM_PS_TCP, 7174), .local_qpn = 0x10001,
+			      .starting_psn = 0x111, .pkey = 0xffff, .path_mtu = 3 };
+
+	memcpy(req.private_data, hello, sizeof(hello));
+	cm_conn_connect(a, 0xa1, &req, &active_param, s);
+	assert_int_equal(a->state, CM_REQ_SENT);
+	assert_int_equal(s->msg.hdr.attr_id, CM_ATTR_REQ);
+	/* A try waits 2 * 2^(16-8) + 2^(20-8) ms, as rdma_cm's. */
+	assert_int_equal(s->timer_ms, 4608);
+}
+
+/* A connects to B, which accepts: the QP attributes both ways, Linux's. */
+static void
+handshake(struct cm_conn *a, struct cm_conn *b)
+{
+	const struct cm_conn_param bp = { .responder_resources = 2, .initiator_depth = 8,
+					  .rnr_retry_count = 6 };
+	struct cm_step sa, sb;
+	struct cm_msg m;
+
+	connect_a(a, &sa);
+	m = wire(&sa);
+	cm_conn_req_received(b, 0xb2, &m, &sb);
+	assert_int_equal(sb.event, CM_EV_CONNECT_REQUEST);
+	assert_memory_equal(sb.private_data, hello, sizeof(hello));
+	assert_int_equal(b->state, CM_REQ_RCVD);
+	cm_conn_accept(b, 0x20002, 0x222, &bp, &sb);
+	assert_int_equal(b->state, CM_REP_SENT);
+	assert_true(sb.set_qp);
+	assert_int_equal(sb.qp.dest_qpn, 0x10001);
+	assert_int_equal(sb.qp.rq_psn, 0x111);
+	assert_int_equal(sb.qp.sq_psn, 0x222);
+	assert_int_equal(sb.qp.path_mtu, 3);
+	assert_int_equal(sb.qp.max_dest_rd_atomic, 2);  /* min(2, A's depth 4) */
+	assert_int_equal(sb.qp.max_rd_atomic, 4);       /* min(8, A's resources 4) */
+	assert_int_equal(sb.qp.min_rnr_timer, 0);
+	assert_int_equal(sb.qp.timeout, CM_LOCAL_ACK_TIMEOUT);
+	assert_int_equal(sb.qp.retry_cnt, 7);
+	assert_int_equal(sb.qp.rnr_retry, 7);
+	assert_int_equal(sb.timer_ms, 4096);            /* 2^(20-8) ms */
+	m = wire(&sb);
+	assert_int_equal(m.hdr.tid, sa.msg.hdr.tid);
+	cm_conn_input(a, &m, &sa);
+	assert_int_equal(a->state, CM_ESTABLISHED);
+	assert_int_equal(sa.event, CM_EV_ESTABLISHED);
+	assert_true(sa.set_qp);
+	assert_int_equal(sa.qp.dest_qpn, 0x20002);
+	assert_int_equal(sa.qp.rq_psn, 0x222);
+	assert_int_equal(sa.qp.sq_psn, 0x111);
+	assert_int_equal(sa.qp.max_dest_rd_atomic, 4);
+	assert_int_equal(sa.qp.max_rd_atomic, 2);
+	assert_int_equal(sa.qp.timeout, 17);             /* from target ACK delay 15 */
+	assert_int_equal(sa.qp.rnr_retry, 6);
+	assert_int_equal(sa.timer_ms, 0);
+	m = wire(&sa);
+	assert_int_equal(m.hdr.attr_id, CM_ATTR_RTU);
+	cm_conn_input(b, &m, &sb);
+	assert_int_equal(b->state, CM_ESTABLISHED);
+	assert_int_equal(sb.event, CM_EV_ESTABLISHED);
+}
+
+static void
+test_conn_handshake(void **state)
+{
+	struct cm_conn a, b;
+
+	(void)state;
+	handshake(&a, &b);
+	assert_string_equal(cm_state_name(a.state), "ESTABLISHED");
+}
+
+/* REQs unanswered: sent again 15 times (the same TID), then UNREACHABLE. */
+static void
+test_conn_unreachable(void **state)
+{
+	struct cm_conn a;
+	struct cm_step s;
+	uint64_t tid;
+
+	(void)state;
+	connect_a(&a, &s);
+	tid = s.msg.hdr.tid;
+	for (int i = 0; i < CM_MAX_RETRIES; i++) {
+		cm_conn_timeout(&a, &s);
+		assert_true(s.send);
+		assert_int_equal(s.msg.hdr.attr_id, CM_ATTR_REQ);
+		assert_int_equal(s.msg.hdr.tid, tid);
+		assert_int_equal(s.timer_ms, 4608);
+	}
+	cm_conn_timeout(&a, &s);
+	assert_false(s.send);
+	assert_int_equal(s.event, CM_EV_UNREACHABLE);
+	assert_int_equal(a.state, CM_IDLE);
+}
+
+/* An MRA buys the peer its service timeout; the REP then completes. */
+static void
+test_conn_mra(void **state)
+{
+	struct cm_msg mra = { .hdr = { .attr_id = CM_ATTR_MRA },
+			      .mra = { .msg_mraed = CM_MSG_REQ, .service_timeout = 24 } };
+	struct cm_msg rep = { .hdr = { .attr_id = CM_ATTR_REP },
+			      .rep = { .local_comm_id = 0xb2, .local_qpn = 0x20002 } };
+	struct cm_conn a;
+	struct cm_step s;
+
+	(void)state;
+	connect_a(&a, &s);
+	cm_conn_input(&a, &mra, &s);
+	assert_int_equal(a.state, CM_MRA_REQ_RCVD);
+	assert_int_equal(s.timer_ms, (1u << 16) + 2 * 256);
+	cm_conn_input(&a, &rep, &s);
+	assert_int_equal(a.state, CM_ESTABLISHED);
+	assert_int_equal(s.event, CM_EV_ESTABLISHED);
+}
+
+/* The application says no: REJ 28 with its words; the active side hears
+ * REJECTED with both.
+ */
+static void
+test_conn_reject(void **state)
+{
+	static const uint8_t no[] = "not now";
+	struct cm_conn a, b;
+	struct cm_step sa, sb;
+	struct cm_msg m;
+
+	(void)state;
+	connect_a(&a, &sa);
+	m = wire(&sa);
+	cm_conn_req_received(&b, 0xb2, &m, &sb);
+	cm_conn_reject(&b, no, sizeof(no), &sb);
+	assert_int_equal(b.state, CM_IDLE);
+	m = wire(&sb);
+	assert_int_equal(m.rej.reason, 28);
+	assert_int_equal(m.rej.remote_comm_id, 0xa1);
+	cm_conn_input(&a, &m, &sa);
+	assert_int_equal(a.state, CM_IDLE);
+	assert_int_equal(sa.event, CM_EV_REJECTED);
+	assert_int_equal(sa.rej_reason, 28);
+	assert_memory_equal(sa.private_data, no, sizeof(no));
+}
+
+/* The RTU is lost: B sends its REP again, A (established) its RTU again. */
+static void
+test_conn_lost_rtu(void **state)
+{
+	const struct cm_conn_param bp = { .responder_resources = 2, .initiator_depth = 2 };
+	struct cm_conn a, b;
+	struct cm_step sa, sb;
+	struct cm_msg m;
+
+	(void)state;
+	connect_a(&a, &sa);
+	m = wire(&sa);
+	cm_conn_req_received(&b, 0xb2, &m, &sb);
+	cm_conn_accept(&b, 0x20002, 0x222, &bp, &sb);
+	m = wire(&sb);
+	cm_conn_input(&a, &m, &sa);            /* RTU lost */
+	cm_conn_timeout(&b, &sb);
+	assert_int_equal(sb.msg.hdr.attr_id, CM_ATTR_REP);
+	m = wire(&sb);
+	cm_conn_input(&a, &m, &sa);
+	assert_int_equal(sa.event, CM_EV_NONE);
+	assert_false(sa.set_qp);
+	m = wire(&sa);
+	assert_int_equal(m.hdr.attr_id, CM_ATTR_RTU);
+	cm_conn_input(&b, &m, &sb);
+	assert_int_equal(sb.event, CM_EV_ESTABLISHED);
+	/* A REP's retries run out: UNREACHABLE on the passive side. */
+	connect_a(&a, &sa);
+	m = wire(&sa);
+	cm_conn_req_received(&b, 0xb3, &m, &sb);
+	cm_conn_accept(&b, 0x20003, 0x333, &bp, &sb);
+	for (int i = 0; i < CM_MAX_RETRIES; i++) {
+		cm_conn_timeout(&b, &sb);
+		assert_int_equal(sb.msg.hdr.attr_id, CM_ATTR_REP);
+	}
+	cm_conn_timeout(&b, &sb);
+	assert_int_equal(sb.event, CM_EV_UNREACHABLE);
+	assert_int_equal(b.state, CM_IDLE);
+}
+
+/* DREQ, DREP, timewait on both sides; a DREQ again in timewait gets its
+ * DREP again; both disconnecting at once works too.
+ */
+static void
+test_conn_disconnect(void **state)
+{
+	struct cm_conn a, b;
+	struct cm_step sa, sb;
+	struct cm_msg m, dreq;
+
+	(void)state;
+	handshake(&a, &b);
+	cm_conn_disconnect(&a, &sa);
+	assert_int_equal(a.state, CM_DREQ_SENT);
+	dreq = wire(&sa);
+	assert_int_equal(dreq.hdr.attr_id, CM_ATTR_DREQ);
+	assert_int_equal(dreq.dreq.remote_qpn, 0x20002);
+	cm_conn_input(&b, &dreq, &sb);
+	assert_int_equal(sb.event, CM_EV_DISCONNECTED);
+	assert_int_equal(b.state, CM_TIMEWAIT);
+	assert_int_equal(sb.timer_ms, 1024);           /* 2^(18-8) ms */
+	m = wire(&sb);
+	assert_int_equal(m.hdr.attr_id, CM_ATTR_DREP);
+	assert_int_equal(m.hdr.tid, dreq.hdr.tid);
+	cm_conn_input(&a, &m, &sa);
+	assert_int_equal(sa.event, CM_EV_DISCONNECTED);
+	assert_int_equal(a.state, CM_TIMEWAIT);
+	cm_conn_input(&b, &dreq, &sb);
+	assert_true(sb.send);
+	assert_int_equal(sb.event, CM_EV_NONE);
+	cm_conn_timeout(&a, &sa);
+	cm_conn_timeout(&b, &sb);
+	assert_int_equal(sa.event, CM_EV_TIMEWAIT_EXIT);
+	assert_int_equal(sb.event, CM_EV_TIMEWAIT_EXIT);
+	assert_int_equal(a.state, CM_IDLE);
+
+	handshake(&a, &b);
+	cm_conn_disconnect(&a, &sa);
+	cm_conn_disconnect(&b, &sb);
+	m = wire(&sb);
+	cm_conn_input(&a, &m, &sa);
+	assert_int_equal(sa.event, CM_EV_DISCONNECTED);
+	assert_int_equal(wire(&sa).hdr.attr_id, CM_ATTR_DREP);
+	/* A DREQ nobody answers: after the retries, timewait all the same. */
+	handshake(&a, &b);
+	cm_conn_disconnect(&a, &sa);
+	for (int i = 0; i < CM_MAX_RETRIES; i++)
+		cm_conn_timeout(&a, &sa);
+	cm_conn_timeout(&a, &sa);
+	assert_int_equal(sa.event, CM_EV_DISCONNECTED);
+	assert_int_equal(a.state, CM_TIMEWAIT);
+}
+
+/* What does not fit a state changes nothing. */
+static void
+test_conn_ignores(void **state)
+{
+	const struct cm_conn_param bp = { .responder_resources = 1, .initiator_depth = 1 };
+	struct cm_conn a, b;
+	struct cm_step sa, sb;
+	struct cm_msg req;
+
+	(void)state;
+	connect_a(&a, &sa);
+	req = wire(&sa);
+	cm_conn_req_received(&b, 0xb2, &req, &sb);
+	cm_conn_input(&b, &req, &sb);          /* a duplicate REQ while deciding */
+	assert_false(sb.send);
+	assert_int_equal(b.state, CM_REQ_RCVD);
+	cm_conn_disconnect(&b, &sb);           /* not connected */
+	assert_false(sb.send);
+	cm_conn_input(&a, &req, &sa);          /* a REQ to the active side */
+	assert_false(sa.send);
+	assert_int_equal(a.state, CM_REQ_SENT);
+	cm_conn_accept(&a, 1, 1, &bp, &sa);    /* accept on the active side */
+	assert_false(sa.send);
+	assert_int_equal(cm_timeout_ms(0), 1);
+	assert_int_equal(cm_timeout_ms(20), 4096);
+	assert_string_equal(cm_event_name(CM_EV_UNREACHABLE), "UNREACHABLE");
+}
+
 /* ---- QP1 on a stack ------------------------------------------------------------ */
 
 #define OUR_IP "198.18.0.1"
@@ -569,6 +858,13 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rtu_dreq_drep),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_rdma_hdr),
+		cmocka_unit_test(test_conn_handshake),
+		cmocka_unit_test(test_conn_unreachable),
+		cmocka_unit_test(test_conn_mra),
+		cmocka_unit_test(test_conn_reject),
+		cmocka_unit_test(test_conn_lost_rtu),
+		cmocka_unit_test(test_conn_disconnect),
+		cmocka_unit_test(test_conn_ignores),
 	};
 	const struct CMUnitTest qp1[] = {
 		cmocka_unit_test(test_gsi_receives),

@@ -14,6 +14,10 @@
  *            REQ_RCVD -reject/REJ-> IDLE; REP_SENT -retries out-> IDLE
  *   both:    ESTABLISHED -disconnect/DREQ-> DREQ_SENT -DREP-> TIMEWAIT
  *            ESTABLISHED, DREQ_SENT -DREQ/DREP-> TIMEWAIT -timer-> IDLE
+ *
+ * A REQ's or REP's starting PSN is the one its sender expects first (its
+ * receive PSN): the other side sends from it. So Linux's cm.c and rdma_cm
+ * read it, and a peer that reads it the other way takes no packet.
  */
 
 #include <string.h>
@@ -177,7 +181,7 @@ cm_conn_accept(struct cm_conn *c, uint32_t local_qpn, uint32_t psn,
 	c->initiator_depth = min8(p->initiator_depth, r->responder_resources);
 	out->set_qp = true;
 	out->qp = (struct cm_qp_attrs){
-		.dest_qpn = r->local_qpn, .rq_psn = r->starting_psn, .sq_psn = psn,
+		.dest_qpn = r->local_qpn, .rq_psn = psn, .sq_psn = r->starting_psn,
 		.path_mtu = r->path_mtu, .max_dest_rd_atomic = c->responder_resources,
 		.max_rd_atomic = c->initiator_depth, .min_rnr_timer = 0,
 		.timeout = r->primary.local_ack_timeout, .retry_cnt = r->retry_count,
@@ -242,7 +246,7 @@ active_rep(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 	c->remote_qpn = rep->local_qpn;
 	out->set_qp = true;
 	out->qp = (struct cm_qp_attrs){
-		.dest_qpn = rep->local_qpn, .rq_psn = rep->starting_psn, .sq_psn = c->local_psn,
+		.dest_qpn = rep->local_qpn, .rq_psn = c->local_psn, .sq_psn = rep->starting_psn,
 		.path_mtu = c->req.path_mtu,
 		.max_dest_rd_atomic = min8(c->responder_resources, rep->initiator_depth),
 		.max_rd_atomic = min8(c->initiator_depth, rep->responder_resources),

@@ -86,7 +86,7 @@ struct cm_conn {
 	uint32_t local_id, remote_id;
 	uint64_t tid;                   /* the REQ's (and its answers'), or the DREQ's */
 	uint32_t local_qpn, remote_qpn;
-	uint32_t local_psn;             /* what our side sends from */
+	uint32_t local_psn;             /* the PSN we expect first: the peer sends from it */
 	uint8_t retries_left;
 	uint8_t max_retries;
 	uint32_t timeout_ms;            /* a try's wait */
@@ -102,8 +102,9 @@ const char *cm_event_name(enum cm_event e);
 uint32_t cm_timeout_ms(uint8_t t);
 
 /* Active side. @p req is filled by the caller as far as the path goes
- * (GIDs, service id, QPN, PSN, MTU, private data); the rest comes from
- * @p p and the defaults above.
+ * (GIDs, service id, QPN, MTU, private data, and as starting PSN the one
+ * this side expects first); the rest comes from @p p and the defaults
+ * above.
  */
 void cm_conn_connect(struct cm_conn *c, uint32_t local_id, const struct cm_req *req,
 		     const struct cm_conn_param *p, struct cm_step *out);
@@ -112,7 +113,9 @@ void cm_conn_connect(struct cm_conn *c, uint32_t local_id, const struct cm_req *
 void cm_conn_req_received(struct cm_conn *c, uint32_t local_id, const struct cm_msg *req,
 			  struct cm_step *out);
 
-/* Passive side: the application accepts, with its QP, PSN and @p p. */
+/* Passive side: the application accepts, with its QP, the PSN it expects
+ * first (@p psn, the REP's starting PSN) and @p p.
+ */
 void cm_conn_accept(struct cm_conn *c, uint32_t local_qpn, uint32_t psn,
 		    const struct cm_conn_param *p, struct cm_step *out);
 

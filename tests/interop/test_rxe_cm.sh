@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 droce developers
 #
-# lib/cm's REQ as Linux's connection manager reads it, in the rig's VM
-# (lib.sh): cm_probe (droce's stack, QP1 open) sends rdma_cm-shaped REQs
-# from 198.18.0.1 to the VM. To a port no one listens on, the kernel's CM
-# answers REJ 8 (invalid service id); to the port of an `rping -s` there,
-# rdma_cm answers REP: it read the REQ, its rdma_cm header included, and
-# set up its QP from it. A capture of the exchange: no malformed packet,
-# every ICRC right.
+# lib/cm against Linux's connection manager and rdma_cm, in the rig's VM
+# (lib.sh). cm_probe (droce's stack with QP1 and a lib/rc QP) sends
+# rdma_cm-shaped REQs from 198.18.0.1. To a port no one listens on, the
+# kernel's CM answers REJ 8 (invalid service id). To `rping -s`, lib/cm's
+# state machine connects: REQ, rdma_cm's REP, the QP to RTR and RTS with
+# the attributes it derives, RTU; then rping's first step as its client
+# takes it: a SEND of the buffer's address, key and size, which rping's
+# QP takes and answers with an RDMA READ of 64 bytes that rping prints;
+# then DREQ and DREP. A capture of it all: no malformed packet, every ICRC
+# right.
 . "$(dirname "$0")/lib.sh"
 
 PROBE=${CM_PROBE:?set CM_PROBE to the cm_probe binary}
@@ -19,13 +22,12 @@ rxe_vm_build "$RXE_CACHE"
 rxe_topo_up
 rxe_at_exit "rm -rf /var/run/dpdk/$PROBE_PREFIX"
 
-# rping's server waits for the host's probe (and then for an RTU that
-# does not come) for at most a minute.
+# rping's server waits for the host's probe for at most a minute.
 cat >"$RXE_WORK/guest.sh" <<EOF
 #!/bin/sh
 echo "guest: rping -s on port 7174"
 timeout 60 rping -s -a $RXE_VM_IP -p 7174 -C 1 -v >/tmp/rping.out 2>&1
-echo "guest: rping ended: \$(tail -1 /tmp/rping.out)"
+sed 's/^/guest: rping: /' /tmp/rping.out | head -20
 exit 0
 EOF
 
@@ -51,8 +53,8 @@ rxe_capture_start "$RXE_IF_BP" "$RXE_WORK/cm.pcap" "$RXE_NS_BR"
 
 echo "== REQ to port 7000, where nothing listens: REJ 8 from Linux's CM"
 probe no-listener 7000 rej:8 30
-echo "== REQ to rping -s at port 7174: REP from rdma_cm"
-probe rping 7174 rep 45
+echo "== connect to rping -s at port 7174, one SEND, disconnect"
+probe rping 7174 establish 45
 sleep 1 # tcpdump writes the last frames
 rxe_capture_stop
 
@@ -60,13 +62,17 @@ rc=0
 rxe_vm_wait 90 || rc=$?
 grep -a '^guest' "$RXE_WORK/vm.log" | tr -d '\r'
 [ "$rc" = 0 ] || fail "guest script: $RXE_VM_RESULT, status $rc"
+# rping printed what its RDMA READ took from droce's buffer: 64 'Z's.
+grep -aq "^guest: rping: server ping data: ZZZZZZZZZZZZZZZZ" "$RXE_WORK/vm.log" ||
+	fail "rping did not read droce's buffer (its output is above)"
 
 cap=$RXE_WORK/cm.pcap
 rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7" -T fields -e ip.src -e infiniband.mad.attributeid |
 	sort | uniq -c | sed 's/^/  CM MADs: /'
 malformed=$(rxe_tshark "$cap" -Y "_ws.malformed || _ws.expert.severity >= error" | wc -l)
 [ "$malformed" = 0 ] || fail "$cap: $malformed malformed packets"
-for m in "$RXE_DROCE_IP 0x0010" "$RXE_VM_IP 0x0012" "$RXE_VM_IP 0x0013"; do
+for m in "$RXE_DROCE_IP 0x0010" "$RXE_VM_IP 0x0012" "$RXE_VM_IP 0x0013" \
+	"$RXE_DROCE_IP 0x0014" "$RXE_DROCE_IP 0x0015" "$RXE_VM_IP 0x0016"; do
 	set -- $m
 	rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7 && ip.src == $1 && infiniband.mad.attributeid == $2" |
 		grep -q . || fail "$cap: no CM message $2 from $1"

@@ -8,12 +8,18 @@
  * port space, the 36-byte header first in its private data) every second
  * until the peer answers with the REQ's TID or the time is up.
  *
- *   cm_probe [EAL options] -- PEER_IP PORT rep|rej:REASON SECONDS key=value...
+ *   cm_probe [EAL options] -- PEER_IP PORT rep|rej:REASON|establish SECONDS key=value...
  *
  * Prints the answer's fields; exit status 0 when it is the one expected,
  * 1 otherwise (no answer, another one), 2 for bad arguments. A REJ with
  * another reason is waited past while a REP is expected: the peer may not
  * listen yet.
+ *
+ * establish: a whole connection with lib/cm's state machine and a lib/rc
+ * QP: REQ, the REP's attributes on the QP (RTR, RTS), RTU; then, as
+ * rping's client starts, one SEND of its buffer's address, key and size
+ * (struct rping_rdma_info), which the peer's QP must take; then DREQ and
+ * the peer's DREP. Exit status 0 when all of it happened.
  */
 
 #include <inttypes.h>
@@ -25,6 +31,7 @@
 
 #include <rte_random.h>
 
+#include "cm_conn.h"
 #include "cm_gsi.h"
 #include "cm_mad.h"
 #include "droce_core.h"
@@ -38,10 +45,95 @@ static bool answered;
 static uint64_t tid;
 static uint32_t peer;
 
+/* establish: the connection, its QP, what its steps asked for. */
+static struct establishing {
+	bool on;
+	struct cm_conn conn;
+	struct cm_gsi *gsi;
+	struct droce_qp *qp;
+	double deadline;                /* its timer; 0: none */
+	enum cm_event last_event;
+	bool established, disconnected, failed;
+} est;
+
+static double now(void);
+
+/* Do what a step of the state machine asks: the QP first (its RTU or REP
+ * must find it ready), then the message, the timer, the event.
+ */
+static void
+apply(const struct cm_step *s)
+{
+	if (s->set_qp) {
+		struct droce_qp_attr a = {
+			.qp_state = DROCE_QPS_RTR, .path_mtu = (enum droce_mtu)s->qp.path_mtu,
+			.dest_qp_num = s->qp.dest_qpn, .rq_psn = s->qp.rq_psn,
+			.max_dest_rd_atomic = s->qp.max_dest_rd_atomic,
+			.min_rnr_timer = s->qp.min_rnr_timer, .ah_attr = { .hop_limit = 64 },
+		};
+
+		droce_gid_from_ipv4(peer, a.ah_attr.dgid);
+		if (droce_modify_qp(est.qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+				    DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+				    DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER) != 0)
+			est.failed = true;
+		a = (struct droce_qp_attr){
+			.qp_state = DROCE_QPS_RTS, .sq_psn = s->qp.sq_psn, .timeout = s->qp.timeout,
+			.retry_cnt = s->qp.retry_cnt, .rnr_retry = s->qp.rnr_retry,
+			.max_rd_atomic = s->qp.max_rd_atomic,
+		};
+		if (droce_modify_qp(est.qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
+				    DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+				    DROCE_QP_MAX_QP_RD_ATOMIC) != 0)
+			est.failed = true;
+		printf(PROG ": QP 0x%06x: RTR and RTS to QP 0x%06x, rq_psn 0x%06x, sq_psn 0x%06x, MTU code %u, timeout %u, retry %u, RNR retry %u, rd_atomic %u/%u\n",
+		       droce_qp_num(est.qp), s->qp.dest_qpn, s->qp.rq_psn, s->qp.sq_psn,
+		       s->qp.path_mtu, s->qp.timeout, s->qp.retry_cnt, s->qp.rnr_retry,
+		       s->qp.max_rd_atomic, s->qp.max_dest_rd_atomic);
+	}
+	if (s->send) {
+		printf(PROG ": -> %s\n", cm_attr_name(s->msg.hdr.attr_id));
+		if (cm_gsi_send(est.gsi, peer, &s->msg) != 0)
+			fprintf(stderr, PROG ": a %s was not sent\n", cm_attr_name(s->msg.hdr.attr_id));
+	}
+	est.deadline = s->timer_ms != 0 ? now() + s->timer_ms / 1000.0 : 0;
+	if (s->event == CM_EV_NONE)
+		return;
+	printf(PROG ": event %s (CM state %s)\n", cm_event_name(s->event),
+	       cm_state_name(est.conn.state));
+	est.last_event = s->event;
+	est.established |= s->event == CM_EV_ESTABLISHED;
+	est.disconnected |= s->event == CM_EV_DISCONNECTED;
+}
+
+/* The remote comm id a message names as ours. */
+static uint32_t
+our_id_in(const struct cm_msg *m)
+{
+	switch (m->hdr.attr_id) {
+	case CM_ATTR_REP: return m->rep.remote_comm_id;
+	case CM_ATTR_REJ: return m->rej.remote_comm_id;
+	case CM_ATTR_MRA: return m->mra.remote_comm_id;
+	case CM_ATTR_DREQ: return m->dreq.remote_comm_id;
+	case CM_ATTR_DREP: return m->drep.remote_comm_id;
+	default: return 0;
+	}
+}
+
 static void
 on_mad(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 {
 	(void)arg;
+	if (est.on) {
+		struct cm_step s;
+
+		if (from->ip != peer || our_id_in(msg) != est.conn.local_id)
+			return;
+		printf(PROG ": <- %s\n", cm_attr_name(msg->hdr.attr_id));
+		cm_conn_input(&est.conn, msg, &s);
+		apply(&s);
+		return;
+	}
 	if (from->ip != peer || msg->hdr.tid != tid || answered)
 		return;
 	if (msg->hdr.attr_id != CM_ATTR_REP && msg->hdr.attr_id != CM_ATTR_REJ &&
@@ -103,6 +195,156 @@ print_answer(void)
 		       answer.rep.rnr_retry_count);
 }
 
+/* Run @p stack's control lcore until @p done or @p seconds; the
+ * connection's timer fires meanwhile.
+ */
+static bool
+run_until(struct droce_stack *stack, const bool *done, double seconds)
+{
+	double until = now() + seconds;
+
+	while (!*done && !est.failed && now() < until) {
+		droce_control_poll(stack);
+		if (est.deadline != 0 && now() >= est.deadline) {
+			struct cm_step s;
+
+			cm_conn_timeout(&est.conn, &s);
+			apply(&s);
+		}
+	}
+	return *done;
+}
+
+/* A whole connection to @p port of the peer (see the top of the file). */
+static int
+establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned long seconds)
+{
+	const struct cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+					 .retry_count = 7, .rnr_retry_count = 7 };
+	static uint8_t buf[4096];
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_INIT, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ,
+	};
+	char err[DROCE_ERR_LEN];
+	struct droce_rc_device *dev = droce_rc_open(stack, 0, err, sizeof(err));
+	struct droce_pd *pd = dev != NULL ? droce_alloc_pd(dev) : NULL;
+	struct droce_mr *mr = pd != NULL ? droce_reg_mr(pd, buf, sizeof(buf),
+						       DROCE_ACCESS_LOCAL_WRITE |
+						       DROCE_ACCESS_REMOTE_READ |
+						       DROCE_ACCESS_REMOTE_WRITE) : NULL;
+	struct droce_cq *cq = dev != NULL ? droce_create_cq(dev, 16) : NULL;
+	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4, .src_port = 40001 };
+	struct cm_req req = { .service_id = cm_service_id(CM_PS_TCP, port),
+			      .local_ca_guid = 0x0200c6fffe120001ull, .pkey = 0xffff, .path_mtu = 3,
+			      .primary = { .local_lid = 0xffff, .remote_lid = 0xffff,
+					   .hop_limit = 64 } };
+	struct cm_step s;
+	struct droce_wc wc;
+	bool sent = false;
+	int ret = 1;
+
+	if (cq == NULL || mr == NULL) {
+		fprintf(stderr, PROG ": RC objects: %s\n", dev == NULL ? err : "refused (log above)");
+		return 1;
+	}
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	est = (struct establishing){ .on = true, .gsi = gsi, .qp = droce_create_qp(pd, &ia) };
+	if (est.qp == NULL || droce_modify_qp(est.qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					      DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0 ||
+	    droce_stack_start(stack, true) != 0) {
+		fprintf(stderr, PROG ": QP or start refused (log above)\n");
+		return 1;
+	}
+	for (uint64_t i = 0; i < 4; i++) {
+		struct droce_sge sge = { (uintptr_t)buf + 1024 + i * 256, 256, mr->lkey };
+		struct droce_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		droce_post_recv(est.qp, &wr, &bad);
+	}
+	req.local_qpn = droce_qp_num(est.qp);
+	req.starting_psn = (uint32_t)rte_rand() & 0xffffff;
+	droce_gid_from_ipv4(droce_port_addr(stack, 0), req.primary.local_gid);
+	droce_gid_from_ipv4(peer, req.primary.remote_gid);
+	cm_rdma_addr_from_ipv4(droce_port_addr(stack, 0), h.src_addr);
+	cm_rdma_addr_from_ipv4(peer, h.dst_addr);
+	cm_rdma_hdr_encode(&h, req.private_data);
+	cm_conn_connect(&est.conn, (uint32_t)rte_rand(), &req, &p, &s);
+	apply(&s);
+	if (!run_until(stack, &est.established, (double)seconds)) {
+		printf(PROG ": not established: last event %s, CM state %s\n",
+		       cm_event_name(est.last_event), cm_state_name(est.conn.state));
+		goto out;
+	}
+	/* rping's client: its buffer's address, key and size, big-endian. */
+	{
+		uint64_t va = rte_cpu_to_be_64((uintptr_t)buf);
+		uint32_t rkey = rte_cpu_to_be_32(mr->rkey), size = rte_cpu_to_be_32(64);
+		struct droce_sge sge = { (uintptr_t)buf + 512, 16, mr->lkey };
+		struct droce_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+					    .opcode = DROCE_WR_SEND,
+					    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+
+		memset(buf, 0x5a, 64);
+		memcpy(buf + 512, &va, 8);
+		memcpy(buf + 520, &rkey, 4);
+		memcpy(buf + 524, &size, 4);
+		if (droce_post_send(est.qp, &wr, &bad) != 0)
+			goto out;
+	}
+	for (double until = now() + 10; now() < until && !sent;) {
+		droce_control_poll(stack);
+		while (droce_poll_cq(cq, 1, &wc) == 1) {
+			printf(PROG ": completion wr_id %" PRIu64 ": %s, opcode %d, %u bytes\n",
+			       wc.wr_id, droce_wc_status_str(wc.status), wc.opcode, wc.byte_len);
+			if (wc.wr_id == 1)
+				sent = wc.status == DROCE_WC_SUCCESS;
+		}
+	}
+	/* What the peer does next (rping's server reads the buffer and sends
+	 * its go-ahead), for a moment; then the disconnect.
+	 */
+	for (double until = now() + 2; now() < until;) {
+		droce_control_poll(stack);
+		while (droce_poll_cq(cq, 1, &wc) == 1)
+			printf(PROG ": completion wr_id %" PRIu64 ": %s, opcode %d, %u bytes\n",
+			       wc.wr_id, droce_wc_status_str(wc.status), wc.opcode, wc.byte_len);
+	}
+	{
+		struct droce_rc_stats st;
+
+		droce_rc_query_stats(dev, &st);
+		printf(PROG ": RC: rx %" PRIu64 " tx %" PRIu64 " packets, ACKs sent %" PRIu64
+		       " received %" PRIu64 ", seq NAKs in %" PRIu64 ", RNR NAKs in %" PRIu64
+		       ", timeouts %" PRIu64 "; dropped: bad ICRC %" PRIu64 ", bad packet %" PRIu64
+		       ", unknown QP %" PRIu64 ", wrong peer %" PRIu64 ", wrong state %" PRIu64 "\n",
+		       st.rx_packets, st.tx_packets, st.acks_sent, st.acks_received,
+		       st.seq_naks_received, st.rnr_naks_received, st.timeouts, st.bad_icrc,
+		       st.bad_packet, st.unknown_qp, st.wrong_peer, st.wrong_state);
+	}
+	if (!est.disconnected) {
+		cm_conn_disconnect(&est.conn, &s);
+		apply(&s);
+		run_until(stack, &est.disconnected, 20);
+	}
+	ret = sent && est.disconnected ? 0 : 1;
+	printf(PROG ": established, SEND %s, %s\n", sent ? "taken by the peer" : "NOT taken",
+	       est.disconnected ? "disconnected" : "NOT disconnected");
+out:
+	droce_stack_stop(stack);
+	droce_destroy_qp(est.qp);
+	droce_destroy_cq(cq);
+	droce_dereg_mr(mr);
+	droce_dealloc_pd(pd);
+	droce_rc_close(dev);
+	return ret;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -125,7 +367,7 @@ main(int argc, char **argv)
 	if (conf == NULL || sep == 0 || argc - sep < 5 ||
 	    inet_pton(AF_INET, argv[sep + 1], &peer) != 1 ||
 	    (port = strtoul(argv[sep + 2], NULL, 10)) == 0 || port > 65535 ||
-	    (strcmp(argv[sep + 3], "rep") != 0 &&
+	    (strcmp(argv[sep + 3], "rep") != 0 && strcmp(argv[sep + 3], "establish") != 0 &&
 	     sscanf(argv[sep + 3], "rej:%d", &rej_reason) != 1) ||
 	    (seconds = strtoul(argv[sep + 4], NULL, 10)) == 0) {
 		fprintf(stderr, "usage: " PROG " [EAL options] -- PEER_IP PORT rep|rej:REASON SECONDS key=value...\n");
@@ -139,6 +381,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	gsi = cm_gsi_open(stack, 0, on_mad, NULL, err, sizeof(err));
+	if (gsi != NULL && strcmp(argv[sep + 3], "establish") == 0) {
+		ret = establish(stack, gsi, (uint16_t)port, seconds);
+		cm_gsi_close(gsi);
+		droce_stack_destroy(stack);
+		droce_eal_stop(&eal);
+		free(conf);
+		return ret;
+	}
 	if (gsi == NULL || droce_stack_start(stack, true) != 0) {
 		fprintf(stderr, PROG ": %s\n", gsi == NULL ? err : "the stack does not start");
 		return 1;

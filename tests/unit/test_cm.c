@@ -363,9 +363,10 @@ handshake(struct cm_conn *a, struct cm_conn *b)
 	cm_conn_accept(b, 0x20002, 0x222, &bp, &sb);
 	assert_int_equal(b->state, CM_REP_SENT);
 	assert_true(sb.set_qp);
+	/* Each side sends from the PSN the other said it expects. */
 	assert_int_equal(sb.qp.dest_qpn, 0x10001);
-	assert_int_equal(sb.qp.rq_psn, 0x111);
-	assert_int_equal(sb.qp.sq_psn, 0x222);
+	assert_int_equal(sb.qp.rq_psn, 0x222);
+	assert_int_equal(sb.qp.sq_psn, 0x111);
 	assert_int_equal(sb.qp.path_mtu, 3);
 	assert_int_equal(sb.qp.max_dest_rd_atomic, 2);  /* min(2, A's depth 4) */
 	assert_int_equal(sb.qp.max_rd_atomic, 4);       /* min(8, A's resources 4) */
@@ -381,8 +382,8 @@ handshake(struct cm_conn *a, struct cm_conn *b)
 	assert_int_equal(sa.event, CM_EV_ESTABLISHED);
 	assert_true(sa.set_qp);
 	assert_int_equal(sa.qp.dest_qpn, 0x20002);
-	assert_int_equal(sa.qp.rq_psn, 0x222);
-	assert_int_equal(sa.qp.sq_psn, 0x111);
+	assert_int_equal(sa.qp.rq_psn, 0x111);
+	assert_int_equal(sa.qp.sq_psn, 0x222);
 	assert_int_equal(sa.qp.max_dest_rd_atomic, 4);
 	assert_int_equal(sa.qp.max_rd_atomic, 2);
 	assert_int_equal(sa.qp.timeout, 17);             /* from target ACK delay 15 */

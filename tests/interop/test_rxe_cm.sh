@@ -11,7 +11,10 @@
 # takes it: a SEND of the buffer's address, key and size, which rping's
 # QP takes and answers with an RDMA READ of 64 bytes that rping prints;
 # then DREQ and DREP. A capture of it all: no malformed packet, every ICRC
-# right.
+# right. Then the other way: `rping -c` in the VM connects to cm_probe
+# listening on port 7175; lib/cm accepts (its REP read by rdma_cm), the
+# RTU establishes it, and cm_probe reads the client's buffer with an RDMA
+# READ, as rping's server does: it begins "rdma-ping-".
 . "$(dirname "$0")/lib.sh"
 
 PROBE=${CM_PROBE:?set CM_PROBE to the cm_probe binary}
@@ -28,6 +31,14 @@ cat >"$RXE_WORK/guest.sh" <<EOF
 echo "guest: rping -s on port 7174"
 timeout 60 rping -s -a $RXE_VM_IP -p 7174 -C 1 -v >/tmp/rping.out 2>&1
 sed 's/^/guest: rping: /' /tmp/rping.out | head -20
+# droce listens once the host's first probes are done: try until it does.
+echo "guest: rping -c to $RXE_DROCE_IP port 7175"
+for i in \$(seq 40); do
+	timeout 20 rping -c -a $RXE_DROCE_IP -p 7175 -C 1 -S 64 -v >/tmp/rping-c.out 2>&1
+	grep -q DISCONNECT /tmp/rping-c.out && break
+	sleep 1
+done
+sed 's/^/guest: rping -c: /' /tmp/rping-c.out | head -20
 exit 0
 EOF
 
@@ -55,6 +66,8 @@ echo "== REQ to port 7000, where nothing listens: REJ 8 from Linux's CM"
 probe no-listener 7000 rej:8 30
 echo "== connect to rping -s at port 7174, one SEND, disconnect"
 probe rping 7174 establish 45
+echo "== rping -c connects to droce at port 7175; READ its buffer, disconnect"
+probe rping-c 7175 listen 60
 sleep 1 # tcpdump writes the last frames
 rxe_capture_stop
 
@@ -72,7 +85,8 @@ rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7" -T fields -e ip.src -e infi
 malformed=$(rxe_tshark "$cap" -Y "_ws.malformed || _ws.expert.severity >= error" | wc -l)
 [ "$malformed" = 0 ] || fail "$cap: $malformed malformed packets"
 for m in "$RXE_DROCE_IP 0x0010" "$RXE_VM_IP 0x0012" "$RXE_VM_IP 0x0013" \
-	"$RXE_DROCE_IP 0x0014" "$RXE_DROCE_IP 0x0015" "$RXE_VM_IP 0x0016"; do
+	"$RXE_DROCE_IP 0x0014" "$RXE_DROCE_IP 0x0015" "$RXE_VM_IP 0x0016" \
+	"$RXE_VM_IP 0x0010" "$RXE_DROCE_IP 0x0013" "$RXE_VM_IP 0x0014"; do
 	set -- $m
 	rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7 && ip.src == $1 && infiniband.mad.attributeid == $2" |
 		grep -q . || fail "$cap: no CM message $2 from $1"

@@ -8,7 +8,7 @@
  * port space, the 36-byte header first in its private data) every second
  * until the peer answers with the REQ's TID or the time is up.
  *
- *   cm_probe [EAL options] -- PEER_IP PORT rep|rej:REASON|establish SECONDS key=value...
+ *   cm_probe [EAL options] -- PEER_IP PORT rep|rej:REASON|establish|listen SECONDS key=value...
  *
  * Prints the answer's fields; exit status 0 when it is the one expected,
  * 1 otherwise (no answer, another one), 2 for bad arguments. A REJ with
@@ -20,6 +20,13 @@
  * rping's client starts, one SEND of its buffer's address, key and size
  * (struct rping_rdma_info), which the peer's QP must take; then DREQ and
  * the peer's DREP. Exit status 0 when all of it happened.
+ *
+ * listen: the passive side of the same: wait for the peer's REQ to PORT,
+ * accept (QP to RTR and RTS, REP), RTU; then, as rping's server starts,
+ * take the client's first SEND (its buffer's address, key and size) and
+ * RDMA READ that buffer, which an rping client fills with "rdma-ping-";
+ * then DREQ and DREP. Exit status 0 when all of it happened and the bytes
+ * read begin so.
  */
 
 #include <inttypes.h>
@@ -48,6 +55,9 @@ static uint32_t peer;
 /* establish: the connection, its QP, what its steps asked for. */
 static struct establishing {
 	bool on;
+	bool listening;                 /* listen: a REQ to port is taken */
+	uint16_t port;
+	uint32_t psn;                   /* listen: the PSN we expect first */
 	struct cm_conn conn;
 	struct cm_gsi *gsi;
 	struct droce_qp *qp;
@@ -116,6 +126,7 @@ our_id_in(const struct cm_msg *m)
 	case CM_ATTR_MRA: return m->mra.remote_comm_id;
 	case CM_ATTR_DREQ: return m->dreq.remote_comm_id;
 	case CM_ATTR_DREP: return m->drep.remote_comm_id;
+	case CM_ATTR_RTU: return m->rtu.remote_comm_id;
 	default: return 0;
 	}
 }
@@ -124,6 +135,20 @@ static void
 on_mad(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 {
 	(void)arg;
+	if (est.on && est.listening && from->ip == peer && msg->hdr.attr_id == CM_ATTR_REQ &&
+	    msg->req.service_id == cm_service_id(CM_PS_TCP, est.port) &&
+	    est.conn.state == CM_IDLE) {
+		const struct cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+						 .rnr_retry_count = 7 };
+		struct cm_step s;
+
+		printf(PROG ": <- REQ from QP 0x%06x\n", msg->req.local_qpn);
+		cm_conn_req_received(&est.conn, (uint32_t)rte_rand(), msg, &s);
+		apply(&s);
+		cm_conn_accept(&est.conn, droce_qp_num(est.qp), est.psn, &p, &s);
+		apply(&s);
+		return;
+	}
 	if (est.on) {
 		struct cm_step s;
 
@@ -215,9 +240,86 @@ run_until(struct droce_stack *stack, const bool *done, double seconds)
 	return *done;
 }
 
+/* Wait for one completion of @p wr_id on @p cq; false on error or time. */
+static bool
+completion(struct droce_stack *stack, struct droce_cq *cq, uint64_t wr_id, double seconds,
+	   struct droce_wc *out)
+{
+	for (double until = now() + seconds; now() < until;) {
+		struct droce_wc wc;
+
+		droce_control_poll(stack);
+		while (droce_poll_cq(cq, 1, &wc) == 1) {
+			printf(PROG ": completion wr_id %" PRIu64 ": %s, opcode %d, %u bytes\n",
+			       wc.wr_id, droce_wc_status_str(wc.status), wc.opcode, wc.byte_len);
+			if (wc.wr_id == wr_id) {
+				*out = wc;
+				return wc.status == DROCE_WC_SUCCESS;
+			}
+		}
+	}
+	return false;
+}
+
+/* listen: the passive side, then rping's server's first steps. */
+static int
+serve(struct droce_stack *stack, struct droce_cq *cq, struct droce_mr *mr, uint8_t *buf,
+      uint16_t port, unsigned long seconds)
+{
+	struct droce_wc wc;
+	uint64_t va;
+	uint32_t rkey, size;
+	struct cm_step s;
+
+	est.listening = true;
+	est.port = port;
+	est.psn = (uint32_t)rte_rand() & 0xffffff;
+	printf(PROG ": listening on port %u\n", port);
+	if (!run_until(stack, &est.established, (double)seconds)) {
+		printf(PROG ": not established: last event %s, CM state %s\n",
+		       cm_event_name(est.last_event), cm_state_name(est.conn.state));
+		return 1;
+	}
+	/* The client's buffer: its first SEND, into receive 100. */
+	if (!completion(stack, cq, 100, 10, &wc) || wc.byte_len < 16) {
+		printf(PROG ": no rping_rdma_info from the client\n");
+		return 1;
+	}
+	memcpy(&va, buf + 1024, 8);
+	memcpy(&rkey, buf + 1032, 4);
+	memcpy(&size, buf + 1036, 4);
+	va = rte_be_to_cpu_64(va);
+	rkey = rte_be_to_cpu_32(rkey);
+	size = RTE_MIN(rte_be_to_cpu_32(size), 512u);
+	printf(PROG ": the client's buffer: 0x%" PRIx64 ", rkey 0x%x, %u bytes\n", va, rkey, size);
+	{
+		struct droce_sge sge = { (uintptr_t)buf + 2048, size, mr->lkey };
+		struct droce_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+					    .opcode = DROCE_WR_RDMA_READ,
+					    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+
+		wr.wr.rdma.remote_addr = va;
+		wr.wr.rdma.rkey = rkey;
+		if (droce_post_send(est.qp, &wr, &bad) != 0 ||
+		    !completion(stack, cq, 2, 10, &wc)) {
+			printf(PROG ": the RDMA READ of the client's buffer failed\n");
+			return 1;
+		}
+	}
+	printf(PROG ": read from the client: \"%.*s\"\n", (int)RTE_MIN(size, 40u),
+	       (const char *)buf + 2048);
+	cm_conn_disconnect(&est.conn, &s);
+	apply(&s);
+	run_until(stack, &est.disconnected, 20);
+	printf(PROG ": established, READ %s, %s\n", "done",
+	       est.disconnected ? "disconnected" : "NOT disconnected");
+	return memcmp(buf + 2048, "rdma-ping-", 10) == 0 && est.disconnected ? 0 : 1;
+}
+
 /* A whole connection to @p port of the peer (see the top of the file). */
 static int
-establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned long seconds)
+establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned long seconds,
+	  bool passive)
 {
 	const struct cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
 					 .retry_count = 7, .rnr_retry_count = 7 };
@@ -266,6 +368,10 @@ establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned
 		struct droce_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 		droce_post_recv(est.qp, &wr, &bad);
+	}
+	if (passive) {
+		ret = serve(stack, cq, mr, buf, port, seconds);
+		goto out;
 	}
 	req.local_qpn = droce_qp_num(est.qp);
 	req.starting_psn = (uint32_t)rte_rand() & 0xffffff;
@@ -368,9 +474,10 @@ main(int argc, char **argv)
 	    inet_pton(AF_INET, argv[sep + 1], &peer) != 1 ||
 	    (port = strtoul(argv[sep + 2], NULL, 10)) == 0 || port > 65535 ||
 	    (strcmp(argv[sep + 3], "rep") != 0 && strcmp(argv[sep + 3], "establish") != 0 &&
+	     strcmp(argv[sep + 3], "listen") != 0 &&
 	     sscanf(argv[sep + 3], "rej:%d", &rej_reason) != 1) ||
 	    (seconds = strtoul(argv[sep + 4], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: " PROG " [EAL options] -- PEER_IP PORT rep|rej:REASON SECONDS key=value...\n");
+		fprintf(stderr, "usage: " PROG " [EAL options] -- PEER_IP PORT rep|rej:REASON|establish|listen SECONDS key=value...\n");
 		return 2;
 	}
 	if (droce_conf_load(conf, NULL, argv + sep + 5, argc - sep - 5, err, sizeof(err)) != 0 ||
@@ -381,8 +488,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	gsi = cm_gsi_open(stack, 0, on_mad, NULL, err, sizeof(err));
-	if (gsi != NULL && strcmp(argv[sep + 3], "establish") == 0) {
-		ret = establish(stack, gsi, (uint16_t)port, seconds);
+	if (gsi != NULL && (strcmp(argv[sep + 3], "establish") == 0 ||
+			    strcmp(argv[sep + 3], "listen") == 0)) {
+		ret = establish(stack, gsi, (uint16_t)port, seconds,
+				strcmp(argv[sep + 3], "listen") == 0);
 		cm_gsi_close(gsi);
 		droce_stack_destroy(stack);
 		droce_eal_stop(&eal);

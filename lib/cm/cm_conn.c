@@ -91,6 +91,14 @@ step_clear(struct cm_step *out)
 	memset(out, 0, sizeof(*out));
 }
 
+/* Arm the timer for @p ms, or stop it (0). */
+static void
+set_timer(struct cm_step *out, uint32_t ms)
+{
+	out->timer_change = true;
+	out->timer_ms = ms;
+}
+
 /* Send @p msg now and again on each timeout, @p retries times. */
 static void
 send_with_retries(struct cm_conn *c, const struct cm_msg *msg, uint8_t retries,
@@ -100,7 +108,7 @@ send_with_retries(struct cm_conn *c, const struct cm_msg *msg, uint8_t retries,
 	c->retries_left = retries;
 	out->send = true;
 	out->msg = *msg;
-	out->timer_ms = c->timeout_ms;
+	set_timer(out, c->timeout_ms);
 }
 
 static void
@@ -257,6 +265,7 @@ active_rep(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 	rtu.rtu = (struct cm_rtu){ .local_comm_id = c->local_id, .remote_comm_id = c->remote_id };
 	c->last = rtu;
 	c->state = CM_ESTABLISHED;
+	set_timer(out, 0);
 	send_once(&rtu, out);
 	event(out, CM_EV_ESTABLISHED, msg->rep.private_data, CM_REP_PRIVATE);
 }
@@ -265,6 +274,7 @@ static void
 rejected(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 {
 	c->state = CM_IDLE;
+	set_timer(out, 0);
 	out->rej_reason = msg->rej.reason;
 	event(out, CM_EV_REJECTED, msg->rej.private_data, CM_REJ_PRIVATE);
 }
@@ -282,8 +292,8 @@ req_sent_input(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 			return;
 		/* The peer needs its service timeout: wait that long once. */
 		c->state = CM_MRA_REQ_RCVD;
-		out->timer_ms = cm_timeout_ms(msg->mra.service_timeout) +
-				2 * cm_timeout_ms(CM_PACKET_LIFETIME);
+		set_timer(out, cm_timeout_ms(msg->mra.service_timeout) +
+			       2 * cm_timeout_ms(CM_PACKET_LIFETIME));
 		return;
 	}
 }
@@ -294,6 +304,7 @@ rep_sent_input(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 	switch (msg->hdr.attr_id) {
 	case CM_ATTR_RTU:
 		c->state = CM_ESTABLISHED;
+		set_timer(out, 0);
 		return event(out, CM_EV_ESTABLISHED, msg->rtu.private_data, CM_RTU_PRIVATE);
 	case CM_ATTR_REJ:
 		return rejected(c, msg, out);
@@ -313,7 +324,7 @@ dreq_received(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 	if (c->state == CM_TIMEWAIT)
 		return; /* a DREQ again: its DREP was lost */
 	c->state = CM_TIMEWAIT;
-	out->timer_ms = cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT);
+	set_timer(out, cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT));
 	event(out, CM_EV_DISCONNECTED, msg->dreq.private_data, CM_DREQ_PRIVATE);
 }
 
@@ -337,7 +348,7 @@ dreq_sent_input(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out
 	switch (msg->hdr.attr_id) {
 	case CM_ATTR_DREP:
 		c->state = CM_TIMEWAIT;
-		out->timer_ms = cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT);
+		set_timer(out, cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT));
 		return event(out, CM_EV_DISCONNECTED, msg->drep.private_data, CM_DREP_PRIVATE);
 	case CM_ATTR_DREQ:
 		/* Both sides disconnect at once: each answers the other. */
@@ -390,19 +401,21 @@ cm_conn_timeout(struct cm_conn *c, struct cm_step *out)
 			c->retries_left--;
 			c->state = c->state == CM_MRA_REQ_RCVD ? CM_REQ_SENT : c->state;
 			send_once(&c->last, out);
-			out->timer_ms = c->timeout_ms;
+			set_timer(out, c->timeout_ms);
 			return;
 		}
 		if (c->state == CM_DREQ_SENT) {
 			/* No DREP: the connection is over all the same. */
 			c->state = CM_TIMEWAIT;
-			out->timer_ms = cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT);
+			set_timer(out, cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT));
 			return event(out, CM_EV_DISCONNECTED, NULL, 0);
 		}
 		c->state = CM_IDLE;
+		set_timer(out, 0);
 		return event(out, CM_EV_UNREACHABLE, NULL, 0);
 	case CM_TIMEWAIT:
 		c->state = CM_IDLE;
+		set_timer(out, 0);
 		return event(out, CM_EV_TIMEWAIT_EXIT, NULL, 0);
 	default:
 		return;

@@ -62,7 +62,8 @@ struct cm_step {
 	uint16_t rej_reason;            /* CM_EV_REJECTED */
 	const uint8_t *private_data;    /* of the message behind the event */
 	uint32_t private_len;
-	uint32_t timer_ms;              /* 0: no timer; else (re)arm it */
+	bool timer_change;              /* the timer is to be armed (timer_ms) or stopped (0) */
+	uint32_t timer_ms;
 };
 
 /* What a connection offers or accepts (rdma_conn_param's numbers). */

@@ -106,7 +106,8 @@ apply(const struct cm_step *s)
 		if (cm_gsi_send(est.gsi, peer, &s->msg) != 0)
 			fprintf(stderr, PROG ": a %s was not sent\n", cm_attr_name(s->msg.hdr.attr_id));
 	}
-	est.deadline = s->timer_ms != 0 ? now() + s->timer_ms / 1000.0 : 0;
+	if (s->timer_change)
+		est.deadline = s->timer_ms != 0 ? now() + s->timer_ms / 1000.0 : 0;
 	if (s->event == CM_EV_NONE)
 		return;
 	printf(PROG ": event %s (CM state %s)\n", cm_event_name(s->event),

@@ -38,6 +38,9 @@ struct side {
 	uint8_t *buf;
 	struct droce_mr *mr, *ro_mr;
 	struct droce_cq_reactor *reactor;
+	/* Opens what else the stack runs (a CM, say), before it starts. */
+	void (*before_start)(struct side *s);
+	void *user;
 };
 
 /* The stack on a ring port, an RC device, a PD; started, not launched. */
@@ -73,6 +76,8 @@ rc_pair_side_up(struct side *s)
 	s->dev = droce_rc_open_conf(s->stack, 0, &rc_conf, err, sizeof(err));
 	if (s->dev == NULL)
 		fail_msg("%s", err);
+	if (s->before_start != NULL)
+		s->before_start(s);
 	assert_int_equal(droce_stack_start(s->stack, false), 0);
 	s->pd = droce_alloc_pd(s->dev);
 	assert_non_null(s->pd);

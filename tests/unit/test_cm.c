@@ -30,8 +30,10 @@
 #include "cm_conn.h"
 #include "cm_gsi.h"
 #include "cm_mad.h"
+#include "droce_cm.h"
 #include "droce_core.h"
 #include "droce_roce.h"
+#include "rc_pair.h"
 #include "test_eal.h"
 
 /* The big-endian number of @p n bytes at MAD offset @p off. */
@@ -849,6 +851,256 @@ stack_down(void **state)
 	return 0;
 }
 
+/* ---- the API: two stacks, each with a CM, the test as the wire ---------------------- */
+
+static struct side A = { .name = "cmA", .address = "198.18.0.1" };
+static struct side B = { .name = "cmB", .address = "198.18.0.2" };
+static struct droce_cm_channel *cha, *chb;
+
+static void
+cm_open(struct side *s)
+{
+	char err[DROCE_ERR_LEN];
+
+	s->user = droce_cm_open(s->stack, 0, err, sizeof(err));
+	if (s->user == NULL)
+		fail_msg("%s", err);
+}
+
+static void
+move(struct side *from, struct side *to)
+{
+	for (unsigned int q = 0; q < from->nb_tx; q++) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(from->tx[q], (void **)&m) == 0)
+			if (rte_ring_enqueue(to->rx, m) != 0)
+				rte_pktmbuf_free(m);
+	}
+}
+
+static void
+pump(void)
+{
+	rc_pair_poll(&A);
+	move(&A, &B);
+	rc_pair_poll(&B);
+	move(&B, &A);
+}
+
+/* The next event of @p ch within @p seconds, else fail. */
+static void
+next_event(struct droce_cm_channel *ch, struct droce_cm_event *ev, double seconds)
+{
+	uint64_t until = rte_get_timer_cycles() + (uint64_t)(seconds * (double)rte_get_timer_hz());
+
+	while (droce_cm_get_event(ch, ev) != 0) {
+		if (rte_get_timer_cycles() > until)
+			fail_msg("no CM event within %.1f s", seconds);
+		pump();
+	}
+}
+
+static struct droce_qp *
+rc_qp(struct side *s)
+{
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC, .send_cq = s->scq, .recv_cq = s->rcq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1,
+				   .qp_access_flags = DROCE_ACCESS_REMOTE_WRITE };
+	struct droce_qp *qp = droce_create_qp(s->pd, &ia);
+
+	assert_non_null(qp);
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), 0);
+	return qp;
+}
+
+/* A connects to B's listener with private data, B accepts with its own;
+ * both ESTABLISHED; a SEND crosses the QPs the CM set up; A disconnects;
+ * both DISCONNECTED, then TIMEWAIT_EXIT.
+ */
+static void
+test_api_connect_send_disconnect(void **state)
+{
+	static const char hi[] = "hi from A", ok[] = "welcome";
+	struct droce_cm_conn_param pa = { .private_data = hi, .private_data_len = sizeof(hi),
+					  .responder_resources = 1, .initiator_depth = 1,
+					  .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_conn_param pb = { .private_data = ok, .private_data_len = sizeof(ok),
+					  .responder_resources = 1, .initiator_depth = 1,
+					  .rnr_retry_count = 7 };
+	struct droce_cm_id *listener = droce_cm_create_id(chb, (void *)0xb0),
+			   *second = droce_cm_create_id(chb, NULL),
+			   *ida = droce_cm_create_id(cha, (void *)0xa0), *idb;
+	struct droce_qp *qpa = rc_qp(&A), *qpb = rc_qp(&B);
+	struct droce_cm_event ev;
+	struct droce_wc wc;
+
+	(void)state;
+	assert_int_equal(droce_cm_listen(listener, 7174), 0);
+	assert_int_equal(droce_cm_listen(second, 7174), -EADDRINUSE);
+	assert_int_equal(droce_cm_destroy_id(second), 0);
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7174, qpa, &pa), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+	assert_ptr_equal(ev.listen_id, listener);
+	assert_ptr_equal(droce_cm_id_context(ev.id), (void *)0xb0);
+	assert_int_equal(ev.peer_ip, inet_addr(A.address));
+	assert_int_equal(ev.private_data_len, 56);
+	assert_memory_equal(ev.private_data, hi, sizeof(hi));
+	idb = ev.id;
+	assert_int_equal(droce_cm_accept(idb, qpb, &pb), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	assert_memory_equal(ev.private_data, ok, sizeof(ok));
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_RTS);
+	assert_int_equal(droce_qp_state(qpb), DROCE_QPS_RTS);
+	/* The QPs the CM set up carry a SEND. */
+	{
+		static char out[] = "through the CM's QPs", in[64];
+		struct droce_mr *ma = droce_reg_mr(A.pd, out, sizeof(out), DROCE_ACCESS_LOCAL_WRITE);
+		struct droce_mr *mb = droce_reg_mr(B.pd, in, sizeof(in), DROCE_ACCESS_LOCAL_WRITE);
+		struct droce_sge sa = { (uintptr_t)out, sizeof(out), ma->lkey };
+		struct droce_sge sb = { (uintptr_t)in, sizeof(in), mb->lkey };
+		struct droce_recv_wr rw = { .wr_id = 2, .sg_list = &sb, .num_sge = 1 }, *rbad;
+		struct droce_send_wr sw = { .wr_id = 1, .sg_list = &sa, .num_sge = 1,
+					    .opcode = DROCE_WR_SEND,
+					    .send_flags = DROCE_SEND_SIGNALED }, *sbad;
+		int got = 0;
+
+		assert_int_equal(droce_post_recv(qpb, &rw, &rbad), 0);
+		assert_int_equal(droce_post_send(qpa, &sw, &sbad), 0);
+		for (int i = 0; i < 1000 && got == 0; i++) {
+			pump();
+			got = droce_poll_cq(B.rcq, 1, &wc);
+		}
+		assert_int_equal(got, 1);
+		assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+		assert_string_equal(in, out);
+		while (droce_poll_cq(A.scq, 1, &wc) == 0)
+			pump();
+		assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+		assert_int_equal(droce_dereg_mr(ma), 0);
+		assert_int_equal(droce_dereg_mr(mb), 0);
+	}
+	assert_int_equal(droce_cm_disconnect(ida), 0);
+	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_ERR);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
+	next_event(cha, &ev, 3);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
+	next_event(chb, &ev, 3);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
+	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
+	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
+		;
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+	assert_int_equal(droce_cm_destroy_id(idb), 0);
+	assert_int_equal(droce_cm_destroy_id(listener), 0);
+	assert_int_equal(droce_destroy_qp(qpa), 0);
+	assert_int_equal(droce_destroy_qp(qpb), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
+/* No listener: REJ 8 from the peer's CM. A listener that says no: REJ 28
+ * with its words. Private data too long: refused at the call.
+ */
+static void
+test_api_rejections(void **state)
+{
+	static const char no[] = "full up";
+	uint8_t big[57] = { 0 };
+	struct droce_cm_conn_param pa = { .responder_resources = 1, .initiator_depth = 1,
+					  .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_id *listener = droce_cm_create_id(chb, NULL),
+			   *ida = droce_cm_create_id(cha, NULL);
+	struct droce_qp *qpa = rc_qp(&A);
+	struct droce_cm_stats st;
+	struct droce_cm_event ev;
+
+	(void)state;
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7000, qpa, &pa), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_REJECTED);
+	assert_int_equal(ev.status, 8);
+	droce_cm_stats((struct droce_cm *)B.user, &st);
+	assert_int_equal(st.rejected_no_listener, 1);
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+
+	ida = droce_cm_create_id(cha, NULL);
+	assert_int_equal(droce_cm_listen(listener, 7175), 0);
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7175, qpa, &pa), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+	assert_int_equal(droce_cm_reject(ev.id, no, sizeof(no)), 0);
+	assert_int_equal(droce_cm_destroy_id(ev.id), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_REJECTED);
+	assert_int_equal(ev.status, 28);
+	assert_memory_equal(ev.private_data, no, sizeof(no));
+
+	pa.private_data = big;
+	pa.private_data_len = sizeof(big);
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7175, qpa, &pa), -EINVAL);
+	assert_int_equal(droce_cm_disconnect(ida), -EINVAL);
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+	assert_int_equal(droce_cm_destroy_id(listener), 0);
+	assert_int_equal(droce_destroy_qp(qpa), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
+static int
+pair_up(void **state)
+{
+	(void)state;
+	A.before_start = cm_open;
+	B.before_start = cm_open;
+	rc_pair_side_up(&A);
+	rc_pair_side_up(&B);
+	A.scq = droce_create_cq(A.dev, 64);
+	A.rcq = droce_create_cq(A.dev, 64);
+	B.scq = droce_create_cq(B.dev, 64);
+	B.rcq = droce_create_cq(B.dev, 64);
+	cha = droce_cm_create_channel(A.user);
+	chb = droce_cm_create_channel(B.user);
+	assert_non_null(cha);
+	assert_non_null(chb);
+	return 0;
+}
+
+static int
+pair_down(void **state)
+{
+	(void)state;
+	assert_int_equal(droce_cm_destroy_channel(cha), 0);
+	assert_int_equal(droce_cm_destroy_channel(chb), 0);
+	droce_destroy_cq(A.scq);
+	droce_destroy_cq(A.rcq);
+	droce_destroy_cq(B.scq);
+	droce_destroy_cq(B.rcq);
+	droce_stack_stop(A.stack);
+	droce_stack_stop(B.stack);
+	assert_int_equal(droce_cm_close(A.user), 0);
+	assert_int_equal(droce_cm_close(B.user), 0);
+	A.user = B.user = NULL;
+	assert_int_equal(droce_dealloc_pd(A.pd), 0);
+	assert_int_equal(droce_dealloc_pd(B.pd), 0);
+	assert_int_equal(droce_rc_close(A.dev), 0);
+	assert_int_equal(droce_rc_close(B.dev), 0);
+	droce_stack_destroy(A.stack);
+	droce_stack_destroy(B.stack);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -872,6 +1124,10 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_gsi_refuses),
 		cmocka_unit_test(test_gsi_sends),
 	};
+	const struct CMUnitTest api[] = {
+		cmocka_unit_test(test_api_connect_send_disconnect),
+		cmocka_unit_test(test_api_rejections),
+	};
 	int ret;
 
 	(void)argc;
@@ -879,6 +1135,7 @@ main(int argc, char **argv)
 	if (droce_test_eal_init_stepped(argv[0], "cm", "256") != 0)
 		return 1;
 	ret |= cmocka_run_group_tests_name("QP1", qp1, stack_up, stack_down);
+	ret |= cmocka_run_group_tests_name("CM API", api, pair_up, pair_down);
 	droce_test_eal_cleanup();
 	return ret;
 }

@@ -1,0 +1,753 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The connection manager of a port (include/droce_cm.h): ids, listeners
+ * and channels around cm_conn.c's state machine, on the control lcore.
+ * MADs from QP1 (cm_gsi.c) are matched to an id by the comm id they name
+ * as ours, or, for a REQ, to a listener by service id; each step of the
+ * state machine is applied here: the QP's attributes, the MAD, the timer
+ * (an rte_timer on the control lcore), the event. Calls from other
+ * threads are handed to the control lcore on a ring, and wait for it.
+ */
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_random.h>
+#include <rte_ring.h>
+#include <rte_timer.h>
+
+#include "cm_conn.h"
+#include "cm_gsi.h"
+#include "droce_cm.h"
+
+extern int droce_cm_logtype;
+#define CM_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, droce_cm_logtype, "droce.cm: " fmt "\n", ## __VA_ARGS__)
+
+#define CM_SLOTS 4096                   /* ids at once; a power of two */
+#define CM_HALF_OPEN_MAX 1024           /* REQs taken and not yet established */
+#define CM_RING_SIZE 1024
+#define CM_CALL_WAIT_S 5
+
+struct droce_cm_channel {
+	struct droce_cm *cm;
+	struct rte_ring *events;        /* struct droce_cm_event *, control lcore -> application */
+	int efd;
+	uint32_t nb_ids;
+};
+
+struct droce_cm_id {
+	struct droce_cm *cm;
+	struct droce_cm_channel *ch;
+	void *context;
+	uint32_t slot;                  /* in cm->id; CM_SLOTS: not yet */
+	bool listening;
+	uint16_t port;
+	bool half_open;                 /* counted in cm->half_open */
+	struct cm_conn conn;
+	struct droce_qp *qp;
+	uint32_t peer_ip;
+	struct rte_timer timer;
+};
+
+struct droce_cm {
+	struct droce_stack *stack;
+	uint16_t port;
+	uint32_t ip;
+	enum droce_mtu mtu;             /* the largest path MTU the port carries */
+	struct cm_gsi *gsi;
+	struct rte_ring *calls;         /* struct cm_call *, threads -> control lcore */
+	struct droce_cm_id *id[CM_SLOTS];
+	uint32_t hint;
+	uint32_t nb_ids, nb_channels, half_open;
+	struct droce_cm_stats stats;
+};
+
+/* A call handed to the control lcore. */
+enum cm_call_op { CALL_LISTEN, CALL_CONNECT, CALL_ACCEPT, CALL_REJECT, CALL_DISCONNECT,
+		  CALL_DESTROY };
+
+struct cm_call {
+	enum cm_call_op op;
+	struct droce_cm_id *id;
+	uint32_t ip;
+	uint16_t port;
+	struct droce_qp *qp;
+	struct droce_cm_conn_param param;
+	uint8_t pdata[DROCE_CM_PRIVATE_MAX];
+	int result;
+	int done;                       /* atomic */
+};
+
+/* ---- ids and events ------------------------------------------------------------ */
+
+static bool
+on_control_lcore(void)
+{
+	return rte_lcore_id() == rte_get_main_lcore();
+}
+
+/* A slot and a comm id that names it (its low 12 bits). */
+static int
+id_slot_take(struct droce_cm *cm, struct droce_cm_id *id)
+{
+	for (uint32_t n = 0; n < CM_SLOTS; n++) {
+		uint32_t slot = (cm->hint + n) % CM_SLOTS;
+
+		if (cm->id[slot] == NULL) {
+			cm->id[slot] = id;
+			cm->hint = slot + 1;
+			id->slot = slot;
+			id->conn.local_id = ((uint32_t)rte_rand() & ~(uint32_t)(CM_SLOTS - 1)) | slot;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static struct droce_cm_id *
+id_of_comm_id(const struct droce_cm *cm, uint32_t comm_id)
+{
+	struct droce_cm_id *id = cm->id[comm_id & (CM_SLOTS - 1)];
+
+	return id != NULL && id->conn.local_id == comm_id ? id : NULL;
+}
+
+static void
+post_event(struct droce_cm_channel *ch, const struct droce_cm_event *ev)
+{
+	struct droce_cm_event *copy = malloc(sizeof(*copy));
+	uint64_t one = 1;
+
+	if (copy == NULL || rte_ring_enqueue(ch->events, copy) != 0) {
+		free(copy);
+		return; /* the application does not take its events: lost */
+	}
+	*copy = *ev;
+	if (write(ch->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void
+half_open_end(struct droce_cm_id *id)
+{
+	if (id->half_open) {
+		id->half_open = false;
+		id->cm->half_open--;
+	}
+}
+
+static void timer_expired(struct rte_timer *t, void *arg);
+
+/* What a step of the state machine asks for, in its order: the QP (the
+ * message may be an RTU or REP the peer answers at once), the MAD, the
+ * timer, the event.
+ */
+static void
+apply(struct droce_cm_id *id, const struct cm_step *s)
+{
+	struct droce_cm *cm = id->cm;
+
+	if (s->set_qp && id->qp != NULL) {
+		struct droce_qp_attr a = {
+			.qp_state = DROCE_QPS_RTR, .path_mtu = (enum droce_mtu)s->qp.path_mtu,
+			.dest_qp_num = s->qp.dest_qpn, .rq_psn = s->qp.rq_psn,
+			.max_dest_rd_atomic = s->qp.max_dest_rd_atomic,
+			.min_rnr_timer = s->qp.min_rnr_timer, .ah_attr = { .hop_limit = 64 },
+		};
+
+		droce_gid_from_ipv4(id->peer_ip, a.ah_attr.dgid);
+		if (droce_modify_qp(id->qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+				    DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+				    DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER) != 0)
+			CM_LOG(ERR, "QP 0x%x: RTR refused (the droce.rc line above says why)",
+			       droce_qp_num(id->qp));
+		a = (struct droce_qp_attr){
+			.qp_state = DROCE_QPS_RTS, .sq_psn = s->qp.sq_psn, .timeout = s->qp.timeout,
+			.retry_cnt = s->qp.retry_cnt, .rnr_retry = s->qp.rnr_retry,
+			.max_rd_atomic = s->qp.max_rd_atomic,
+		};
+		if (droce_modify_qp(id->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
+				    DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+				    DROCE_QP_MAX_QP_RD_ATOMIC) != 0)
+			CM_LOG(ERR, "QP 0x%x: RTS refused (the droce.rc line above says why)",
+			       droce_qp_num(id->qp));
+	}
+	if (s->send)
+		cm_gsi_send(cm->gsi, id->peer_ip, &s->msg);
+	if (s->timer_change && s->timer_ms != 0)
+		rte_timer_reset(&id->timer, rte_get_timer_hz() / 1000 * s->timer_ms, SINGLE,
+				rte_get_main_lcore(), timer_expired, id);
+	else if (s->timer_change)
+		rte_timer_stop(&id->timer);
+	if (s->event == CM_EV_NONE || s->event == CM_EV_CONNECT_REQUEST)
+		return;
+	{
+		struct droce_cm_event ev = { .id = id, .peer_ip = id->peer_ip };
+
+		switch (s->event) {
+		case CM_EV_ESTABLISHED:
+			ev.event = DROCE_CM_EVENT_ESTABLISHED;
+			cm->stats.established++;
+			half_open_end(id);
+			break;
+		case CM_EV_REJECTED:
+			ev.event = DROCE_CM_EVENT_REJECTED;
+			ev.status = s->rej_reason;
+			half_open_end(id);
+			break;
+		case CM_EV_UNREACHABLE:
+			ev.event = DROCE_CM_EVENT_UNREACHABLE;
+			ev.status = -ETIMEDOUT;
+			cm->stats.unreachable++;
+			half_open_end(id);
+			break;
+		case CM_EV_DISCONNECTED:
+			ev.event = DROCE_CM_EVENT_DISCONNECTED;
+			break;
+		default:
+			ev.event = DROCE_CM_EVENT_TIMEWAIT_EXIT;
+			break;
+		}
+		if (s->private_data != NULL && s->private_len != 0) {
+			ev.private_data_len = (uint8_t)RTE_MIN(s->private_len,
+							       (uint32_t)DROCE_CM_PRIVATE_MAX);
+			memcpy(ev.private_data, s->private_data, ev.private_data_len);
+		}
+		post_event(id->ch, &ev);
+	}
+}
+
+static void
+timer_expired(struct rte_timer *t, void *arg)
+{
+	struct droce_cm_id *id = arg;
+	struct cm_step s;
+
+	(void)t;
+	cm_conn_timeout(&id->conn, &s);
+	apply(id, &s);
+}
+
+/* ---- MADs from QP1 ------------------------------------------------------------- */
+
+static void
+send_reply(struct droce_cm *cm, uint32_t ip, const struct cm_msg *m)
+{
+	cm_gsi_send(cm->gsi, ip, m);
+}
+
+static void
+reject_req(struct droce_cm *cm, const struct cm_msg *req, uint32_t ip, uint16_t reason)
+{
+	struct cm_msg rej = { .hdr = { .tid = req->hdr.tid, .attr_id = CM_ATTR_REJ } };
+
+	rej.rej = (struct cm_rej){ .remote_comm_id = req->req.local_comm_id,
+				   .msg_rejected = CM_MSG_REQ, .reason = reason };
+	send_reply(cm, ip, &rej);
+}
+
+static struct droce_cm_id *
+listener_of(const struct droce_cm *cm, uint64_t service_id)
+{
+	if ((service_id >> 16) != CM_PS_TCP)
+		return NULL;
+	for (uint32_t s = 0; s < CM_SLOTS; s++) {
+		struct droce_cm_id *id = cm->id[s];
+
+		if (id != NULL && id->listening && id->port == (uint16_t)service_id)
+			return id;
+	}
+	return NULL;
+}
+
+/* A REQ: a duplicate of one taken, or a new connection for a listener. */
+static void
+req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_from *from)
+{
+	struct droce_cm_event ev = { .event = DROCE_CM_EVENT_CONNECT_REQUEST,
+				     .peer_ip = from->ip };
+	struct droce_cm_id *listener, *id;
+	struct cm_rdma_hdr h;
+	struct cm_step s;
+
+	for (uint32_t n = 0; n < CM_SLOTS; n++) {
+		id = cm->id[n];
+		if (id != NULL && !id->listening && id->peer_ip == from->ip &&
+		    id->conn.remote_id == msg->req.local_comm_id && !id->conn.active) {
+			cm_conn_input(&id->conn, msg, &s);
+			return apply(id, &s);
+		}
+	}
+	listener = listener_of(cm, msg->req.service_id);
+	if (listener == NULL) {
+		cm->stats.rejected_no_listener++;
+		return reject_req(cm, msg, from->ip, 8);   /* invalid service id */
+	}
+	id = cm->half_open < CM_HALF_OPEN_MAX ? calloc(1, sizeof(*id)) : NULL;
+	if (id == NULL || id_slot_take(cm, id) != 0) {
+		free(id);
+		cm->stats.rejected_no_resources++;
+		return reject_req(cm, msg, from->ip, 3);   /* no resources */
+	}
+	*id = (struct droce_cm_id){ .cm = cm, .ch = listener->ch, .context = listener->context,
+				    .slot = id->slot, .peer_ip = from->ip, .half_open = true,
+				    .conn = { .local_id = id->conn.local_id } };
+	rte_timer_init(&id->timer);
+	cm->half_open++;
+	__atomic_fetch_add(&cm->nb_ids, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&listener->ch->nb_ids, 1, __ATOMIC_RELAXED);
+	cm->stats.connect_requests++;
+	cm_conn_req_received(&id->conn, id->conn.local_id, msg, &s);
+	apply(id, &s);
+	cm_rdma_hdr_decode(msg->req.private_data, &h);
+	ev.id = id;
+	ev.listen_id = listener;
+	ev.peer_port = h.src_port;
+	ev.responder_resources = msg->req.responder_resources;
+	ev.initiator_depth = msg->req.initiator_depth;
+	ev.private_data_len = CM_RDMA_REQ_USER;
+	memcpy(ev.private_data, msg->req.private_data + CM_RDMA_HDR_SIZE, CM_RDMA_REQ_USER);
+	post_event(listener->ch, &ev);
+}
+
+/* The comm id a message names as ours (0: none). */
+static uint32_t
+ours(const struct cm_msg *m)
+{
+	switch (m->hdr.attr_id) {
+	case CM_ATTR_REP: return m->rep.remote_comm_id;
+	case CM_ATTR_REJ: return m->rej.remote_comm_id;
+	case CM_ATTR_MRA: return m->mra.remote_comm_id;
+	case CM_ATTR_RTU: return m->rtu.remote_comm_id;
+	case CM_ATTR_DREQ: return m->dreq.remote_comm_id;
+	case CM_ATTR_DREP: return m->drep.remote_comm_id;
+	default: return 0;
+	}
+}
+
+static void
+mad_input(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
+{
+	struct droce_cm *cm = arg;
+	struct droce_cm_id *id;
+	struct cm_step s;
+
+	if (msg->hdr.attr_id == CM_ATTR_REQ)
+		return req_input(cm, msg, from);
+	id = id_of_comm_id(cm, ours(msg));
+	if (id != NULL && id->peer_ip == from->ip) {
+		cm_conn_input(&id->conn, msg, &s);
+		return apply(id, &s);
+	}
+	if (msg->hdr.attr_id == CM_ATTR_DREQ) {
+		/* A connection already gone: its DREP, so the peer stops. */
+		struct cm_msg drep = { .hdr = { .tid = msg->hdr.tid, .attr_id = CM_ATTR_DREP } };
+
+		drep.drep = (struct cm_drep){ .local_comm_id = msg->dreq.remote_comm_id,
+					      .remote_comm_id = msg->dreq.local_comm_id };
+		cm->stats.drep_unknown++;
+		return send_reply(cm, from->ip, &drep);
+	}
+	cm->stats.stray++;
+}
+
+/* ---- the calls, on the control lcore -------------------------------------------- */
+
+/* An id made on another thread gets its slot on the control lcore. */
+static int
+id_placed(struct droce_cm_id *id)
+{
+	return id->slot < CM_SLOTS ? 0 : id_slot_take(id->cm, id);
+}
+
+static int
+call_listen(struct droce_cm_id *id, uint16_t port)
+{
+	if (port == 0 || id->listening || id->conn.state != CM_IDLE)
+		return -EINVAL;
+	if (id_placed(id) != 0)
+		return -ENOSPC;
+	if (listener_of(id->cm, cm_service_id(CM_PS_TCP, port)) != NULL)
+		return -EADDRINUSE;
+	id->listening = true;
+	id->port = port;
+	return 0;
+}
+
+static int
+call_connect(struct droce_cm_id *id, const struct cm_call *c)
+{
+	struct droce_cm *cm = id->cm;
+	struct cm_conn_param p = {
+		.responder_resources = c->param.responder_resources,
+		.initiator_depth = c->param.initiator_depth,
+		.retry_count = c->param.retry_count, .rnr_retry_count = c->param.rnr_retry_count,
+	};
+	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4,
+				 .src_port = (uint16_t)(32768 + rte_rand() % 28232) };
+	struct cm_req req = { .service_id = cm_service_id(CM_PS_TCP, c->port),
+			      .local_ca_guid = 0x0200000000000000ull | cm->ip, .pkey = 0xffff,
+			      .path_mtu = (uint8_t)cm->mtu,
+			      .primary = { .local_lid = 0xffff, .remote_lid = 0xffff,
+					   .hop_limit = 64 } };
+	struct cm_step s;
+
+	if (id->listening || id->conn.state != CM_IDLE || c->qp == NULL)
+		return -EINVAL;
+	if (id_placed(id) != 0)
+		return -ENOSPC;
+	id->qp = c->qp;
+	id->peer_ip = c->ip;
+	req.local_qpn = droce_qp_num(c->qp);
+	req.starting_psn = (uint32_t)rte_rand() & 0xffffff;
+	droce_gid_from_ipv4(cm->ip, req.primary.local_gid);
+	droce_gid_from_ipv4(c->ip, req.primary.remote_gid);
+	cm_rdma_addr_from_ipv4(cm->ip, h.src_addr);
+	cm_rdma_addr_from_ipv4(c->ip, h.dst_addr);
+	cm_rdma_hdr_encode(&h, req.private_data);
+	memcpy(req.private_data + CM_RDMA_HDR_SIZE, c->pdata, c->param.private_data_len);
+	cm_conn_connect(&id->conn, id->conn.local_id, &req, &p, &s);
+	apply(id, &s);
+	return 0;
+}
+
+static int
+call_accept(struct droce_cm_id *id, const struct cm_call *c)
+{
+	struct cm_conn_param p = {
+		.responder_resources = c->param.responder_resources,
+		.initiator_depth = c->param.initiator_depth,
+		.retry_count = c->param.retry_count, .rnr_retry_count = c->param.rnr_retry_count,
+		.private_data = c->pdata, .private_len = c->param.private_data_len,
+	};
+	struct cm_step s;
+
+	if (id->conn.state != CM_REQ_RCVD || c->qp == NULL)
+		return -EINVAL;
+	id->qp = c->qp;
+	cm_conn_accept(&id->conn, droce_qp_num(c->qp), (uint32_t)rte_rand() & 0xffffff, &p, &s);
+	apply(id, &s);
+	return 0;
+}
+
+static int
+call_reject(struct droce_cm_id *id, const struct cm_call *c)
+{
+	struct cm_step s;
+
+	if (id->conn.state != CM_REQ_RCVD)
+		return -EINVAL;
+	cm_conn_reject(&id->conn, c->pdata, c->param.private_data_len, &s);
+	apply(id, &s);
+	half_open_end(id);
+	return 0;
+}
+
+static int
+call_disconnect(struct droce_cm_id *id)
+{
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
+	struct cm_step s;
+
+	if (id->conn.state != CM_ESTABLISHED)
+		return -EINVAL;
+	/* As rdma_disconnect: the QP stops first, then the DREQ. */
+	if (id->qp != NULL)
+		droce_modify_qp(id->qp, &a, DROCE_QP_STATE);
+	cm_conn_disconnect(&id->conn, &s);
+	apply(id, &s);
+	return 0;
+}
+
+static int
+call_destroy(struct droce_cm_id *id)
+{
+	struct droce_cm *cm = id->cm;
+
+	rte_timer_stop_sync(&id->timer);
+	half_open_end(id);
+	if (id->slot < CM_SLOTS)
+		cm->id[id->slot] = NULL;
+	__atomic_fetch_sub(&cm->nb_ids, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&id->ch->nb_ids, 1, __ATOMIC_RELAXED);
+	free(id);
+	return 0;
+}
+
+static int
+call_run(struct cm_call *c)
+{
+	switch (c->op) {
+	case CALL_LISTEN: return call_listen(c->id, c->port);
+	case CALL_CONNECT: return call_connect(c->id, c);
+	case CALL_ACCEPT: return call_accept(c->id, c);
+	case CALL_REJECT: return call_reject(c->id, c);
+	case CALL_DISCONNECT: return call_disconnect(c->id);
+	case CALL_DESTROY: return call_destroy(c->id);
+	}
+	return -EINVAL;
+}
+
+/* Run @p c on the control lcore: here, or handed over and waited for. */
+static int
+call(struct droce_cm *cm, struct cm_call *c)
+{
+	double until;
+
+	if (on_control_lcore())
+		return call_run(c);
+	__atomic_store_n(&c->done, 0, __ATOMIC_RELAXED);
+	if (rte_ring_mp_enqueue(cm->calls, c) != 0)
+		return -EAGAIN;
+	droce_control_wake(cm->stack);
+	until = (double)rte_get_timer_cycles() + (double)rte_get_timer_hz() * CM_CALL_WAIT_S;
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		if ((double)rte_get_timer_cycles() > until)
+			return -ETIMEDOUT; /* the control lcore does not run */
+		sched_yield();
+	}
+	return c->result;
+}
+
+static unsigned int
+calls_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_cm *cm = arg;
+	struct cm_call *c;
+	unsigned int n = 0;
+
+	(void)ctx;
+	while (rte_ring_sc_dequeue(cm->calls, (void **)&c) == 0) {
+		c->result = call_run(c);
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	return n;
+}
+
+/* ---- the API ------------------------------------------------------------------- */
+
+struct droce_cm *
+droce_cm_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen)
+{
+	struct droce_cm *cm = calloc(1, sizeof(*cm));
+	char name[RTE_RING_NAMESIZE];
+	uint16_t ip_mtu;
+
+	if (cm == NULL) {
+		snprintf(err, errlen, "CM: out of memory");
+		return NULL;
+	}
+	cm->stack = stack;
+	cm->port = port;
+	cm->gsi = cm_gsi_open(stack, port, mad_input, cm, err, errlen);
+	if (cm->gsi == NULL) {
+		free(cm);
+		return NULL;
+	}
+	cm->ip = droce_port_addr(stack, port);
+	ip_mtu = droce_port_mtu(stack, port);
+	cm->mtu = DROCE_MTU_4096;
+	while (cm->mtu > DROCE_MTU_256 && droce_mtu_to_bytes(cm->mtu) + 80 > ip_mtu)
+		cm->mtu--;
+	snprintf(name, sizeof(name), "cm_calls_%p", (void *)cm);
+	cm->calls = rte_ring_create(name, CM_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (cm->calls == NULL ||
+	    droce_control_hook_register(stack, calls_round, cm) != 0) {
+		snprintf(err, errlen, "CM: no call ring or control hook (open it before the stack starts)");
+		droce_cm_close(cm);
+		return NULL;
+	}
+	return cm;
+}
+
+int
+droce_cm_close(struct droce_cm *cm)
+{
+	if (cm == NULL)
+		return 0;
+	if (cm->nb_ids != 0 || cm->nb_channels != 0)
+		return -EBUSY;
+	droce_control_hook_unregister(cm->stack, calls_round, cm);
+	cm_gsi_close(cm->gsi);
+	rte_ring_free(cm->calls);
+	free(cm);
+	return 0;
+}
+
+void
+droce_cm_stats(const struct droce_cm *cm, struct droce_cm_stats *stats)
+{
+	*stats = cm->stats;
+}
+
+struct droce_cm_channel *
+droce_cm_create_channel(struct droce_cm *cm)
+{
+	struct droce_cm_channel *ch = calloc(1, sizeof(*ch));
+	char name[RTE_RING_NAMESIZE];
+
+	if (ch == NULL)
+		return NULL;
+	ch->cm = cm;
+	snprintf(name, sizeof(name), "cm_ev_%p", (void *)ch);
+	ch->events = rte_ring_create(name, CM_RING_SIZE, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ch->events == NULL || ch->efd < 0) {
+		rte_ring_free(ch->events);
+		if (ch->efd >= 0)
+			close(ch->efd);
+		free(ch);
+		return NULL;
+	}
+	__atomic_fetch_add(&cm->nb_channels, 1, __ATOMIC_RELAXED);
+	return ch;
+}
+
+int
+droce_cm_destroy_channel(struct droce_cm_channel *ch)
+{
+	struct droce_cm_event *ev;
+
+	if (__atomic_load_n(&ch->nb_ids, __ATOMIC_RELAXED) != 0)
+		return -EBUSY;
+	while (rte_ring_dequeue(ch->events, (void **)&ev) == 0)
+		free(ev);
+	rte_ring_free(ch->events);
+	close(ch->efd);
+	__atomic_fetch_sub(&ch->cm->nb_channels, 1, __ATOMIC_RELAXED);
+	free(ch);
+	return 0;
+}
+
+int
+droce_cm_channel_fd(const struct droce_cm_channel *ch)
+{
+	return ch->efd;
+}
+
+int
+droce_cm_get_event(struct droce_cm_channel *ch, struct droce_cm_event *ev)
+{
+	struct droce_cm_event *e;
+	uint64_t n;
+
+	if (rte_ring_dequeue(ch->events, (void **)&e) != 0) {
+		/* Empty: the eventfd is read down, so poll() waits again. */
+		if (read(ch->efd, &n, sizeof(n)) < 0)
+			return -EAGAIN;
+		if (rte_ring_dequeue(ch->events, (void **)&e) != 0)
+			return -EAGAIN;
+	}
+	*ev = *e;
+	free(e);
+	return 0;
+}
+
+struct droce_cm_id *
+droce_cm_create_id(struct droce_cm_channel *ch, void *context)
+{
+	struct droce_cm_id *id = calloc(1, sizeof(*id));
+
+	if (id == NULL)
+		return NULL;
+	*id = (struct droce_cm_id){ .cm = ch->cm, .ch = ch, .context = context };
+	rte_timer_init(&id->timer);
+	/* The table is the control lcore's: a slot from here is taken there. */
+	if (on_control_lcore()) {
+		if (id_slot_take(ch->cm, id) != 0) {
+			free(id);
+			return NULL;
+		}
+	} else {
+		id->slot = CM_SLOTS;
+	}
+	__atomic_fetch_add(&ch->cm->nb_ids, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ch->nb_ids, 1, __ATOMIC_RELAXED);
+	return id;
+}
+
+void *
+droce_cm_id_context(const struct droce_cm_id *id)
+{
+	return id->context;
+}
+
+int
+droce_cm_listen(struct droce_cm_id *id, uint16_t port)
+{
+	struct cm_call c = { .op = CALL_LISTEN, .id = id, .port = port };
+
+	return call(id->cm, &c);
+}
+
+int
+droce_cm_connect(struct droce_cm_id *id, uint32_t dst_ip, uint16_t port, struct droce_qp *qp,
+		 const struct droce_cm_conn_param *param)
+{
+	struct cm_call c = { .op = CALL_CONNECT, .id = id, .ip = dst_ip, .port = port, .qp = qp };
+
+	if (param == NULL || port == 0 || dst_ip == 0 ||
+	    param->private_data_len > CM_RDMA_REQ_USER ||
+	    (param->private_data_len != 0 && param->private_data == NULL))
+		return -EINVAL;
+	c.param = *param;
+	if (param->private_data_len != 0)
+		memcpy(c.pdata, param->private_data, param->private_data_len);
+	return call(id->cm, &c);
+}
+
+int
+droce_cm_accept(struct droce_cm_id *id, struct droce_qp *qp,
+		const struct droce_cm_conn_param *param)
+{
+	struct cm_call c = { .op = CALL_ACCEPT, .id = id, .qp = qp };
+
+	if (param == NULL || param->private_data_len > CM_REP_PRIVATE ||
+	    (param->private_data_len != 0 && param->private_data == NULL))
+		return -EINVAL;
+	c.param = *param;
+	if (param->private_data_len != 0)
+		memcpy(c.pdata, param->private_data, param->private_data_len);
+	return call(id->cm, &c);
+}
+
+int
+droce_cm_reject(struct droce_cm_id *id, const void *private_data, uint8_t len)
+{
+	struct cm_call c = { .op = CALL_REJECT, .id = id, .param = { .private_data_len = len } };
+
+	if (len > CM_REJ_PRIVATE || (len != 0 && private_data == NULL))
+		return -EINVAL;
+	if (len != 0)
+		memcpy(c.pdata, private_data, len);
+	return call(id->cm, &c);
+}
+
+int
+droce_cm_disconnect(struct droce_cm_id *id)
+{
+	struct cm_call c = { .op = CALL_DISCONNECT, .id = id };
+
+	return call(id->cm, &c);
+}
+
+int
+droce_cm_destroy_id(struct droce_cm_id *id)
+{
+	struct cm_call c = { .op = CALL_DESTROY, .id = id };
+
+	return call(id->cm, &c);
+}

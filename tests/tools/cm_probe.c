@@ -15,8 +15,8 @@
  * another reason is waited past while a REP is expected: the peer may not
  * listen yet.
  *
- * establish: a whole connection with lib/cm's state machine and a lib/rc
- * QP: REQ, the REP's attributes on the QP (RTR, RTS), RTU; then, as
+ * establish: a whole connection through droce_cm.h with a lib/rc QP: REQ,
+ * the REP's attributes on the QP (RTR, RTS), RTU; then, as
  * rping's client starts, one SEND of its buffer's address, key and size
  * (struct rping_rdma_info), which the peer's QP must take; then DREQ and
  * the peer's DREP. Exit status 0 when all of it happened.
@@ -38,9 +38,9 @@
 
 #include <rte_random.h>
 
-#include "cm_conn.h"
 #include "cm_gsi.h"
 #include "cm_mad.h"
+#include "droce_cm.h"
 #include "droce_core.h"
 #include "droce_net.h"
 #include "droce_rc.h"
@@ -52,114 +52,12 @@ static bool answered;
 static uint64_t tid;
 static uint32_t peer;
 
-/* establish: the connection, its QP, what its steps asked for. */
-static struct establishing {
-	bool on;
-	bool listening;                 /* listen: a REQ to port is taken */
-	uint16_t port;
-	uint32_t psn;                   /* listen: the PSN we expect first */
-	struct cm_conn conn;
-	struct cm_gsi *gsi;
-	struct droce_qp *qp;
-	double deadline;                /* its timer; 0: none */
-	enum cm_event last_event;
-	bool established, disconnected, failed;
-} est;
-
 static double now(void);
-
-/* Do what a step of the state machine asks: the QP first (its RTU or REP
- * must find it ready), then the message, the timer, the event.
- */
-static void
-apply(const struct cm_step *s)
-{
-	if (s->set_qp) {
-		struct droce_qp_attr a = {
-			.qp_state = DROCE_QPS_RTR, .path_mtu = (enum droce_mtu)s->qp.path_mtu,
-			.dest_qp_num = s->qp.dest_qpn, .rq_psn = s->qp.rq_psn,
-			.max_dest_rd_atomic = s->qp.max_dest_rd_atomic,
-			.min_rnr_timer = s->qp.min_rnr_timer, .ah_attr = { .hop_limit = 64 },
-		};
-
-		droce_gid_from_ipv4(peer, a.ah_attr.dgid);
-		if (droce_modify_qp(est.qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
-				    DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
-				    DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER) != 0)
-			est.failed = true;
-		a = (struct droce_qp_attr){
-			.qp_state = DROCE_QPS_RTS, .sq_psn = s->qp.sq_psn, .timeout = s->qp.timeout,
-			.retry_cnt = s->qp.retry_cnt, .rnr_retry = s->qp.rnr_retry,
-			.max_rd_atomic = s->qp.max_rd_atomic,
-		};
-		if (droce_modify_qp(est.qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
-				    DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
-				    DROCE_QP_MAX_QP_RD_ATOMIC) != 0)
-			est.failed = true;
-		printf(PROG ": QP 0x%06x: RTR and RTS to QP 0x%06x, rq_psn 0x%06x, sq_psn 0x%06x, MTU code %u, timeout %u, retry %u, RNR retry %u, rd_atomic %u/%u\n",
-		       droce_qp_num(est.qp), s->qp.dest_qpn, s->qp.rq_psn, s->qp.sq_psn,
-		       s->qp.path_mtu, s->qp.timeout, s->qp.retry_cnt, s->qp.rnr_retry,
-		       s->qp.max_rd_atomic, s->qp.max_dest_rd_atomic);
-	}
-	if (s->send) {
-		printf(PROG ": -> %s\n", cm_attr_name(s->msg.hdr.attr_id));
-		if (cm_gsi_send(est.gsi, peer, &s->msg) != 0)
-			fprintf(stderr, PROG ": a %s was not sent\n", cm_attr_name(s->msg.hdr.attr_id));
-	}
-	if (s->timer_change)
-		est.deadline = s->timer_ms != 0 ? now() + s->timer_ms / 1000.0 : 0;
-	if (s->event == CM_EV_NONE)
-		return;
-	printf(PROG ": event %s (CM state %s)\n", cm_event_name(s->event),
-	       cm_state_name(est.conn.state));
-	est.last_event = s->event;
-	est.established |= s->event == CM_EV_ESTABLISHED;
-	est.disconnected |= s->event == CM_EV_DISCONNECTED;
-}
-
-/* The remote comm id a message names as ours. */
-static uint32_t
-our_id_in(const struct cm_msg *m)
-{
-	switch (m->hdr.attr_id) {
-	case CM_ATTR_REP: return m->rep.remote_comm_id;
-	case CM_ATTR_REJ: return m->rej.remote_comm_id;
-	case CM_ATTR_MRA: return m->mra.remote_comm_id;
-	case CM_ATTR_DREQ: return m->dreq.remote_comm_id;
-	case CM_ATTR_DREP: return m->drep.remote_comm_id;
-	case CM_ATTR_RTU: return m->rtu.remote_comm_id;
-	default: return 0;
-	}
-}
 
 static void
 on_mad(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 {
 	(void)arg;
-	if (est.on && est.listening && from->ip == peer && msg->hdr.attr_id == CM_ATTR_REQ &&
-	    msg->req.service_id == cm_service_id(CM_PS_TCP, est.port) &&
-	    est.conn.state == CM_IDLE) {
-		const struct cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-						 .rnr_retry_count = 7 };
-		struct cm_step s;
-
-		printf(PROG ": <- REQ from QP 0x%06x\n", msg->req.local_qpn);
-		cm_conn_req_received(&est.conn, (uint32_t)rte_rand(), msg, &s);
-		apply(&s);
-		cm_conn_accept(&est.conn, droce_qp_num(est.qp), est.psn, &p, &s);
-		apply(&s);
-		return;
-	}
-	if (est.on) {
-		struct cm_step s;
-
-		if (from->ip != peer || our_id_in(msg) != est.conn.local_id)
-			return;
-		printf(PROG ": <- %s\n", cm_attr_name(msg->hdr.attr_id));
-		cm_conn_input(&est.conn, msg, &s);
-		apply(&s);
-		return;
-	}
 	if (from->ip != peer || msg->hdr.tid != tid || answered)
 		return;
 	if (msg->hdr.attr_id != CM_ATTR_REP && msg->hdr.attr_id != CM_ATTR_REJ &&
@@ -221,24 +119,25 @@ print_answer(void)
 		       answer.rep.rnr_retry_count);
 }
 
-/* Run @p stack's control lcore until @p done or @p seconds; the
- * connection's timer fires meanwhile.
- */
+/* The next event of @p ch within @p seconds; false when none came. */
 static bool
-run_until(struct droce_stack *stack, const bool *done, double seconds)
+next_event(struct droce_stack *stack, struct droce_cm_channel *ch, double seconds,
+	   struct droce_cm_event *ev)
 {
-	double until = now() + seconds;
+	static const char *const names[] = {
+		"CONNECT_REQUEST", "ESTABLISHED", "REJECTED", "UNREACHABLE", "DISCONNECTED",
+		"TIMEWAIT_EXIT",
+	};
 
-	while (!*done && !est.failed && now() < until) {
+	for (double until = now() + seconds; now() < until;) {
 		droce_control_poll(stack);
-		if (est.deadline != 0 && now() >= est.deadline) {
-			struct cm_step s;
-
-			cm_conn_timeout(&est.conn, &s);
-			apply(&s);
+		if (droce_cm_get_event(ch, ev) == 0) {
+			printf(PROG ": event %s, status %d\n", names[ev->event], ev->status);
+			return true;
 		}
 	}
-	return *done;
+	printf(PROG ": no event in %.0f s\n", seconds);
+	return false;
 }
 
 /* Wait for one completion of @p wr_id on @p cq; false on error or time. */
@@ -262,68 +161,77 @@ completion(struct droce_stack *stack, struct droce_cq *cq, uint64_t wr_id, doubl
 	return false;
 }
 
-/* listen: the passive side, then rping's server's first steps. */
-static int
-serve(struct droce_stack *stack, struct droce_cq *cq, struct droce_mr *mr, uint8_t *buf,
-      uint16_t port, unsigned long seconds)
+/* establish: rping's client's first message, a SEND of the buffer's
+ * address, key and size; the peer's QP must take it.
+ */
+static bool
+client_steps(struct droce_stack *stack, struct droce_qp *qp, struct droce_cq *cq,
+	     struct droce_mr *mr, uint8_t *buf)
 {
+	uint64_t va = rte_cpu_to_be_64((uintptr_t)buf);
+	uint32_t rkey = rte_cpu_to_be_32(mr->rkey), size = rte_cpu_to_be_32(64);
+	struct droce_sge sge = { (uintptr_t)buf + 512, 16, mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED },
+			     *bad;
+	struct droce_wc wc;
+
+	memset(buf, 0x5a, 64);
+	memcpy(buf + 512, &va, 8);
+	memcpy(buf + 520, &rkey, 4);
+	memcpy(buf + 524, &size, 4);
+	if (droce_post_send(qp, &wr, &bad) != 0 || !completion(stack, cq, 1, 10, &wc))
+		return false;
+	/* What the peer does next (rping's server reads the buffer and sends
+	 * its go-ahead), for a moment.
+	 */
+	completion(stack, cq, 100, 2, &wc);
+	return true;
+}
+
+/* listen: rping's server's first steps: take the client's SEND (its
+ * buffer's address, key and size) and RDMA READ that buffer, which an
+ * rping client fills beginning with "rdma-ping-".
+ */
+static bool
+server_steps(struct droce_stack *stack, struct droce_qp *qp, struct droce_cq *cq,
+	     struct droce_mr *mr, uint8_t *buf)
+{
+	struct droce_sge sge = { (uintptr_t)buf + 2048, 0, mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_RDMA_READ,
+				    .send_flags = DROCE_SEND_SIGNALED }, *bad;
 	struct droce_wc wc;
 	uint64_t va;
 	uint32_t rkey, size;
-	struct cm_step s;
 
-	est.listening = true;
-	est.port = port;
-	est.psn = (uint32_t)rte_rand() & 0xffffff;
-	printf(PROG ": listening on port %u\n", port);
-	if (!run_until(stack, &est.established, (double)seconds)) {
-		printf(PROG ": not established: last event %s, CM state %s\n",
-		       cm_event_name(est.last_event), cm_state_name(est.conn.state));
-		return 1;
-	}
-	/* The client's buffer: its first SEND, into receive 100. */
 	if (!completion(stack, cq, 100, 10, &wc) || wc.byte_len < 16) {
 		printf(PROG ": no rping_rdma_info from the client\n");
-		return 1;
+		return false;
 	}
 	memcpy(&va, buf + 1024, 8);
 	memcpy(&rkey, buf + 1032, 4);
 	memcpy(&size, buf + 1036, 4);
-	va = rte_be_to_cpu_64(va);
-	rkey = rte_be_to_cpu_32(rkey);
-	size = RTE_MIN(rte_be_to_cpu_32(size), 512u);
-	printf(PROG ": the client's buffer: 0x%" PRIx64 ", rkey 0x%x, %u bytes\n", va, rkey, size);
-	{
-		struct droce_sge sge = { (uintptr_t)buf + 2048, size, mr->lkey };
-		struct droce_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
-					    .opcode = DROCE_WR_RDMA_READ,
-					    .send_flags = DROCE_SEND_SIGNALED }, *bad;
-
-		wr.wr.rdma.remote_addr = va;
-		wr.wr.rdma.rkey = rkey;
-		if (droce_post_send(est.qp, &wr, &bad) != 0 ||
-		    !completion(stack, cq, 2, 10, &wc)) {
-			printf(PROG ": the RDMA READ of the client's buffer failed\n");
-			return 1;
-		}
+	wr.wr.rdma.remote_addr = rte_be_to_cpu_64(va);
+	wr.wr.rdma.rkey = rte_be_to_cpu_32(rkey);
+	sge.length = RTE_MIN(rte_be_to_cpu_32(size), 512u);
+	printf(PROG ": the client's buffer: 0x%" PRIx64 ", rkey 0x%x, %u bytes\n",
+	       wr.wr.rdma.remote_addr, wr.wr.rdma.rkey, sge.length);
+	if (droce_post_send(qp, &wr, &bad) != 0 || !completion(stack, cq, 2, 10, &wc)) {
+		printf(PROG ": the RDMA READ of the client's buffer failed\n");
+		return false;
 	}
-	printf(PROG ": read from the client: \"%.*s\"\n", (int)RTE_MIN(size, 40u),
+	printf(PROG ": read from the client: \"%.*s\"\n", (int)RTE_MIN(sge.length, 40u),
 	       (const char *)buf + 2048);
-	cm_conn_disconnect(&est.conn, &s);
-	apply(&s);
-	run_until(stack, &est.disconnected, 20);
-	printf(PROG ": established, READ %s, %s\n", "done",
-	       est.disconnected ? "disconnected" : "NOT disconnected");
-	return memcmp(buf + 2048, "rdma-ping-", 10) == 0 && est.disconnected ? 0 : 1;
+	return memcmp(buf + 2048, "rdma-ping-", 10) == 0;
 }
 
-/* A whole connection to @p port of the peer (see the top of the file). */
+/* establish or listen (see the top of the file), with droce_cm.h. */
 static int
-establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned long seconds,
-	  bool passive)
+connection(struct droce_stack *stack, uint16_t port, unsigned long seconds, bool passive)
 {
-	const struct cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-					 .retry_count = 7, .rnr_retry_count = 7 };
+	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+					       .retry_count = 7, .rnr_retry_count = 7 };
 	static uint8_t buf[4096];
 	struct droce_qp_init_attr ia = {
 		.qp_type = DROCE_QPT_RC,
@@ -334,32 +242,29 @@ establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned
 		.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ,
 	};
 	char err[DROCE_ERR_LEN];
-	struct droce_rc_device *dev = droce_rc_open(stack, 0, err, sizeof(err));
+	struct droce_cm *cm = droce_cm_open(stack, 0, err, sizeof(err));
+	struct droce_rc_device *dev = cm != NULL ? droce_rc_open(stack, 0, err, sizeof(err)) : NULL;
 	struct droce_pd *pd = dev != NULL ? droce_alloc_pd(dev) : NULL;
 	struct droce_mr *mr = pd != NULL ? droce_reg_mr(pd, buf, sizeof(buf),
 						       DROCE_ACCESS_LOCAL_WRITE |
 						       DROCE_ACCESS_REMOTE_READ |
 						       DROCE_ACCESS_REMOTE_WRITE) : NULL;
 	struct droce_cq *cq = dev != NULL ? droce_create_cq(dev, 16) : NULL;
-	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4, .src_port = 40001 };
-	struct cm_req req = { .service_id = cm_service_id(CM_PS_TCP, port),
-			      .local_ca_guid = 0x0200c6fffe120001ull, .pkey = 0xffff, .path_mtu = 3,
-			      .primary = { .local_lid = 0xffff, .remote_lid = 0xffff,
-					   .hop_limit = 64 } };
-	struct cm_step s;
-	struct droce_wc wc;
-	bool sent = false;
-	int ret = 1;
+	struct droce_cm_channel *ch = cm != NULL ? droce_cm_create_channel(cm) : NULL;
+	struct droce_cm_id *id = ch != NULL ? droce_cm_create_id(ch, NULL) : NULL, *conn = NULL;
+	struct droce_qp *qp;
+	struct droce_cm_event ev;
+	bool steps = false, down = false;
 
-	if (cq == NULL || mr == NULL) {
-		fprintf(stderr, PROG ": RC objects: %s\n", dev == NULL ? err : "refused (log above)");
+	if (id == NULL || cq == NULL || mr == NULL) {
+		fprintf(stderr, PROG ": %s\n", cm == NULL || dev == NULL ? err : "refused (log above)");
 		return 1;
 	}
 	ia.send_cq = cq;
 	ia.recv_cq = cq;
-	est = (struct establishing){ .on = true, .gsi = gsi, .qp = droce_create_qp(pd, &ia) };
-	if (est.qp == NULL || droce_modify_qp(est.qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
-					      DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0 ||
+	qp = droce_create_qp(pd, &ia);
+	if (qp == NULL || droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					  DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0 ||
 	    droce_stack_start(stack, true) != 0) {
 		fprintf(stderr, PROG ": QP or start refused (log above)\n");
 		return 1;
@@ -368,88 +273,51 @@ establish(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned
 		struct droce_sge sge = { (uintptr_t)buf + 1024 + i * 256, 256, mr->lkey };
 		struct droce_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-		droce_post_recv(est.qp, &wr, &bad);
+		droce_post_recv(qp, &wr, &bad);
 	}
 	if (passive) {
-		ret = serve(stack, cq, mr, buf, port, seconds);
-		goto out;
-	}
-	req.local_qpn = droce_qp_num(est.qp);
-	req.starting_psn = (uint32_t)rte_rand() & 0xffffff;
-	droce_gid_from_ipv4(droce_port_addr(stack, 0), req.primary.local_gid);
-	droce_gid_from_ipv4(peer, req.primary.remote_gid);
-	cm_rdma_addr_from_ipv4(droce_port_addr(stack, 0), h.src_addr);
-	cm_rdma_addr_from_ipv4(peer, h.dst_addr);
-	cm_rdma_hdr_encode(&h, req.private_data);
-	cm_conn_connect(&est.conn, (uint32_t)rte_rand(), &req, &p, &s);
-	apply(&s);
-	if (!run_until(stack, &est.established, (double)seconds)) {
-		printf(PROG ": not established: last event %s, CM state %s\n",
-		       cm_event_name(est.last_event), cm_state_name(est.conn.state));
-		goto out;
-	}
-	/* rping's client: its buffer's address, key and size, big-endian. */
-	{
-		uint64_t va = rte_cpu_to_be_64((uintptr_t)buf);
-		uint32_t rkey = rte_cpu_to_be_32(mr->rkey), size = rte_cpu_to_be_32(64);
-		struct droce_sge sge = { (uintptr_t)buf + 512, 16, mr->lkey };
-		struct droce_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-					    .opcode = DROCE_WR_SEND,
-					    .send_flags = DROCE_SEND_SIGNALED }, *bad;
-
-		memset(buf, 0x5a, 64);
-		memcpy(buf + 512, &va, 8);
-		memcpy(buf + 520, &rkey, 4);
-		memcpy(buf + 524, &size, 4);
-		if (droce_post_send(est.qp, &wr, &bad) != 0)
+		if (droce_cm_listen(id, port) != 0)
+			goto out;
+		printf(PROG ": listening on port %u\n", port);
+		if (!next_event(stack, ch, (double)seconds, &ev) ||
+		    ev.event != DROCE_CM_EVENT_CONNECT_REQUEST)
+			goto out;
+		conn = ev.id;
+		if (droce_cm_accept(conn, qp, &p) != 0)
+			goto out;
+	} else {
+		conn = id;
+		if (droce_cm_connect(conn, peer, port, qp, &p) != 0)
 			goto out;
 	}
-	for (double until = now() + 10; now() < until && !sent;) {
-		droce_control_poll(stack);
-		while (droce_poll_cq(cq, 1, &wc) == 1) {
-			printf(PROG ": completion wr_id %" PRIu64 ": %s, opcode %d, %u bytes\n",
-			       wc.wr_id, droce_wc_status_str(wc.status), wc.opcode, wc.byte_len);
-			if (wc.wr_id == 1)
-				sent = wc.status == DROCE_WC_SUCCESS;
-		}
-	}
-	/* What the peer does next (rping's server reads the buffer and sends
-	 * its go-ahead), for a moment; then the disconnect.
-	 */
-	for (double until = now() + 2; now() < until;) {
-		droce_control_poll(stack);
-		while (droce_poll_cq(cq, 1, &wc) == 1)
-			printf(PROG ": completion wr_id %" PRIu64 ": %s, opcode %d, %u bytes\n",
-			       wc.wr_id, droce_wc_status_str(wc.status), wc.opcode, wc.byte_len);
-	}
+	if (!next_event(stack, ch, (double)seconds, &ev) || ev.event != DROCE_CM_EVENT_ESTABLISHED)
+		goto out;
+	steps = passive ? server_steps(stack, qp, cq, mr, buf) : client_steps(stack, qp, cq, mr, buf);
+	if (droce_cm_disconnect(conn) == 0)
+		down = next_event(stack, ch, 20, &ev) && ev.event == DROCE_CM_EVENT_DISCONNECTED;
 	{
-		struct droce_rc_stats st;
+		struct droce_cm_stats st;
 
-		droce_rc_query_stats(dev, &st);
-		printf(PROG ": RC: rx %" PRIu64 " tx %" PRIu64 " packets, ACKs sent %" PRIu64
-		       " received %" PRIu64 ", seq NAKs in %" PRIu64 ", RNR NAKs in %" PRIu64
-		       ", timeouts %" PRIu64 "; dropped: bad ICRC %" PRIu64 ", bad packet %" PRIu64
-		       ", unknown QP %" PRIu64 ", wrong peer %" PRIu64 ", wrong state %" PRIu64 "\n",
-		       st.rx_packets, st.tx_packets, st.acks_sent, st.acks_received,
-		       st.seq_naks_received, st.rnr_naks_received, st.timeouts, st.bad_icrc,
-		       st.bad_packet, st.unknown_qp, st.wrong_peer, st.wrong_state);
+		droce_cm_stats(cm, &st);
+		printf(PROG ": CM: %" PRIu64 " connect requests, %" PRIu64 " established, %" PRIu64
+		       " REJ 8, %" PRIu64 " stray\n", st.connect_requests, st.established,
+		       st.rejected_no_listener, st.stray);
 	}
-	if (!est.disconnected) {
-		cm_conn_disconnect(&est.conn, &s);
-		apply(&s);
-		run_until(stack, &est.disconnected, 20);
-	}
-	ret = sent && est.disconnected ? 0 : 1;
-	printf(PROG ": established, SEND %s, %s\n", sent ? "taken by the peer" : "NOT taken",
-	       est.disconnected ? "disconnected" : "NOT disconnected");
+	printf(PROG ": established, %s %s, %s\n", passive ? "READ of the client's buffer" : "SEND",
+	       steps ? "done" : "NOT done", down ? "disconnected" : "NOT disconnected");
 out:
 	droce_stack_stop(stack);
-	droce_destroy_qp(est.qp);
+	droce_destroy_qp(qp);
+	if (conn != NULL && conn != id)
+		droce_cm_destroy_id(conn);
+	droce_cm_destroy_id(id);
+	droce_cm_destroy_channel(ch);
+	droce_cm_close(cm);
 	droce_destroy_cq(cq);
 	droce_dereg_mr(mr);
 	droce_dealloc_pd(pd);
 	droce_rc_close(dev);
-	return ret;
+	return steps && down ? 0 : 1;
 }
 
 int
@@ -488,17 +356,14 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
 	}
-	gsi = cm_gsi_open(stack, 0, on_mad, NULL, err, sizeof(err));
-	if (gsi != NULL && (strcmp(argv[sep + 3], "establish") == 0 ||
-			    strcmp(argv[sep + 3], "listen") == 0)) {
-		ret = establish(stack, gsi, (uint16_t)port, seconds,
-				strcmp(argv[sep + 3], "listen") == 0);
-		cm_gsi_close(gsi);
+	if (strcmp(argv[sep + 3], "establish") == 0 || strcmp(argv[sep + 3], "listen") == 0) {
+		ret = connection(stack, (uint16_t)port, seconds, strcmp(argv[sep + 3], "listen") == 0);
 		droce_stack_destroy(stack);
 		droce_eal_stop(&eal);
 		free(conf);
 		return ret;
 	}
+	gsi = cm_gsi_open(stack, 0, on_mad, NULL, err, sizeof(err));
 	if (gsi == NULL || droce_stack_start(stack, true) != 0) {
 		fprintf(stderr, PROG ": %s\n", gsi == NULL ? err : "the stack does not start");
 		return 1;

@@ -50,6 +50,11 @@ usage(FILE *out, const char *prog)
 		"  perftest write|read|send\n"
 		"      the server of ib_write_bw / ib_read_bw / ib_send_bw without rdma_cm;\n"
 		"      run the client with -x <its IPv4 GID index> (rxe: 1) and the same -s.\n"
+		"  rping --server | --connect IP\n"
+		"      librdmacm's rping through droce's connection manager (rdma_cm's TCP\n"
+		"      port space, -p [7174]): -n pings (client [10]; server: until the client\n"
+		"      stops) of -s bytes [64], each read, written back and (client) checked.\n"
+		"      The peer: rping -s|-c -a IP -p 7174 -C N -S SIZE -V\n"
 		"  stress --server | --connect IP\n"
 		"      against another droce-rc: -n random SENDs, RDMA WRITEs with immediate\n"
 		"      and RDMA READs of 0..-s bytes (the client's in random SGLs), made from\n"
@@ -126,7 +131,7 @@ parse_mtu(const char *arg, enum droce_mtu *mtu)
 
 /* Options present, so that the mode can say which do not belong to it. */
 struct given {
-	bool size, iters, rx_depth, mtu, server, connect, seed;
+	bool size, iters, rx_depth, mtu, server, connect, seed, port;
 };
 
 static int
@@ -158,6 +163,7 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 			o->config = optarg;
 			break;
 		case 'p':
+			g->port = true;
 			if (parse_uint("-p/--port", optarg, 1, 65535, &v) != 0)
 				return -1;
 			o->tcp_port = (uint16_t)v;
@@ -241,7 +247,7 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 	int i = optind, nb_words = 0;
 
 	if (i == argc || strchr(argv[i], '=') != NULL) {
-		fprintf(stderr, PROG ": no mode; allowed: pingpong, perftest, stress ('--help' says more)\n");
+		fprintf(stderr, PROG ": no mode; allowed: pingpong, perftest, stress, rping ('--help' says more)\n");
 		return -1;
 	}
 	if (strcmp(argv[i], "pingpong") == 0) {
@@ -249,6 +255,9 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 		nb_words = 1;
 	} else if (strcmp(argv[i], "stress") == 0) {
 		o->mode = RCAPP_STRESS;
+		nb_words = 1;
+	} else if (strcmp(argv[i], "rping") == 0) {
+		o->mode = RCAPP_RPING;
 		nb_words = 1;
 	} else if (strcmp(argv[i], "perftest") == 0) {
 		o->mode = RCAPP_PERFTEST;
@@ -269,7 +278,7 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 			return -1;
 		}
 	} else {
-		fprintf(stderr, PROG ": mode \"%s\": allowed: pingpong, perftest, stress\n", argv[i]);
+		fprintf(stderr, PROG ": mode \"%s\": allowed: pingpong, perftest, stress, rping\n", argv[i]);
 		return -1;
 	}
 	for (int j = i + nb_words; j < argc; j++)
@@ -291,14 +300,33 @@ mode_check(struct rcapp_opts *o, const struct given *g)
 		fprintf(stderr, PROG ": --seed applies to stress only\n");
 		return -1;
 	}
-	if (o->mode == RCAPP_PINGPONG || o->mode == RCAPP_STRESS) {
+	if (o->mode == RCAPP_PINGPONG || o->mode == RCAPP_STRESS || o->mode == RCAPP_RPING) {
 		if (g->server == g->connect) {
 			fprintf(stderr, PROG ": %s: give %s\n",
-				o->mode == RCAPP_PINGPONG ? "pingpong" : "stress",
+				o->mode == RCAPP_PINGPONG ? "pingpong"
+				: o->mode == RCAPP_STRESS ? "stress" : "rping",
 				g->server ? "--server or --connect IP, not both" : "--server or --connect IP");
 			return -1;
 		}
 		o->server = g->server;
+	}
+	if (o->mode == RCAPP_RPING) {
+		if (g->rx_depth || g->mtu) {
+			fprintf(stderr, PROG ": rping: -r/--rx-depth and -m/--mtu do not apply (the CM sets the MTU)\n");
+			return -1;
+		}
+		if (!g->size)
+			o->size = 64;
+		if (o->size < 24) {
+			fprintf(stderr, PROG ": rping: -s %u: allowed: 24 bytes or more (rping's message and a number)\n",
+				o->size);
+			return -1;
+		}
+		if (!g->iters)
+			o->iters = o->server ? 0 : 10;
+		if (!g->port)
+			o->tcp_port = RCAPP_RPING_PORT;
+		return 0;
 	}
 	if (o->mode == RCAPP_STRESS) {
 		if (g->rx_depth) {
@@ -424,12 +452,16 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	}
 	app.dev = droce_rc_open_conf(app.stack, 0, &(struct droce_rc_conf){ .owners = o->owners },
 				     err, sizeof(err));
-	if (app.dev == NULL) {
+	if (app.dev != NULL && o->mode == RCAPP_RPING)
+		app.cm = droce_cm_open(app.stack, 0, err, sizeof(err));
+	if (app.dev == NULL || (o->mode == RCAPP_RPING && app.cm == NULL)) {
 		fprintf(stderr, PROG ": %s\n", err);
+		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);
 		return 1;
 	}
 	if (mtu_check(&app, o, conf) != 0) {
+		droce_cm_close(app.cm);
 		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);
 		return 2;
@@ -439,13 +471,17 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	ret = droce_stack_start(app.stack, !o->workers_inline);
 	if (ret != 0) {
 		fprintf(stderr, PROG ": start failed: %s\n", rte_strerror(-ret));
+		droce_cm_close(app.cm);
 		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);
 		return 1;
 	}
 	ret = o->mode == RCAPP_PINGPONG ? rcapp_pingpong(&app, o)
-	      : o->mode == RCAPP_STRESS ? rcapp_stress(&app, o) : rcapp_perftest(&app, o);
+	      : o->mode == RCAPP_STRESS ? rcapp_stress(&app, o)
+	      : o->mode == RCAPP_RPING ? rcapp_rping(&app, o) : rcapp_perftest(&app, o);
 	droce_stack_stop(app.stack);
+	if (droce_cm_close(app.cm) != 0 && ret == 0)
+		ret = 1;
 	if (droce_rc_close(app.dev) != 0 && ret == 0)
 		ret = 1;
 	droce_stack_destroy(app.stack);

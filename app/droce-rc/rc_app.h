@@ -18,10 +18,13 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
+#include "droce_cm.h"
 #include "droce_rc.h"
 
 /* The TCP port ibv_rc_pingpong and perftest meet on. */
 #define RCAPP_TCP_PORT 18515
+/* rping's port (rdma_cm's TCP port space). */
+#define RCAPP_RPING_PORT 7174
 /* Bytes a RoCEv2 packet adds to its payload over the IP MTU: IPv4, UDP,
  * BTH, the largest extended header and the ICRC, as rxe reckons a path MTU.
  */
@@ -31,6 +34,7 @@ enum rcapp_mode {
 	RCAPP_PINGPONG,         /* ibv_rc_pingpong, either side */
 	RCAPP_PERFTEST,         /* the server of ib_{write,read,send}_bw */
 	RCAPP_STRESS,           /* random work against another droce-rc, checked */
+	RCAPP_RPING,            /* librdmacm's rping, either side, through droce_cm.h */
 };
 
 enum rcapp_verb {
@@ -63,6 +67,7 @@ struct rcapp_opts {
 struct rcapp {
 	struct droce_stack *stack;
 	struct droce_rc_device *dev;
+	struct droce_cm *cm;            /* rping: the port's connection manager */
 	struct droce_pd *pd;
 	struct droce_mr *mr;
 	struct droce_cq *cq;            /* send and receive completions */
@@ -163,5 +168,6 @@ void oob_close(struct oob *o);
 int rcapp_pingpong(struct rcapp *app, const struct rcapp_opts *o);
 int rcapp_perftest(struct rcapp *app, const struct rcapp_opts *o);
 int rcapp_stress(struct rcapp *app, const struct rcapp_opts *o);
+int rcapp_rping(struct rcapp *app, const struct rcapp_opts *o);
 
 #endif /* DROCE_RC_APP_H */

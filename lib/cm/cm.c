@@ -214,6 +214,12 @@ apply(struct droce_cm_id *id, const struct cm_step *s)
 			break;
 		case CM_EV_DISCONNECTED:
 			ev.event = DROCE_CM_EVENT_DISCONNECTED;
+			/* As rdma_cm: the peer's DREQ stops the QP too. */
+			if (id->qp != NULL) {
+				struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
+
+				droce_modify_qp(id->qp, &a, DROCE_QP_STATE);
+			}
 			break;
 		default:
 			ev.event = DROCE_CM_EVENT_TIMEWAIT_EXIT;

@@ -14,11 +14,16 @@
 # right. Then the other way: `rping -c` in the VM connects to cm_probe
 # listening on port 7175; lib/cm accepts (its REP read by rdma_cm), the
 # RTU establishes it, and cm_probe reads the client's buffer with an RDMA
-# READ, as rping's server does: it begins "rdma-ping-".
+# READ, as rping's server does: it begins "rdma-ping-". Last, rping
+# itself, 100 pings each way with Linux's rping checking (-V): droce-rc's
+# rping client against `rping -s`, and `rping -c -V` against droce-rc's
+# rping server.
 . "$(dirname "$0")/lib.sh"
 
 PROBE=${CM_PROBE:?set CM_PROBE to the cm_probe binary}
 [ -x "$PROBE" ] || fail "no cm_probe at $PROBE"
+RC=${DROCE_RC:?set DROCE_RC to the droce-rc binary}
+[ -x "$RC" ] || fail "no droce-rc at $RC"
 PROBE_PREFIX=droce-i$TAG-cm
 
 rxe_vm_build "$RXE_CACHE"
@@ -39,6 +44,21 @@ for i in \$(seq 40); do
 	sleep 1
 done
 sed 's/^/guest: rping -c: /' /tmp/rping-c.out | head -20
+echo "guest: rping -s -C 100 -V on port 7176, for droce-rc's client"
+timeout 60 rping -s -a $RXE_VM_IP -p 7176 -C 100 -V >/tmp/rping3.out 2>&1
+echo "guest: rping -s exit \$?"
+tail -3 /tmp/rping3.out | sed 's/^/guest: rping -s: /'
+echo "guest: rping -c -C 100 -V to droce-rc's server at port 7177"
+rc=1
+for i in \$(seq 40); do
+	timeout 60 rping -c -a $RXE_DROCE_IP -p 7177 -C 100 -S 64 -V >/tmp/rping4.out 2>&1
+	rc=\$?
+	[ \$rc = 0 ] && break
+	grep -qiE "addr|route|connect|unreachable|rejected" /tmp/rping4.out || break
+	sleep 1
+done
+echo "guest: rping -c exit \$rc"
+tail -3 /tmp/rping4.out | sed 's/^/guest: rping -c: /'
 exit 0
 EOF
 
@@ -68,6 +88,28 @@ echo "== connect to rping -s at port 7174, one SEND, disconnect"
 probe rping 7174 establish 45
 echo "== rping -c connects to droce at port 7175; READ its buffer, disconnect"
 probe rping-c 7175 listen 60
+
+# droce_rc NAME ARGS...: droce-rc on cpu 0 in droce's namespace.
+droce_rc() {
+	local name=$1 rc=0
+	shift
+	ip netns exec "$RXE_NS_D" taskset -c 0 timeout 150 "$RC" --no-pci --no-huge -m 256 \
+		--file-prefix "$PROBE_PREFIX" "--vdev=net_af_packet0,iface=$RXE_IF_D,qpairs=2" -- \
+		"$@" --timeout 60 port.0.device=net_af_packet0 port.0.address=$RXE_DROCE_IP/24 \
+		>"$RXE_WORK/$name.log" 2>&1 || rc=$?
+	grep '^droce-rc: rping' "$RXE_WORK/$name.log" | sed "s/^/  $name: /"
+	if [ "$rc" != 0 ]; then
+		grep -v '^EAL: ' "$RXE_WORK/$name.log" | tail -20
+		fail "droce-rc $name: exit status $rc"
+	fi
+}
+echo "== droce-rc rping client, 100 pings, against rping -s"
+droce_rc rping-client rping --connect "$RXE_VM_IP" -p 7176 -n 100 -s 64
+grep -q "100 pings of 64 bytes, each read, written back and checked" "$RXE_WORK/rping-client.log" ||
+	fail "droce-rc's rping client did not check 100 pings"
+echo "== rping -c -V, 100 pings, against droce-rc's rping server"
+droce_rc rping-server rping --server -p 7177 -n 100
+grep -q "served 100 pings" "$RXE_WORK/rping-server.log" || fail "droce-rc's rping server did not serve 100 pings"
 sleep 1 # tcpdump writes the last frames
 rxe_capture_stop
 
@@ -78,6 +120,9 @@ grep -a '^guest' "$RXE_WORK/vm.log" | tr -d '\r'
 # rping printed what its RDMA READ took from droce's buffer: 64 'Z's.
 grep -aq "^guest: rping: server ping data: ZZZZZZZZZZZZZZZZ" "$RXE_WORK/vm.log" ||
 	fail "rping did not read droce's buffer (its output is above)"
+# Linux's rping client checked each of its 100 pings (-V) and exited 0.
+grep -aq "^guest: rping -c exit 0" "$RXE_WORK/vm.log" ||
+	fail "rping -c -V against droce-rc's server failed (its output is above)"
 
 cap=$RXE_WORK/cm.pcap
 rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7" -T fields -e ip.src -e infiniband.mad.attributeid |

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * librdmacm's rping (examples/rping.c), either side, as it is on the wire,
+ * connected through droce_cm.h (rdma_cm's TCP port space). Each ping:
+ *   client: SEND its start buffer's address, key and size (struct
+ *           rping_rdma_info, big-endian); wait for the server's SEND;
+ *           SEND its sink buffer's; wait for the server's SEND; the sink
+ *           must then hold what the start buffer holds
+ *   server: take the first; RDMA READ the start buffer; SEND (go on);
+ *           take the second; RDMA WRITE what it read into the sink; SEND
+ * The client fills its start buffer as rping does: "rdma-ping-N: " and
+ * letters from 'A' on, a NUL at the end.
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_byteorder.h>
+#include <rte_random.h>
+
+#include "droce_cm.h"
+#include "droce_net.h"
+#include "rc_app.h"
+
+#define RPING_INFO_LEN 16
+#define RPING_RECVS 2
+/* A server takes what its client's -S says, up to this (rping's own
+ * largest buffer is 64 KiB).
+ */
+#define RPING_SERVER_BUF 65536
+#define RPING_LINGER_MS 200
+
+enum {
+	WR_SEND = 1,
+	WR_READ,
+	WR_WRITE,
+	WR_RECV = 100,
+};
+
+/* The run's buffer: the start and sink (or the server's copy), the info
+ * each SEND carries, the receives.
+ */
+struct rping_run {
+	struct rcapp *app;
+	const struct rcapp_opts *o;
+	struct droce_cm_channel *ch;
+	struct droce_cm_id *listen_id, *id;
+	uint8_t *start, *sink, *send_info, *recv_info;
+	uint32_t size;                  /* the client's pings; the server's buffer */
+	char err[256];
+};
+
+/* The next CM event, running the stack meanwhile. */
+static int
+cm_event(struct rping_run *r, enum droce_cm_event_type want, struct droce_cm_event *ev)
+{
+	uint64_t until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+
+	while (rcapp_now_ms() < until && !rcapp_interrupted) {
+		rcapp_poll(r->app);
+		if (droce_cm_get_event(r->ch, ev) != 0)
+			continue;
+		if (ev->event == want)
+			return 0;
+		snprintf(r->err, sizeof(r->err), "CM event %d (status %d) where %d was awaited",
+			 ev->event, ev->status, want);
+		return -1;
+	}
+	snprintf(r->err, sizeof(r->err), "no CM event %d in %u s (--timeout)", want,
+		 r->o->timeout_s);
+	return -1;
+}
+
+/* The completion of @p wr_id; any other error completion fails too. */
+static int
+wait_wc(struct rping_run *r, uint64_t wr_id, struct droce_wc *out)
+{
+	uint64_t until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+
+	while (rcapp_now_ms() < until && !rcapp_interrupted) {
+		struct droce_wc wc;
+
+		rcapp_poll(r->app);
+		if (droce_poll_cq(r->app->cq, 1, &wc) != 1)
+			continue;
+		if (wc.status != DROCE_WC_SUCCESS) {
+			snprintf(r->err, sizeof(r->err), "completion %" PRIu64 ": %s", wc.wr_id,
+				 droce_wc_status_str(wc.status));
+			return -1;
+		}
+		if (wc.wr_id == wr_id || (wr_id == WR_RECV && wc.wr_id >= WR_RECV)) {
+			if (out != NULL)
+				*out = wc;
+			return 0;
+		}
+	}
+	snprintf(r->err, sizeof(r->err), "no completion %" PRIu64 " in %u s (--timeout)", wr_id,
+		 r->o->timeout_s);
+	return -1;
+}
+
+static void
+post_recv(struct rping_run *r)
+{
+	struct droce_sge sge = { (uintptr_t)r->recv_info, RPING_INFO_LEN, r->app->mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = WR_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	droce_post_recv(r->app->qp, &wr, &bad);
+}
+
+static int
+post(struct rping_run *r, uint64_t wr_id, enum droce_wr_opcode op, uint8_t *local, uint32_t len,
+     uint64_t remote, uint32_t rkey)
+{
+	struct droce_sge sge = { (uintptr_t)local, len, r->app->mr->lkey };
+	struct droce_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+	int ret;
+
+	wr.wr.rdma.remote_addr = remote;
+	wr.wr.rdma.rkey = rkey;
+	ret = droce_post_send(r->app->qp, &wr, &bad);
+	if (ret != 0)
+		snprintf(r->err, sizeof(r->err), "post_send: %s", strerror(-ret));
+	return ret;
+}
+
+/* SEND the address, key and size of @p buf (rping_format_send). */
+static int
+send_info(struct rping_run *r, const uint8_t *buf)
+{
+	uint64_t va = rte_cpu_to_be_64((uintptr_t)buf);
+	uint32_t rkey = rte_cpu_to_be_32(r->app->mr->rkey), size = rte_cpu_to_be_32(r->size);
+
+	memcpy(r->send_info, &va, 8);
+	memcpy(r->send_info + 8, &rkey, 4);
+	memcpy(r->send_info + 12, &size, 4);
+	if (post(r, WR_SEND, DROCE_WR_SEND, r->send_info, RPING_INFO_LEN, 0, 0) != 0)
+		return -1;
+	return wait_wc(r, WR_SEND, NULL);
+}
+
+/* A SEND's info taken: the peer's buffer. */
+static int
+take_info(struct rping_run *r, uint64_t *va, uint32_t *rkey, uint32_t *size)
+{
+	struct droce_wc wc;
+
+	if (wait_wc(r, WR_RECV, &wc) != 0)
+		return -1;
+	if (wc.byte_len != RPING_INFO_LEN) {
+		snprintf(r->err, sizeof(r->err), "a SEND of %u bytes, not rping's %u", wc.byte_len,
+			 RPING_INFO_LEN);
+		return -1;
+	}
+	memcpy(va, r->recv_info, 8);
+	memcpy(rkey, r->recv_info + 8, 4);
+	memcpy(size, r->recv_info + 12, 4);
+	*va = rte_be_to_cpu_64(*va);
+	*rkey = rte_be_to_cpu_32(*rkey);
+	*size = rte_be_to_cpu_32(*size);
+	post_recv(r);
+	return 0;
+}
+
+/* rping's start buffer for ping @p n. */
+static void
+fill_start(struct rping_run *r, uint32_t n)
+{
+	int len = snprintf((char *)r->start, r->size, "rdma-ping-%u: ", n);
+	uint8_t c = 'A' + n % 58;
+
+	for (uint32_t i = (uint32_t)len; i + 1 < r->size; i++) {
+		r->start[i] = c++;
+		if (c > 'z')
+			c = 'A';
+	}
+	r->start[r->size - 1] = '\0';
+}
+
+static int
+client_pings(struct rping_run *r)
+{
+	uint64_t va;
+	uint32_t rkey, size;
+
+	for (uint32_t n = 0; n < r->o->iters; n++) {
+		fill_start(r, n);
+		memset(r->sink, 0, r->size);
+		if (send_info(r, r->start) != 0 || take_info(r, &va, &rkey, &size) != 0 ||
+		    send_info(r, r->sink) != 0 || take_info(r, &va, &rkey, &size) != 0)
+			return -1;
+		if (memcmp(r->start, r->sink, r->size) != 0) {
+			snprintf(r->err, sizeof(r->err), "ping %u: the sink holds \"%.24s\", not \"%.24s\"",
+				 n, (const char *)r->sink, (const char *)r->start);
+			return -1;
+		}
+	}
+	printf("droce-rc: rping: %u pings of %u bytes, each read, written back and checked\n",
+	       r->o->iters, r->size);
+	return 0;
+}
+
+/* Until the client stops (its last ping done, or it disconnects). */
+static int
+server_pings(struct rping_run *r)
+{
+	uint32_t n = 0;
+
+	for (;;) {
+		uint64_t va;
+		uint32_t rkey, size, sink_size;
+
+		if (take_info(r, &va, &rkey, &size) != 0)
+			break;
+		if (size > r->size) {
+			snprintf(r->err, sizeof(r->err), "the client's buffer is %u bytes; allowed: up to %u (-s)",
+				 size, r->size);
+			return -1;
+		}
+		if (post(r, WR_READ, DROCE_WR_RDMA_READ, r->sink, size, va, rkey) != 0 ||
+		    wait_wc(r, WR_READ, NULL) != 0 || send_info(r, r->sink) != 0 ||
+		    take_info(r, &va, &rkey, &sink_size) != 0)
+			return -1;
+		size = RTE_MIN(size, sink_size);
+		if (post(r, WR_WRITE, DROCE_WR_RDMA_WRITE, r->sink, size, va, rkey) != 0 ||
+		    wait_wc(r, WR_WRITE, NULL) != 0 || send_info(r, r->sink) != 0)
+			return -1;
+		if (n == 0)
+			printf("droce-rc: rping: server ping data: %.*s\n", (int)RTE_MIN(size, 64u),
+			       (const char *)r->sink);
+		n++;
+		if (r->o->iters != 0 && n == r->o->iters)
+			break;
+	}
+	printf("droce-rc: rping: served %u pings\n", n);
+	return n != 0 ? 0 : -1;
+}
+
+int
+rcapp_rping(struct rcapp *app, const struct rcapp_opts *o)
+{
+	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+					       .retry_count = 7, .rnr_retry_count = 7 };
+	struct rping_run r = { .app = app, .o = o,
+			       .size = o->server ? RTE_MAX(o->size, (uint32_t)RPING_SERVER_BUF)
+						 : o->size };
+	struct droce_cm_event ev;
+	int ret = 1;
+
+	/* The buffer: start, sink, the SEND's info, the receive's. */
+	if (rcapp_qp_create(app, 2 * (size_t)r.size + 2 * RPING_INFO_LEN,
+			    DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
+			    DROCE_ACCESS_REMOTE_WRITE, 4, RPING_RECVS, 1,
+			    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE, r.err,
+			    sizeof(r.err)) != 0)
+		goto out;
+	r.start = app->buf;
+	r.sink = app->buf + r.size;
+	r.send_info = r.sink + r.size;
+	r.recv_info = r.send_info + RPING_INFO_LEN;
+	post_recv(&r);
+	r.ch = droce_cm_create_channel(app->cm);
+	r.id = r.ch != NULL ? droce_cm_create_id(r.ch, NULL) : NULL;
+	if (r.id == NULL) {
+		snprintf(r.err, sizeof(r.err), "no CM channel or id (out of memory)");
+		goto out;
+	}
+	if (o->server) {
+		r.listen_id = r.id;
+		if (droce_cm_listen(r.listen_id, o->tcp_port) != 0) {
+			snprintf(r.err, sizeof(r.err), "cannot listen on port %u", o->tcp_port);
+			goto out;
+		}
+		printf("droce-rc: rping: listening on port %u\n", o->tcp_port);
+		if (cm_event(&r, DROCE_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
+			goto out;
+		r.id = ev.id;
+		if (droce_cm_accept(r.id, app->qp, &p) != 0) {
+			snprintf(r.err, sizeof(r.err), "accept refused");
+			goto out;
+		}
+	} else if (droce_cm_connect(r.id, o->connect_ip.s_addr, o->tcp_port, app->qp, &p) != 0) {
+		snprintf(r.err, sizeof(r.err), "connect refused");
+		goto out;
+	}
+	if (cm_event(&r, DROCE_CM_EVENT_ESTABLISHED, &ev) != 0)
+		goto out;
+	printf("droce-rc: rping: connected (QP 0x%06x)\n", droce_qp_num(app->qp));
+	if ((o->server ? server_pings(&r) : client_pings(&r)) != 0)
+		goto out;
+	ret = 0;
+out:
+	if (ret != 0 && r.err[0] != '\0')
+		fprintf(stderr, "droce-rc: rping: %s\n", r.err);
+	/* The client disconnects; the server answers the client's DREQ. */
+	if (r.id != NULL && r.id != r.listen_id && droce_cm_disconnect(r.id) == 0)
+		cm_event(&r, DROCE_CM_EVENT_DISCONNECTED, &ev);
+	rcapp_linger(app, RPING_LINGER_MS);
+	rcapp_print_stats(app);
+	if (r.id != NULL && r.id != r.listen_id)
+		droce_cm_destroy_id(r.id);
+	if (r.listen_id != NULL)
+		droce_cm_destroy_id(r.listen_id);
+	if (r.ch != NULL) {
+		while (droce_cm_get_event(r.ch, &ev) == 0)
+			;
+		droce_cm_destroy_channel(r.ch);
+	}
+	rcapp_qp_destroy(app);
+	return ret;
+}

@@ -300,7 +300,12 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 		cm->stats.rejected_no_listener++;
 		return reject_req(cm, msg, from->ip, 8);   /* invalid service id */
 	}
-	id = cm->half_open < CM_HALF_OPEN_MAX ? calloc(1, sizeof(*id)) : NULL;
+	/* Bounded: half-open connections, and room for the event that
+	 * announces this one (an id the application never hears of would
+	 * never be destroyed).
+	 */
+	id = cm->half_open < CM_HALF_OPEN_MAX && rte_ring_free_count(listener->ch->events) != 0
+	     ? calloc(1, sizeof(*id)) : NULL;
 	if (id == NULL || id_slot_take(cm, id) != 0) {
 		free(id);
 		cm->stats.rejected_no_resources++;

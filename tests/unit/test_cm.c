@@ -1058,10 +1058,70 @@ test_api_rejections(void **state)
 		pump();
 }
 
+/* REQs from 1100 connections no one accepts: at most 1024 half-open
+ * (each announced), the rest REJ 3; every id destroyed after, nothing
+ * left on the channel.
+ */
+static void
+test_api_req_flood(void **state)
+{
+	struct droce_cm_id *listener = droce_cm_create_id(chb, NULL);
+	struct rte_ether_addr b_mac;
+	struct droce_cm_stats before, after;
+	struct droce_cm_event ev;
+	unsigned int announced = 0;
+
+	(void)state;
+	droce_port_mac(B.stack, 0, &b_mac);
+	droce_cm_stats(B.user, &before);
+	assert_int_equal(droce_cm_listen(listener, 7180), 0);
+	for (uint32_t i = 0; i < 1100; i++) {
+		static uint8_t mad[CM_MAD_SIZE];
+		struct cm_msg req = { .hdr = { .tid = 0x100000000ull | i, .attr_id = CM_ATTR_REQ },
+				      .req = { .local_comm_id = 0x7000 + i,
+					       .service_id = cm_service_id(CM_PS_TCP, 7180),
+					       .local_qpn = 0x10000 + i, .path_mtu = 3 } };
+		struct droce_frame_spec f = {
+			.src_mac = peer_mac, .dst_mac = b_mac,
+			.src_ip4 = inet_addr(A.address), .dst_ip4 = inet_addr(B.address),
+			.opcode = DROCE_OP_UD | DROCE_OP_SEND_ONLY, .dest_qp = 1, .src_qp = 1,
+			.qkey = CM_GSI_QKEY, .payload = mad, .payload_len = CM_MAD_SIZE,
+		};
+		struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+
+		cm_mad_encode(&req, mad);
+		assert_int_equal(droce_frame_build(m, &f), 0);
+		while (rte_ring_enqueue(B.rx, m) != 0)
+			pump();
+		if (i % 64 == 63)
+			pump();
+	}
+	for (int i = 0; i < 64; i++)
+		pump();
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.connect_requests - before.connect_requests, 1023);
+	assert_int_equal(after.rejected_no_resources - before.rejected_no_resources, 1100 - 1023);
+	while (droce_cm_get_event(chb, &ev) == 0) {
+		assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+		assert_int_equal(droce_cm_destroy_id(ev.id), 0);
+		announced++;
+	}
+	assert_int_equal(announced, 1023);
+	assert_int_equal(droce_cm_destroy_id(listener), 0);
+	for (int i = 0; i < 8; i++)
+		pump();
+	while (droce_cm_get_event(cha, &ev) == 0)
+		;
+}
+
 static int
 pair_up(void **state)
 {
 	(void)state;
+	if (test_pool == NULL)
+		test_pool = rte_pktmbuf_pool_create("cm_flood", 2047, 0, 0,
+						    2048 + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
+	assert_non_null(test_pool);
 	A.before_start = cm_open;
 	B.before_start = cm_open;
 	rc_pair_side_up(&A);
@@ -1127,6 +1187,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest api[] = {
 		cmocka_unit_test(test_api_connect_send_disconnect),
 		cmocka_unit_test(test_api_rejections),
+		cmocka_unit_test(test_api_req_flood),
 	};
 	int ret;
 

@@ -55,6 +55,9 @@ usage(FILE *out, const char *prog)
 		"      port space, -p [7174]): -n pings (client [10]; server: until the client\n"
 		"      stops) of -s bytes [64], each read, written back and (client) checked.\n"
 		"      The peer: rping -s|-c -a IP -p 7174 -C N -S SIZE -V\n"
+		"  ucmatose --server | --connect IP\n"
+		"      librdmacm's ucmatose: -n messages [10] of -s bytes [100] each way\n"
+		"      (-p [7471]); the peer: ucmatose [-s IP] -p 7471\n"
 		"  stress --server | --connect IP\n"
 		"      against another droce-rc: -n random SENDs, RDMA WRITEs with immediate\n"
 		"      and RDMA READs of 0..-s bytes (the client's in random SGLs), made from\n"
@@ -247,7 +250,7 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 	int i = optind, nb_words = 0;
 
 	if (i == argc || strchr(argv[i], '=') != NULL) {
-		fprintf(stderr, PROG ": no mode; allowed: pingpong, perftest, stress, rping ('--help' says more)\n");
+		fprintf(stderr, PROG ": no mode; allowed: pingpong, perftest, stress, rping, ucmatose ('--help' says more)\n");
 		return -1;
 	}
 	if (strcmp(argv[i], "pingpong") == 0) {
@@ -258,6 +261,9 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 		nb_words = 1;
 	} else if (strcmp(argv[i], "rping") == 0) {
 		o->mode = RCAPP_RPING;
+		nb_words = 1;
+	} else if (strcmp(argv[i], "ucmatose") == 0) {
+		o->mode = RCAPP_UCMATOSE;
 		nb_words = 1;
 	} else if (strcmp(argv[i], "perftest") == 0) {
 		o->mode = RCAPP_PERFTEST;
@@ -278,7 +284,7 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 			return -1;
 		}
 	} else {
-		fprintf(stderr, PROG ": mode \"%s\": allowed: pingpong, perftest, stress, rping\n", argv[i]);
+		fprintf(stderr, PROG ": mode \"%s\": allowed: pingpong, perftest, stress, rping, ucmatose\n", argv[i]);
 		return -1;
 	}
 	for (int j = i + nb_words; j < argc; j++)
@@ -300,15 +306,33 @@ mode_check(struct rcapp_opts *o, const struct given *g)
 		fprintf(stderr, PROG ": --seed applies to stress only\n");
 		return -1;
 	}
-	if (o->mode == RCAPP_PINGPONG || o->mode == RCAPP_STRESS || o->mode == RCAPP_RPING) {
+	if (o->mode != RCAPP_PERFTEST) {
 		if (g->server == g->connect) {
 			fprintf(stderr, PROG ": %s: give %s\n",
 				o->mode == RCAPP_PINGPONG ? "pingpong"
-				: o->mode == RCAPP_STRESS ? "stress" : "rping",
+				: o->mode == RCAPP_STRESS ? "stress"
+				: o->mode == RCAPP_RPING ? "rping" : "ucmatose",
 				g->server ? "--server or --connect IP, not both" : "--server or --connect IP");
 			return -1;
 		}
 		o->server = g->server;
+	}
+	if (o->mode == RCAPP_UCMATOSE) {
+		if (g->rx_depth || g->mtu) {
+			fprintf(stderr, PROG ": ucmatose: -r/--rx-depth and -m/--mtu do not apply\n");
+			return -1;
+		}
+		if (!g->size)
+			o->size = 100;
+		if (!g->iters)
+			o->iters = 10;
+		if (o->iters > 4096) {
+			fprintf(stderr, PROG ": ucmatose: -n %u: allowed: 1..4096\n", o->iters);
+			return -1;
+		}
+		if (!g->port)
+			o->tcp_port = RCAPP_UCMATOSE_PORT;
+		return 0;
 	}
 	if (o->mode == RCAPP_RPING) {
 		if (g->rx_depth || g->mtu) {
@@ -452,9 +476,10 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	}
 	app.dev = droce_rc_open_conf(app.stack, 0, &(struct droce_rc_conf){ .owners = o->owners },
 				     err, sizeof(err));
-	if (app.dev != NULL && o->mode == RCAPP_RPING)
+	if (app.dev != NULL && (o->mode == RCAPP_RPING || o->mode == RCAPP_UCMATOSE))
 		app.cm = droce_cm_open(app.stack, 0, err, sizeof(err));
-	if (app.dev == NULL || (o->mode == RCAPP_RPING && app.cm == NULL)) {
+	if (app.dev == NULL ||
+	    ((o->mode == RCAPP_RPING || o->mode == RCAPP_UCMATOSE) && app.cm == NULL)) {
 		fprintf(stderr, PROG ": %s\n", err);
 		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);
@@ -478,7 +503,8 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	}
 	ret = o->mode == RCAPP_PINGPONG ? rcapp_pingpong(&app, o)
 	      : o->mode == RCAPP_STRESS ? rcapp_stress(&app, o)
-	      : o->mode == RCAPP_RPING ? rcapp_rping(&app, o) : rcapp_perftest(&app, o);
+	      : o->mode == RCAPP_RPING || o->mode == RCAPP_UCMATOSE ? rcapp_cm_tool(&app, o)
+	      : rcapp_perftest(&app, o);
 	droce_stack_stop(app.stack);
 	if (droce_cm_close(app.cm) != 0 && ret == 0)
 		ret = 1;

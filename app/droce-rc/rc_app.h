@@ -23,8 +23,9 @@
 
 /* The TCP port ibv_rc_pingpong and perftest meet on. */
 #define RCAPP_TCP_PORT 18515
-/* rping's port (rdma_cm's TCP port space). */
+/* rping's and ucmatose's ports (rdma_cm's TCP port space). */
 #define RCAPP_RPING_PORT 7174
+#define RCAPP_UCMATOSE_PORT 7471
 /* Bytes a RoCEv2 packet adds to its payload over the IP MTU: IPv4, UDP,
  * BTH, the largest extended header and the ICRC, as rxe reckons a path MTU.
  */
@@ -35,6 +36,7 @@ enum rcapp_mode {
 	RCAPP_PERFTEST,         /* the server of ib_{write,read,send}_bw */
 	RCAPP_STRESS,           /* random work against another droce-rc, checked */
 	RCAPP_RPING,            /* librdmacm's rping, either side, through droce_cm.h */
+	RCAPP_UCMATOSE,         /* librdmacm's ucmatose, either side */
 };
 
 enum rcapp_verb {
@@ -168,6 +170,7 @@ void oob_close(struct oob *o);
 int rcapp_pingpong(struct rcapp *app, const struct rcapp_opts *o);
 int rcapp_perftest(struct rcapp *app, const struct rcapp_opts *o);
 int rcapp_stress(struct rcapp *app, const struct rcapp_opts *o);
-int rcapp_rping(struct rcapp *app, const struct rcapp_opts *o);
+/* rping or ucmatose (o->mode), through droce_cm.h. */
+int rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o);
 
 #endif /* DROCE_RC_APP_H */

@@ -17,7 +17,7 @@
 # READ, as rping's server does: it begins "rdma-ping-". Last, rping
 # itself, 100 pings each way with Linux's rping checking (-V): droce-rc's
 # rping client against `rping -s`, and `rping -c -V` against droce-rc's
-# rping server.
+# rping server; and ucmatose both ways (10 messages of 100 bytes each way).
 . "$(dirname "$0")/lib.sh"
 
 PROBE=${CM_PROBE:?set CM_PROBE to the cm_probe binary}
@@ -59,6 +59,21 @@ for i in \$(seq 40); do
 done
 echo "guest: rping -c exit \$rc"
 tail -3 /tmp/rping4.out | sed 's/^/guest: rping -c: /'
+echo "guest: ucmatose server on port 7471, for droce-rc's client"
+timeout 60 ucmatose -p 7471 >/tmp/ucm1.out 2>&1
+echo "guest: ucmatose server exit \$?"
+tail -4 /tmp/ucm1.out | sed 's/^/guest: ucmatose server: /'
+echo "guest: ucmatose client to droce-rc's server at port 7472"
+rc=1
+for i in \$(seq 40); do
+	timeout 60 ucmatose -s $RXE_DROCE_IP -p 7472 >/tmp/ucm2.out 2>&1
+	rc=\$?
+	[ \$rc = 0 ] && break
+	grep -qiE "addr|route|connect|unreachable|rejected" /tmp/ucm2.out || break
+	sleep 1
+done
+echo "guest: ucmatose client exit \$rc"
+tail -4 /tmp/ucm2.out | sed 's/^/guest: ucmatose client: /'
 exit 0
 EOF
 
@@ -97,7 +112,7 @@ droce_rc() {
 		--file-prefix "$PROBE_PREFIX" "--vdev=net_af_packet0,iface=$RXE_IF_D,qpairs=2" -- \
 		"$@" --timeout 60 port.0.device=net_af_packet0 port.0.address=$RXE_DROCE_IP/24 \
 		>"$RXE_WORK/$name.log" 2>&1 || rc=$?
-	grep '^droce-rc: rping' "$RXE_WORK/$name.log" | sed "s/^/  $name: /"
+	grep -E '^droce-rc: (rping|ucmatose)' "$RXE_WORK/$name.log" | sed "s/^/  $name: /"
 	if [ "$rc" != 0 ]; then
 		grep -v '^EAL: ' "$RXE_WORK/$name.log" | tail -20
 		fail "droce-rc $name: exit status $rc"
@@ -110,6 +125,13 @@ grep -q "100 pings of 64 bytes, each read, written back and checked" "$RXE_WORK/
 echo "== rping -c -V, 100 pings, against droce-rc's rping server"
 droce_rc rping-server rping --server -p 7177 -n 100
 grep -q "served 100 pings" "$RXE_WORK/rping-server.log" || fail "droce-rc's rping server did not serve 100 pings"
+echo "== droce-rc ucmatose client against ucmatose, then ucmatose against droce-rc's server"
+droce_rc ucm-client ucmatose --connect "$RXE_VM_IP" -p 7471
+droce_rc ucm-server ucmatose --server -p 7472
+for n in ucm-client ucm-server; do
+	grep -q "10 messages of 100 bytes sent and 10 received" "$RXE_WORK/$n.log" ||
+		fail "droce-rc $n: not 10 messages each way"
+done
 sleep 1 # tcpdump writes the last frames
 rxe_capture_stop
 
@@ -123,6 +145,10 @@ grep -aq "^guest: rping: server ping data: ZZZZZZZZZZZZZZZZ" "$RXE_WORK/vm.log" 
 # Linux's rping client checked each of its 100 pings (-V) and exited 0.
 grep -aq "^guest: rping -c exit 0" "$RXE_WORK/vm.log" ||
 	fail "rping -c -V against droce-rc's server failed (its output is above)"
+for side in server client; do
+	grep -aq "^guest: ucmatose $side exit 0" "$RXE_WORK/vm.log" ||
+		fail "ucmatose $side against droce-rc failed (its output is above)"
+done
 
 cap=$RXE_WORK/cm.pcap
 rxe_tshark "$cap" -Y "infiniband.mad.mgmtclass == 7" -T fields -e ip.src -e infiniband.mad.attributeid |

@@ -3,8 +3,14 @@
  */
 
 /*
- * librdmacm's rping (examples/rping.c), either side, as it is on the wire,
- * connected through droce_cm.h (rdma_cm's TCP port space). Each ping:
+ * librdmacm's example tools, either side, as they are on the wire,
+ * connected through droce_cm.h (rdma_cm's TCP port space).
+ *
+ * ucmatose (examples/cmatose.c): both sides post -n receives, and once
+ * connected each sends -n messages of -s bytes (100) to the other; the
+ * server disconnects when all are through.
+ *
+ * rping (examples/rping.c). Each ping:
  *   client: SEND its start buffer's address, key and size (struct
  *           rping_rdma_info, big-endian); wait for the server's SEND;
  *           SEND its sink buffer's; wait for the server's SEND; the sink
@@ -242,21 +248,63 @@ server_pings(struct rping_run *r)
 	return n != 0 ? 0 : -1;
 }
 
+/* ucmatose's exchange once connected: -n SENDs of -s bytes each way. */
+static int
+ucmatose_messages(struct rping_run *r)
+{
+	uint32_t sent = 0, received = 0;
+	uint64_t until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+
+	for (uint32_t i = 0; i < r->o->iters; i++)
+		if (post(r, WR_SEND, DROCE_WR_SEND, r->start, r->size, 0, 0) != 0)
+			return -1;
+	while ((sent < r->o->iters || received < r->o->iters) && rcapp_now_ms() < until &&
+	       !rcapp_interrupted) {
+		struct droce_wc wc;
+
+		rcapp_poll(r->app);
+		if (droce_poll_cq(r->app->cq, 1, &wc) != 1)
+			continue;
+		if (wc.status != DROCE_WC_SUCCESS) {
+			snprintf(r->err, sizeof(r->err), "completion %" PRIu64 ": %s", wc.wr_id,
+				 droce_wc_status_str(wc.status));
+			return -1;
+		}
+		if (wc.wr_id >= WR_RECV)
+			received++;
+		else
+			sent++;
+	}
+	if (sent < r->o->iters || received < r->o->iters) {
+		snprintf(r->err, sizeof(r->err), "%u of %u sent, %u received in %u s (--timeout)",
+			 sent, r->o->iters, received, r->o->timeout_s);
+		return -1;
+	}
+	printf("droce-rc: ucmatose: %u messages of %u bytes sent and %u received\n", sent,
+	       r->size, received);
+	return 0;
+}
+
 int
-rcapp_rping(struct rcapp *app, const struct rcapp_opts *o)
+rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o)
 {
 	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
 					       .retry_count = 7, .rnr_retry_count = 7 };
+	bool ucmatose = o->mode == RCAPP_UCMATOSE;
+	const char *tool = ucmatose ? "ucmatose" : "rping";
 	struct rping_run r = { .app = app, .o = o,
-			       .size = o->server ? RTE_MAX(o->size, (uint32_t)RPING_SERVER_BUF)
-						 : o->size };
+			       .size = o->server && !ucmatose
+				       ? RTE_MAX(o->size, (uint32_t)RPING_SERVER_BUF) : o->size };
+	uint32_t recvs = ucmatose ? o->iters : RPING_RECVS;
 	struct droce_cm_event ev;
 	int ret = 1;
 
-	/* The buffer: start, sink, the SEND's info, the receive's. */
+	/* The buffer: start (what is sent), sink (what arrives), the info a
+	 * SEND carries and a receive takes (rping).
+	 */
 	if (rcapp_qp_create(app, 2 * (size_t)r.size + 2 * RPING_INFO_LEN,
 			    DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
-			    DROCE_ACCESS_REMOTE_WRITE, 4, RPING_RECVS, 1,
+			    DROCE_ACCESS_REMOTE_WRITE, ucmatose ? o->iters : 4, recvs, 1,
 			    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE, r.err,
 			    sizeof(r.err)) != 0)
 		goto out;
@@ -264,7 +312,19 @@ rcapp_rping(struct rcapp *app, const struct rcapp_opts *o)
 	r.sink = app->buf + r.size;
 	r.send_info = r.sink + r.size;
 	r.recv_info = r.send_info + RPING_INFO_LEN;
-	post_recv(&r);
+	if (ucmatose) {
+		/* Its receives before its connection, as cmatose posts them. */
+		memset(r.start, 0x55, r.size);
+		for (uint32_t i = 0; i < recvs; i++) {
+			struct droce_sge sge = { (uintptr_t)r.sink, r.size, app->mr->lkey };
+			struct droce_recv_wr wr = { .wr_id = WR_RECV + i, .sg_list = &sge,
+						    .num_sge = 1 }, *bad;
+
+			droce_post_recv(app->qp, &wr, &bad);
+		}
+	} else {
+		post_recv(&r);
+	}
 	r.ch = droce_cm_create_channel(app->cm);
 	r.id = r.ch != NULL ? droce_cm_create_id(r.ch, NULL) : NULL;
 	if (r.id == NULL) {
@@ -277,7 +337,7 @@ rcapp_rping(struct rcapp *app, const struct rcapp_opts *o)
 			snprintf(r.err, sizeof(r.err), "cannot listen on port %u", o->tcp_port);
 			goto out;
 		}
-		printf("droce-rc: rping: listening on port %u\n", o->tcp_port);
+		printf("droce-rc: %s: listening on port %u\n", tool, o->tcp_port);
 		if (cm_event(&r, DROCE_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
 			goto out;
 		r.id = ev.id;
@@ -291,16 +351,23 @@ rcapp_rping(struct rcapp *app, const struct rcapp_opts *o)
 	}
 	if (cm_event(&r, DROCE_CM_EVENT_ESTABLISHED, &ev) != 0)
 		goto out;
-	printf("droce-rc: rping: connected (QP 0x%06x)\n", droce_qp_num(app->qp));
-	if ((o->server ? server_pings(&r) : client_pings(&r)) != 0)
+	printf("droce-rc: %s: connected (QP 0x%06x)\n", tool, droce_qp_num(app->qp));
+	if (ucmatose ? ucmatose_messages(&r) != 0
+	    : (o->server ? server_pings(&r) : client_pings(&r)) != 0)
 		goto out;
+	/* rping's client disconnects, its server waits for the DREQ;
+	 * cmatose's server disconnects (its client waits for that), and
+	 * droce's client does too: two DREQs at once end it as well.
+	 */
+	if (o->server && !ucmatose ? cm_event(&r, DROCE_CM_EVENT_DISCONNECTED, &ev) != 0
+	    : droce_cm_disconnect(r.id) != 0 ||
+	      cm_event(&r, DROCE_CM_EVENT_DISCONNECTED, &ev) != 0)
+		goto out;
+	printf("droce-rc: %s: disconnected\n", tool);
 	ret = 0;
 out:
 	if (ret != 0 && r.err[0] != '\0')
-		fprintf(stderr, "droce-rc: rping: %s\n", r.err);
-	/* The client disconnects; the server answers the client's DREQ. */
-	if (r.id != NULL && r.id != r.listen_id && droce_cm_disconnect(r.id) == 0)
-		cm_event(&r, DROCE_CM_EVENT_DISCONNECTED, &ev);
+		fprintf(stderr, "droce-rc: %s: %s\n", tool, r.err);
 	rcapp_linger(app, RPING_LINGER_MS);
 	rcapp_print_stats(app);
 	if (r.id != NULL && r.id != r.listen_id)

@@ -82,31 +82,42 @@ cm_event(struct rping_run *r, enum droce_cm_event_type want, struct droce_cm_eve
 	return -1;
 }
 
+/* The next completion before @p until (ms); 1 when none came, -1 for an
+ * error completion (its status in r->err).
+ */
+static int
+next_wc(struct rping_run *r, uint64_t until, struct droce_wc *wc)
+{
+	while (rcapp_now_ms() < until && !rcapp_interrupted) {
+		rcapp_poll(r->app);
+		if (droce_poll_cq(r->app->cq, 1, wc) != 1)
+			continue;
+		if (wc->status == DROCE_WC_SUCCESS)
+			return 0;
+		snprintf(r->err, sizeof(r->err), "completion %" PRIu64 ": %s", wc->wr_id,
+			 droce_wc_status_str(wc->status));
+		return -1;
+	}
+	return 1;
+}
+
 /* The completion of @p wr_id; any other error completion fails too. */
 static int
 wait_wc(struct rping_run *r, uint64_t wr_id, struct droce_wc *out)
 {
 	uint64_t until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+	struct droce_wc wc;
+	int ret;
 
-	while (rcapp_now_ms() < until && !rcapp_interrupted) {
-		struct droce_wc wc;
-
-		rcapp_poll(r->app);
-		if (droce_poll_cq(r->app->cq, 1, &wc) != 1)
-			continue;
-		if (wc.status != DROCE_WC_SUCCESS) {
-			snprintf(r->err, sizeof(r->err), "completion %" PRIu64 ": %s", wc.wr_id,
-				 droce_wc_status_str(wc.status));
-			return -1;
-		}
+	while ((ret = next_wc(r, until, &wc)) == 0)
 		if (wc.wr_id == wr_id || (wr_id == WR_RECV && wc.wr_id >= WR_RECV)) {
 			if (out != NULL)
 				*out = wc;
 			return 0;
 		}
-	}
-	snprintf(r->err, sizeof(r->err), "no completion %" PRIu64 " in %u s (--timeout)", wr_id,
-		 r->o->timeout_s);
+	if (ret > 0)
+		snprintf(r->err, sizeof(r->err), "no completion %" PRIu64 " in %u s (--timeout)",
+			 wr_id, r->o->timeout_s);
 	return -1;
 }
 
@@ -258,18 +269,14 @@ ucmatose_messages(struct rping_run *r)
 	for (uint32_t i = 0; i < r->o->iters; i++)
 		if (post(r, WR_SEND, DROCE_WR_SEND, r->start, r->size, 0, 0) != 0)
 			return -1;
-	while ((sent < r->o->iters || received < r->o->iters) && rcapp_now_ms() < until &&
-	       !rcapp_interrupted) {
+	while (sent < r->o->iters || received < r->o->iters) {
 		struct droce_wc wc;
+		int ret = next_wc(r, until, &wc);
 
-		rcapp_poll(r->app);
-		if (droce_poll_cq(r->app->cq, 1, &wc) != 1)
-			continue;
-		if (wc.status != DROCE_WC_SUCCESS) {
-			snprintf(r->err, sizeof(r->err), "completion %" PRIu64 ": %s", wc.wr_id,
-				 droce_wc_status_str(wc.status));
+		if (ret < 0)
 			return -1;
-		}
+		if (ret > 0)
+			break;
 		if (wc.wr_id >= WR_RECV)
 			received++;
 		else

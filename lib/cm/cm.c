@@ -704,19 +704,27 @@ droce_cm_listen(struct droce_cm_id *id, uint16_t port)
 	return call(id->cm, &c);
 }
 
+/* @p param into @p c, its private data at most @p max bytes. */
+static int
+take_param(struct cm_call *c, const struct droce_cm_conn_param *param, uint32_t max)
+{
+	if (param == NULL || param->private_data_len > max ||
+	    (param->private_data_len != 0 && param->private_data == NULL))
+		return -EINVAL;
+	c->param = *param;
+	if (param->private_data_len != 0)
+		memcpy(c->pdata, param->private_data, param->private_data_len);
+	return 0;
+}
+
 int
 droce_cm_connect(struct droce_cm_id *id, uint32_t dst_ip, uint16_t port, struct droce_qp *qp,
 		 const struct droce_cm_conn_param *param)
 {
 	struct cm_call c = { .op = CALL_CONNECT, .id = id, .ip = dst_ip, .port = port, .qp = qp };
 
-	if (param == NULL || port == 0 || dst_ip == 0 ||
-	    param->private_data_len > CM_RDMA_REQ_USER ||
-	    (param->private_data_len != 0 && param->private_data == NULL))
+	if (port == 0 || dst_ip == 0 || take_param(&c, param, CM_RDMA_REQ_USER) != 0)
 		return -EINVAL;
-	c.param = *param;
-	if (param->private_data_len != 0)
-		memcpy(c.pdata, param->private_data, param->private_data_len);
 	return call(id->cm, &c);
 }
 
@@ -726,12 +734,8 @@ droce_cm_accept(struct droce_cm_id *id, struct droce_qp *qp,
 {
 	struct cm_call c = { .op = CALL_ACCEPT, .id = id, .qp = qp };
 
-	if (param == NULL || param->private_data_len > CM_REP_PRIVATE ||
-	    (param->private_data_len != 0 && param->private_data == NULL))
+	if (take_param(&c, param, CM_REP_PRIVATE) != 0)
 		return -EINVAL;
-	c.param = *param;
-	if (param->private_data_len != 0)
-		memcpy(c.pdata, param->private_data, param->private_data_len);
 	return call(id->cm, &c);
 }
 

@@ -107,6 +107,29 @@ rc_pair_poll(struct side *s)
 	} while (++i < 256 && rte_ring_count(s->rx) != 0);
 }
 
+/* A clean wire: what @p from sent goes to @p to. */
+static inline void
+rc_pair_move(struct side *from, struct side *to)
+{
+	for (unsigned int q = 0; q < from->nb_tx; q++) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(from->tx[q], (void **)&m) == 0)
+			if (rte_ring_enqueue(to->rx, m) != 0)
+				rte_pktmbuf_free(m);
+	}
+}
+
+/* One round of both sides over a clean wire. */
+static inline void
+rc_pair_pump(struct side *a, struct side *b)
+{
+	rc_pair_poll(a);
+	rc_pair_move(a, b);
+	rc_pair_poll(b);
+	rc_pair_move(b, a);
+}
+
 /* What a connection sets, beyond the PSNs. */
 struct rc_pair_params {
 	int access;

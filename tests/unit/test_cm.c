@@ -868,24 +868,9 @@ cm_open(struct side *s)
 }
 
 static void
-move(struct side *from, struct side *to)
-{
-	for (unsigned int q = 0; q < from->nb_tx; q++) {
-		struct rte_mbuf *m;
-
-		while (rte_ring_dequeue(from->tx[q], (void **)&m) == 0)
-			if (rte_ring_enqueue(to->rx, m) != 0)
-				rte_pktmbuf_free(m);
-	}
-}
-
-static void
 pump(void)
 {
-	rc_pair_poll(&A);
-	move(&A, &B);
-	rc_pair_poll(&B);
-	move(&B, &A);
+	rc_pair_pump(&A, &B);
 }
 
 /* The next event of @p ch within @p seconds, else fail. */

@@ -56,24 +56,9 @@ static struct side B = { .name = "rrB", .address = "198.18.0.2" };
 /* ---- the wire and the two sides ------------------------------------------------ */
 
 static void
-wire_move(struct side *from, struct side *to)
-{
-	for (int q = 0; q < 2; q++) {
-		struct rte_mbuf *m;
-
-		while (rte_ring_dequeue(from->tx[q], (void **)&m) == 0)
-			if (rte_ring_enqueue(to->rx, m) != 0)
-				rte_pktmbuf_free(m);
-	}
-}
-
-static void
 pump(void)
 {
-	rc_pair_poll(&A);
-	wire_move(&A, &B);
-	rc_pair_poll(&B);
-	wire_move(&B, &A);
+	rc_pair_pump(&A, &B);
 }
 
 static uint64_t

@@ -51,6 +51,8 @@ enum droce_cm_event_type {
 
 /** Private data an event carries at most (a REP's). */
 #define DROCE_CM_PRIVATE_MAX 196
+/** Private data a reject carries at most (a REJ's). */
+#define DROCE_CM_REJECT_PRIVATE_MAX 148
 
 /** An event, copied out to the application (nothing to acknowledge). */
 struct droce_cm_event {
@@ -74,17 +76,31 @@ struct droce_cm_conn_param {
 	uint8_t initiator_depth;
 	uint8_t retry_count;            /**< 0..7 */
 	uint8_t rnr_retry_count;        /**< 0..7 */
+	/** connect: how long a try waits for the peer's CM, 4.096 us *
+	 *  2^n (n 1..31); 0: Linux's 20 (4.3 s)
+	 */
+	uint8_t cm_response_timeout;
+	/** connect: tries after the first before UNREACHABLE (1..15); 0: Linux's 15 */
+	uint8_t max_cm_retries;
 };
+
+/** The event's name ("ESTABLISHED"), as rdma_event_str names them. */
+const char *droce_cm_event_str(enum droce_cm_event_type event);
 
 /** Counters of a CM. */
 struct droce_cm_stats {
 	uint64_t connect_requests;      /**< REQs a listener took */
 	uint64_t rejected_no_listener;  /**< REQs answered REJ 8 */
 	uint64_t rejected_no_resources; /**< REQs answered REJ 3: too many half-open */
+	uint64_t rejected_invalid_gid;  /**< REQs answered REJ 12: not for this port's GID */
+	uint64_t rejected_stale;        /**< REQs answered REJ 10: their QP's last connection
+					 *  here is in timewait */
 	uint64_t established;
 	uint64_t unreachable;
 	uint64_t drep_unknown;          /**< DREQs for no connection, answered DREP */
 	uint64_t stray;                 /**< messages for no id */
+	uint32_t ids;                   /**< ids that exist now (listeners included) */
+	uint32_t half_open;             /**< of them, connect requests not yet ESTABLISHED */
 };
 
 /**
@@ -159,7 +175,11 @@ int droce_cm_reject(struct droce_cm_id *id, const void *private_data, uint8_t le
 
 /**
  * Disconnect: the QP to ERR, then DREQ; DISCONNECTED, then TIMEWAIT_EXIT,
- * follow. @return 0, -EINVAL when not connected.
+ * follow. After the peer's DREQ (answered by the CM at once) or a first
+ * disconnect, only the QP goes to ERR.
+ *
+ * @return
+ *   0; -EINVAL when the id was never connected or its timewait is over.
  */
 int droce_cm_disconnect(struct droce_cm_id *id);
 

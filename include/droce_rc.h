@@ -128,6 +128,14 @@ struct droce_rc_stats {
 /** The device's counters (a snapshot; the owner lcores write them). */
 void droce_rc_query_stats(const struct droce_rc_device *dev, struct droce_rc_stats *stats);
 
+/** What a device holds now. */
+struct droce_rc_objects {
+	uint32_t qps, cqs, mrs, pds;
+};
+
+/** Count what @p dev holds: after a run, what was left behind. */
+void droce_rc_query_objects(const struct droce_rc_device *dev, struct droce_rc_objects *objs);
+
 /**
  * Close a device. Its QPs, CQs, MRs and PDs must have been destroyed.
  *

@@ -23,6 +23,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -58,6 +59,7 @@ struct rping_run {
 	struct droce_cm_id *listen_id, *id;
 	uint8_t *start, *sink, *send_info, *recv_info;
 	uint32_t size;                  /* the client's pings; the server's buffer */
+	uint32_t cycle;                 /* connections made before this one */
 	char err[256];
 };
 
@@ -218,8 +220,9 @@ client_pings(struct rping_run *r)
 			return -1;
 		}
 	}
-	printf("droce-rc: rping: %u pings of %u bytes, each read, written back and checked\n",
-	       r->o->iters, r->size);
+	if (r->cycle == 0)
+		printf("droce-rc: rping: %u pings of %u bytes, each read, written back and checked\n",
+		       r->o->iters, r->size);
 	return 0;
 }
 
@@ -248,14 +251,15 @@ server_pings(struct rping_run *r)
 		if (post(r, WR_WRITE, DROCE_WR_RDMA_WRITE, r->sink, size, va, rkey) != 0 ||
 		    wait_wc(r, WR_WRITE, NULL) != 0 || send_info(r, r->sink) != 0)
 			return -1;
-		if (n == 0)
+		if (n == 0 && r->cycle == 0)
 			printf("droce-rc: rping: server ping data: %.*s\n", (int)RTE_MIN(size, 64u),
 			       (const char *)r->sink);
 		n++;
 		if (r->o->iters != 0 && n == r->o->iters)
 			break;
 	}
-	printf("droce-rc: rping: served %u pings\n", n);
+	if (r->cycle == 0)
+		printf("droce-rc: rping: served %u pings\n", n);
 	return n != 0 ? 0 : -1;
 }
 
@@ -287,29 +291,132 @@ ucmatose_messages(struct rping_run *r)
 			 sent, r->o->iters, received, r->o->timeout_s);
 		return -1;
 	}
-	printf("droce-rc: ucmatose: %u messages of %u bytes sent and %u received\n", sent,
-	       r->size, received);
+	if (r->cycle == 0)
+		printf("droce-rc: ucmatose: %u messages of %u bytes sent and %u received\n", sent,
+		       r->size, received);
 	return 0;
+}
+
+/* The QP back to INIT with its receives posted, for a new connection. */
+static int
+qp_fresh(struct rping_run *r, uint32_t recvs)
+{
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_RESET };
+	struct droce_wc wc;
+
+	if (droce_qp_state(r->app->qp) != DROCE_QPS_INIT) {
+		if (droce_modify_qp(r->app->qp, &a, DROCE_QP_STATE) != 0)
+			return -1;
+		a = (struct droce_qp_attr){
+			.qp_state = DROCE_QPS_INIT, .port_num = 1,
+			.qp_access_flags = DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE,
+		};
+		if (droce_modify_qp(r->app->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+				    DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0)
+			return -1;
+		while (droce_poll_cq(r->app->cq, 1, &wc) == 1)
+			; /* the last connection's flushed work */
+	}
+	if (r->o->mode != RCAPP_UCMATOSE)
+		post_recv(r);
+	else
+		for (uint32_t i = 0; i < recvs; i++) {
+			/* Its receives before its connection, as cmatose posts them. */
+			struct droce_sge sge = { (uintptr_t)r->sink, r->size, r->app->mr->lkey };
+			struct droce_recv_wr wr = { .wr_id = WR_RECV + i, .sg_list = &sge,
+						    .num_sge = 1 }, *bad;
+
+			droce_post_recv(r->app->qp, &wr, &bad);
+		}
+	return 0;
+}
+
+/* One connection: made (@p setup_us: connect or accept to ESTABLISHED),
+ * used, ended; its id destroyed.
+ */
+static int
+one_connection(struct rping_run *r, uint64_t *setup_us)
+{
+	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+					       .retry_count = 7, .rnr_retry_count = 7 };
+	bool ucmatose = r->o->mode == RCAPP_UCMATOSE;
+	struct droce_cm_event ev;
+	uint64_t t0;
+	int ret = -1;
+
+	if (r->o->server) {
+		if (cm_event(r, DROCE_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
+			return -1;
+		r->id = ev.id;
+		t0 = rcapp_now_us();
+		if (droce_cm_accept(r->id, r->app->qp, &p) != 0) {
+			snprintf(r->err, sizeof(r->err), "accept refused");
+			goto out;
+		}
+	} else {
+		r->id = droce_cm_create_id(r->ch, NULL);
+		t0 = rcapp_now_us();
+		if (r->id == NULL ||
+		    droce_cm_connect(r->id, r->o->connect_ip.s_addr, r->o->tcp_port, r->app->qp,
+				     &p) != 0) {
+			snprintf(r->err, sizeof(r->err), "connect refused");
+			goto out;
+		}
+	}
+	if (cm_event(r, DROCE_CM_EVENT_ESTABLISHED, &ev) != 0)
+		goto out;
+	*setup_us = rcapp_now_us() - t0;
+	if (ucmatose ? ucmatose_messages(r) != 0
+	    : (r->o->server ? server_pings(r) : client_pings(r)) != 0)
+		goto out;
+	/* rping's client disconnects, its server waits for the DREQ;
+	 * cmatose's server disconnects (its client waits for that), and
+	 * droce's client does too: two DREQs at once end it as well.
+	 */
+	if (!r->o->server || ucmatose) {
+		int err = droce_cm_disconnect(r->id);
+
+		if (err != 0) {
+			snprintf(r->err, sizeof(r->err), "disconnect: %s", strerror(-err));
+			goto out;
+		}
+	}
+	if (cm_event(r, DROCE_CM_EVENT_DISCONNECTED, &ev) != 0)
+		goto out;
+	ret = 0;
+out:
+	if (r->id != NULL)
+		droce_cm_destroy_id(r->id);
+	r->id = NULL;
+	return ret;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 int
 rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o)
 {
-	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-					       .retry_count = 7, .rnr_retry_count = 7 };
 	bool ucmatose = o->mode == RCAPP_UCMATOSE;
 	const char *tool = ucmatose ? "ucmatose" : "rping";
 	struct rping_run r = { .app = app, .o = o,
 			       .size = o->server && !ucmatose
 				       ? RTE_MAX(o->size, (uint32_t)RPING_SERVER_BUF) : o->size };
-	uint32_t recvs = ucmatose ? o->iters : RPING_RECVS;
+	uint32_t recvs = ucmatose ? o->iters : RPING_RECVS, done = 0;
+	uint64_t *setup = calloc(o->cycles, sizeof(*setup));
 	struct droce_cm_event ev;
 	int ret = 1;
 
 	/* The buffer: start (what is sent), sink (what arrives), the info a
 	 * SEND carries and a receive takes (rping).
 	 */
-	if (rcapp_qp_create(app, 2 * (size_t)r.size + 2 * RPING_INFO_LEN,
+	if (setup == NULL ||
+	    rcapp_qp_create(app, 2 * (size_t)r.size + 2 * RPING_INFO_LEN,
 			    DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
 			    DROCE_ACCESS_REMOTE_WRITE, ucmatose ? o->iters : 4, recvs, 1,
 			    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE, r.err,
@@ -319,66 +426,43 @@ rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o)
 	r.sink = app->buf + r.size;
 	r.send_info = r.sink + r.size;
 	r.recv_info = r.send_info + RPING_INFO_LEN;
-	if (ucmatose) {
-		/* Its receives before its connection, as cmatose posts them. */
-		memset(r.start, 0x55, r.size);
-		for (uint32_t i = 0; i < recvs; i++) {
-			struct droce_sge sge = { (uintptr_t)r.sink, r.size, app->mr->lkey };
-			struct droce_recv_wr wr = { .wr_id = WR_RECV + i, .sg_list = &sge,
-						    .num_sge = 1 }, *bad;
-
-			droce_post_recv(app->qp, &wr, &bad);
-		}
-	} else {
-		post_recv(&r);
-	}
+	memset(r.start, 0x55, r.size);
 	r.ch = droce_cm_create_channel(app->cm);
-	r.id = r.ch != NULL ? droce_cm_create_id(r.ch, NULL) : NULL;
-	if (r.id == NULL) {
-		snprintf(r.err, sizeof(r.err), "no CM channel or id (out of memory)");
+	if (r.ch == NULL) {
+		snprintf(r.err, sizeof(r.err), "no CM channel (out of memory)");
 		goto out;
 	}
 	if (o->server) {
-		r.listen_id = r.id;
-		if (droce_cm_listen(r.listen_id, o->tcp_port) != 0) {
+		r.listen_id = droce_cm_create_id(r.ch, NULL);
+		if (r.listen_id == NULL || droce_cm_listen(r.listen_id, o->tcp_port) != 0) {
 			snprintf(r.err, sizeof(r.err), "cannot listen on port %u", o->tcp_port);
 			goto out;
 		}
 		printf("droce-rc: %s: listening on port %u\n", tool, o->tcp_port);
-		if (cm_event(&r, DROCE_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
-			goto out;
-		r.id = ev.id;
-		if (droce_cm_accept(r.id, app->qp, &p) != 0) {
-			snprintf(r.err, sizeof(r.err), "accept refused");
+	}
+	for (done = 0; done < o->cycles; done++) {
+		if (qp_fresh(&r, recvs) != 0) {
+			snprintf(r.err, sizeof(r.err), "the QP does not go back to INIT");
 			goto out;
 		}
-	} else if (droce_cm_connect(r.id, o->connect_ip.s_addr, o->tcp_port, app->qp, &p) != 0) {
-		snprintf(r.err, sizeof(r.err), "connect refused");
-		goto out;
+		r.cycle = done;
+		if (one_connection(&r, &setup[done]) != 0)
+			goto out;
+		if (done == 0)
+			printf("droce-rc: %s: connected and done (QP 0x%06x)\n", tool,
+			       droce_qp_num(app->qp));
 	}
-	if (cm_event(&r, DROCE_CM_EVENT_ESTABLISHED, &ev) != 0)
-		goto out;
-	printf("droce-rc: %s: connected (QP 0x%06x)\n", tool, droce_qp_num(app->qp));
-	if (ucmatose ? ucmatose_messages(&r) != 0
-	    : (o->server ? server_pings(&r) : client_pings(&r)) != 0)
-		goto out;
-	/* rping's client disconnects, its server waits for the DREQ;
-	 * cmatose's server disconnects (its client waits for that), and
-	 * droce's client does too: two DREQs at once end it as well.
-	 */
-	if (o->server && !ucmatose ? cm_event(&r, DROCE_CM_EVENT_DISCONNECTED, &ev) != 0
-	    : droce_cm_disconnect(r.id) != 0 ||
-	      cm_event(&r, DROCE_CM_EVENT_DISCONNECTED, &ev) != 0)
-		goto out;
+	qsort(setup, done, sizeof(*setup), cmp_u64);
+	printf("droce-rc: %s: %u connection%s, each made, used and disconnected; setup (%s to ESTABLISHED) p50 %" PRIu64 " us, p99 %" PRIu64 " us, max %" PRIu64 " us\n",
+	       tool, done, done == 1 ? "" : "s", o->server ? "accept" : "connect",
+	       setup[done / 2], setup[done * 99 / 100], setup[done - 1]);
 	printf("droce-rc: %s: disconnected\n", tool);
 	ret = 0;
 out:
 	if (ret != 0 && r.err[0] != '\0')
-		fprintf(stderr, "droce-rc: %s: %s\n", tool, r.err);
+		fprintf(stderr, "droce-rc: %s: after %u connections: %s\n", tool, done, r.err);
 	rcapp_linger(app, RPING_LINGER_MS);
 	rcapp_print_stats(app);
-	if (r.id != NULL && r.id != r.listen_id)
-		droce_cm_destroy_id(r.id);
 	if (r.listen_id != NULL)
 		droce_cm_destroy_id(r.listen_id);
 	if (r.ch != NULL) {
@@ -387,5 +471,6 @@ out:
 		droce_cm_destroy_channel(r.ch);
 	}
 	rcapp_qp_destroy(app);
+	free(setup);
 	return ret;
 }

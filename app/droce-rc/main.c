@@ -73,6 +73,15 @@ usage(FILE *out, const char *prog)
 		"                       client must report (send: messages), unchecked if absent;\n"
 		"                       stress: messages [100000]\n"
 		"      --seed N         stress: the run's seed (0..2^64-1) [1]\n"
+		"      --cycles N       rping, ucmatose: N connections one after another, each\n"
+		"                       made, used and disconnected (1..1000000) [1]\n"
+		"      --connections N  ucmatose: N connections at once, as ucmatose -c (1..1000) [1]\n"
+		"      --reject TEXT    rping, ucmatose server: refuse each connection request,\n"
+		"                       with TEXT (up to 148 bytes) as the REJ's private data\n"
+		"      --cm-retries N   rping, ucmatose client: REQs sent again before the peer\n"
+		"                       counts as unreachable (1..15) [15, as Linux]\n"
+		"      --cm-timeout N   rping, ucmatose client: how long each REQ waits for an\n"
+		"                       answer, 4.096 us * 2^N (1..31) [20: 4.3 s, as Linux]\n"
 		"  -r, --rx-depth N     receives kept posted (1..16384) [pingpong 500, send 512]\n"
 		"  -m, --mtu N          path MTU: 256, 512, 1024, 2048 or 4096 [pingpong 1024;\n"
 		"                       perftest, stress: the largest port.0.mtu carries]\n"
@@ -134,7 +143,8 @@ parse_mtu(const char *arg, enum droce_mtu *mtu)
 
 /* Options present, so that the mode can say which do not belong to it. */
 struct given {
-	bool size, iters, rx_depth, mtu, server, connect, seed, port;
+	bool size, iters, rx_depth, mtu, server, connect, seed, port, cycles;
+	bool connections, reject, cm_retries, cm_timeout;
 };
 
 static int
@@ -151,6 +161,11 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		{ "server", no_argument, NULL, 'S' },
 		{ "connect", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'E' },
+		{ "cycles", required_argument, NULL, 'Y' },
+		{ "connections", required_argument, NULL, 'K' },
+		{ "reject", required_argument, NULL, 'J' },
+		{ "cm-retries", required_argument, NULL, 'R' },
+		{ "cm-timeout", required_argument, NULL, 'T' },
 		{ "workers-inline", no_argument, NULL, 'W' },
 		{ "owners", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
@@ -221,6 +236,37 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		}
 		case 'W':
 			o->workers_inline = true;
+			break;
+		case 'Y':
+			g->cycles = true;
+			if (parse_uint("--cycles", optarg, 1, 1000000, &o->cycles) != 0)
+				return -1;
+			break;
+		case 'K':
+			g->connections = true;
+			if (parse_uint("--connections", optarg, 1, 1000, &o->connections) != 0)
+				return -1;
+			break;
+		case 'J':
+			g->reject = true;
+			if (strlen(optarg) > DROCE_CM_REJECT_PRIVATE_MAX) {
+				fprintf(stderr, PROG ": --reject: %zu bytes; allowed: up to %u (a REJ's private data)\n",
+					strlen(optarg), DROCE_CM_REJECT_PRIVATE_MAX);
+				return -1;
+			}
+			o->reject = optarg;
+			break;
+		case 'R':
+			g->cm_retries = true;
+			if (parse_uint("--cm-retries", optarg, 1, 15, &v) != 0)
+				return -1;
+			o->cm_retries = (uint8_t)v;
+			break;
+		case 'T':
+			g->cm_timeout = true;
+			if (parse_uint("--cm-timeout", optarg, 1, 31, &v) != 0)
+				return -1;
+			o->cm_response_timeout = (uint8_t)v;
 			break;
 		case 'O':
 			if (strcmp(optarg, "control") == 0) {
@@ -304,6 +350,31 @@ mode_check(struct rcapp_opts *o, const struct given *g)
 {
 	if (g->seed && o->mode != RCAPP_STRESS) {
 		fprintf(stderr, PROG ": --seed applies to stress only\n");
+		return -1;
+	}
+	if (g->cycles && o->mode != RCAPP_RPING && o->mode != RCAPP_UCMATOSE) {
+		fprintf(stderr, PROG ": --cycles applies to rping and ucmatose only\n");
+		return -1;
+	}
+	if (!g->cycles)
+		o->cycles = 1;
+	if (g->connections && o->mode != RCAPP_UCMATOSE) {
+		fprintf(stderr, PROG ": --connections applies to ucmatose only\n");
+		return -1;
+	}
+	if (!g->connections)
+		o->connections = 1;
+	if ((g->reject || g->cm_retries || g->cm_timeout) && o->mode != RCAPP_RPING &&
+	    o->mode != RCAPP_UCMATOSE) {
+		fprintf(stderr, PROG ": --reject, --cm-retries and --cm-timeout apply to rping and ucmatose only\n");
+		return -1;
+	}
+	if (g->reject && !g->server) {
+		fprintf(stderr, PROG ": --reject applies to the server (--server) only\n");
+		return -1;
+	}
+	if ((g->cm_retries || g->cm_timeout) && !g->connect) {
+		fprintf(stderr, PROG ": --cm-retries and --cm-timeout apply to the client (--connect) only\n");
 		return -1;
 	}
 	if (o->mode != RCAPP_PERFTEST) {

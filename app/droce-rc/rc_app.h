@@ -58,6 +58,11 @@ struct rcapp_opts {
 	enum droce_mtu mtu;             /* 0: chosen from the port's MTU */
 	unsigned int timeout_s;         /* longest wait with nothing happening */
 	uint64_t seed;                  /* stress: what every message is made from */
+	uint32_t cycles;                /* rping, ucmatose: connections one after another */
+	uint32_t connections;           /* ucmatose: connections at once (cmatose -c) */
+	const char *reject;             /* rping, ucmatose server: refuse each, with these words */
+	uint8_t cm_retries;             /* rping, ucmatose client: 0 for the CM's default */
+	uint8_t cm_response_timeout;    /* ... 0 for the CM's default */
 	bool workers_inline;            /* --workers-inline */
 	enum droce_rc_owners owners;    /* --owners */
 	const char *config;

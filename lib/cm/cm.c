@@ -260,7 +260,26 @@ reject_req(struct droce_cm *cm, const struct cm_msg *req, uint32_t ip, uint16_t 
 
 	rej.rej = (struct cm_rej){ .remote_comm_id = req->req.local_comm_id,
 				   .msg_rejected = CM_MSG_REQ, .reason = reason };
+	if (reason == CM_REJ_INVALID_GID) {
+		/* As Linux: the additional information is the GID we have. */
+		droce_gid_from_ipv4(cm->ip, rej.rej.ari);
+		rej.rej.ari_length = 16;
+	}
 	send_reply(cm, ip, &rej);
+}
+
+/* The id whose connection to @p ip's QP @p qpn is in timewait, if any. */
+static struct droce_cm_id *
+in_timewait(const struct droce_cm *cm, uint32_t ip, uint32_t qpn)
+{
+	for (uint32_t n = 0; n < CM_SLOTS; n++) {
+		struct droce_cm_id *id = cm->id[n];
+
+		if (id != NULL && !id->listening && id->peer_ip == ip &&
+		    id->conn.remote_qpn == qpn && id->conn.state == CM_TIMEWAIT)
+			return id;
+	}
+	return NULL;
 }
 
 static struct droce_cm_id *
@@ -284,9 +303,22 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	struct droce_cm_event ev = { .event = DROCE_CM_EVENT_CONNECT_REQUEST,
 				     .peer_ip = from->ip };
 	struct droce_cm_id *listener, *id;
+	uint8_t gid[16];
 	struct cm_rdma_hdr h;
 	struct cm_step s;
 
+	droce_gid_from_ipv4(cm->ip, gid);
+	if (memcmp(msg->req.primary.remote_gid, gid, sizeof(gid)) != 0) {
+		cm->stats.rejected_invalid_gid++;
+		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_GID);
+	}
+	/* The QP's last connection here has not yet waited out its late
+	 * packets (this REQ again included).
+	 */
+	if (in_timewait(cm, from->ip, msg->req.local_qpn) != NULL) {
+		cm->stats.rejected_stale++;
+		return reject_req(cm, msg, from->ip, CM_REJ_STALE_CONN);
+	}
 	for (uint32_t n = 0; n < CM_SLOTS; n++) {
 		id = cm->id[n];
 		if (id != NULL && !id->listening && id->peer_ip == from->ip &&
@@ -298,7 +330,7 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	listener = listener_of(cm, msg->req.service_id);
 	if (listener == NULL) {
 		cm->stats.rejected_no_listener++;
-		return reject_req(cm, msg, from->ip, 8);   /* invalid service id */
+		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_SERVICE_ID);
 	}
 	/* Bounded: half-open connections, and room for the event that
 	 * announces this one (an id the application never hears of would
@@ -309,7 +341,7 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	if (id == NULL || id_slot_take(cm, id) != 0) {
 		free(id);
 		cm->stats.rejected_no_resources++;
-		return reject_req(cm, msg, from->ip, 3);   /* no resources */
+		return reject_req(cm, msg, from->ip, CM_REJ_NO_RESOURCES);
 	}
 	*id = (struct droce_cm_id){ .cm = cm, .ch = listener->ch, .context = listener->context,
 				    .slot = id->slot, .peer_ip = from->ip, .half_open = true,
@@ -404,6 +436,8 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 		.responder_resources = c->param.responder_resources,
 		.initiator_depth = c->param.initiator_depth,
 		.retry_count = c->param.retry_count, .rnr_retry_count = c->param.rnr_retry_count,
+		.cm_response_timeout = c->param.cm_response_timeout,
+		.max_cm_retries = c->param.max_cm_retries,
 	};
 	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4,
 				 .src_port = (uint16_t)(32768 + rte_rand() % 28232) };
@@ -471,13 +505,19 @@ call_disconnect(struct droce_cm_id *id)
 	struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
 	struct cm_step s;
 
-	if (id->conn.state != CM_ESTABLISHED)
+	if (id->conn.state != CM_ESTABLISHED && id->conn.state != CM_DREQ_SENT &&
+	    id->conn.state != CM_TIMEWAIT)
 		return -EINVAL;
-	/* As rdma_disconnect: the QP stops first, then the DREQ. */
+	/* As rdma_disconnect: the QP stops first, then the DREQ. When the
+	 * peer's DREQ came first (answered already) or ours is out, there is
+	 * nothing more to send, and that is no error either.
+	 */
 	if (id->qp != NULL)
 		droce_modify_qp(id->qp, &a, DROCE_QP_STATE);
-	cm_conn_disconnect(&id->conn, &s);
-	apply(id, &s);
+	if (id->conn.state == CM_ESTABLISHED) {
+		cm_conn_disconnect(&id->conn, &s);
+		apply(id, &s);
+	}
 	return 0;
 }
 
@@ -597,10 +637,27 @@ droce_cm_close(struct droce_cm *cm)
 	return 0;
 }
 
+const char *
+droce_cm_event_str(enum droce_cm_event_type event)
+{
+	static const char *const names[] = {
+		[DROCE_CM_EVENT_CONNECT_REQUEST] = "CONNECT_REQUEST",
+		[DROCE_CM_EVENT_ESTABLISHED] = "ESTABLISHED",
+		[DROCE_CM_EVENT_REJECTED] = "REJECTED",
+		[DROCE_CM_EVENT_UNREACHABLE] = "UNREACHABLE",
+		[DROCE_CM_EVENT_DISCONNECTED] = "DISCONNECTED",
+		[DROCE_CM_EVENT_TIMEWAIT_EXIT] = "TIMEWAIT_EXIT",
+	};
+
+	return (unsigned int)event < RTE_DIM(names) ? names[event] : "UNKNOWN";
+}
+
 void
 droce_cm_stats(const struct droce_cm *cm, struct droce_cm_stats *stats)
 {
 	*stats = cm->stats;
+	stats->ids = __atomic_load_n(&cm->nb_ids, __ATOMIC_RELAXED);
+	stats->half_open = __atomic_load_n(&cm->half_open, __ATOMIC_RELAXED);
 }
 
 struct droce_cm_channel *
@@ -723,7 +780,8 @@ droce_cm_connect(struct droce_cm_id *id, uint32_t dst_ip, uint16_t port, struct 
 {
 	struct cm_call c = { .op = CALL_CONNECT, .id = id, .ip = dst_ip, .port = port, .qp = qp };
 
-	if (port == 0 || dst_ip == 0 || take_param(&c, param, CM_RDMA_REQ_USER) != 0)
+	if (port == 0 || dst_ip == 0 || take_param(&c, param, CM_RDMA_REQ_USER) != 0 ||
+	    param->cm_response_timeout > 31 || param->max_cm_retries > 15)
 		return -EINVAL;
 	return call(id->cm, &c);
 }
@@ -744,6 +802,7 @@ droce_cm_reject(struct droce_cm_id *id, const void *private_data, uint8_t len)
 {
 	struct cm_call c = { .op = CALL_REJECT, .id = id, .param = { .private_data_len = len } };
 
+	RTE_BUILD_BUG_ON(DROCE_CM_REJECT_PRIVATE_MAX != CM_REJ_PRIVATE);
 	if (len > CM_REJ_PRIVATE || (len != 0 && private_data == NULL))
 		return -EINVAL;
 	if (len != 0)

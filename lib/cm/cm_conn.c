@@ -132,12 +132,15 @@ void
 cm_conn_connect(struct cm_conn *c, uint32_t local_id, const struct cm_req *req,
 		const struct cm_conn_param *p, struct cm_step *out)
 {
+	uint8_t response_timeout = p->cm_response_timeout != 0 ? p->cm_response_timeout
+								: CM_RESPONSE_TIMEOUT;
+	uint8_t retries = p->max_cm_retries != 0 ? p->max_cm_retries : CM_MAX_RETRIES;
 	struct cm_msg m = { .hdr = { .attr_id = CM_ATTR_REQ } };
 
 	step_clear(out);
 	*c = (struct cm_conn){ .state = CM_REQ_SENT, .active = true, .local_id = local_id,
 			       .local_qpn = req->local_qpn, .local_psn = req->starting_psn,
-			       .max_retries = CM_MAX_RETRIES,
+			       .max_retries = retries,
 			       .responder_resources = p->responder_resources,
 			       .initiator_depth = p->initiator_depth };
 	c->tid = (uint64_t)1 << 32 | local_id;
@@ -146,17 +149,17 @@ cm_conn_connect(struct cm_conn *c, uint32_t local_id, const struct cm_req *req,
 	m.req.local_comm_id = local_id;
 	m.req.responder_resources = p->responder_resources;
 	m.req.initiator_depth = p->initiator_depth;
-	m.req.remote_cm_response_timeout = CM_RESPONSE_TIMEOUT;
-	m.req.local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
+	m.req.remote_cm_response_timeout = response_timeout;
+	m.req.local_cm_response_timeout = response_timeout;
 	m.req.transport = CM_TRANSPORT_RC;
 	m.req.retry_count = p->retry_count & 7;
 	m.req.rnr_retry_count = p->rnr_retry_count & 7;
-	m.req.max_cm_retries = CM_MAX_RETRIES;
+	m.req.max_cm_retries = retries;
 	m.req.primary.local_ack_timeout = CM_LOCAL_ACK_TIMEOUT;
 	c->req = m.req;
 	/* A try waits for the REQ's round trip and the peer's answer. */
-	c->timeout_ms = 2 * cm_timeout_ms(CM_PACKET_LIFETIME) + cm_timeout_ms(CM_RESPONSE_TIMEOUT);
-	send_with_retries(c, &m, CM_MAX_RETRIES, out);
+	c->timeout_ms = 2 * cm_timeout_ms(CM_PACKET_LIFETIME) + cm_timeout_ms(response_timeout);
+	send_with_retries(c, &m, retries, out);
 }
 
 void
@@ -217,7 +220,7 @@ cm_conn_reject(struct cm_conn *c, const uint8_t *private_data, uint32_t len,
 	if (c->state != CM_REQ_RCVD)
 		return;
 	m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .remote_comm_id = c->remote_id,
-				 .msg_rejected = CM_MSG_REQ, .reason = 28 };
+				 .msg_rejected = CM_MSG_REQ, .reason = CM_REJ_CONSUMER_DEFINED };
 	copy_private(m.rej.private_data, CM_REJ_PRIVATE, private_data, len);
 	c->state = CM_IDLE;
 	send_once(&m, out);

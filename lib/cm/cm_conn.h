@@ -70,6 +70,8 @@ struct cm_step {
 struct cm_conn_param {
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;   /* 3 bits each */
+	uint8_t cm_response_timeout;            /* connect: 0 for CM_RESPONSE_TIMEOUT */
+	uint8_t max_cm_retries;                 /* connect: 0 for CM_MAX_RETRIES */
 	const uint8_t *private_data;
 	uint32_t private_len;
 };

@@ -48,6 +48,15 @@ enum cm_attr {
 #define CM_DREP_PRIVATE 224
 #define CM_REJ_ARI 72
 
+/* REJ reasons (IBA table 112, as ib_cm.h numbers them) that droce sends. */
+enum cm_rej_reason {
+	CM_REJ_NO_RESOURCES = 3,
+	CM_REJ_INVALID_SERVICE_ID = 8,
+	CM_REJ_STALE_CONN = 10,
+	CM_REJ_INVALID_GID = 12,
+	CM_REJ_CONSUMER_DEFINED = 28,
+};
+
 /* REQ's transport service types. */
 enum cm_transport {
 	CM_TRANSPORT_RC = 0,

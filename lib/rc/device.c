@@ -135,6 +135,15 @@ droce_rc_query_stats(const struct droce_rc_device *dev, struct droce_rc_stats *s
 }
 
 void
+droce_rc_query_objects(const struct droce_rc_device *dev, struct droce_rc_objects *objs)
+{
+	objs->qps = __atomic_load_n(&dev->nb_qp, __ATOMIC_RELAXED);
+	objs->cqs = __atomic_load_n(&dev->nb_cq, __ATOMIC_RELAXED);
+	objs->mrs = __atomic_load_n(&dev->nb_mr, __ATOMIC_RELAXED);
+	objs->pds = __atomic_load_n(&dev->nb_pd, __ATOMIC_RELAXED);
+}
+
+void
 droce_rc_query_device(const struct droce_rc_device *dev, struct droce_rc_device_attr *attr)
 {
 	*attr = dev->attr;

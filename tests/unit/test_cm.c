@@ -977,12 +977,17 @@ test_api_connect_send_disconnect(void **state)
 	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_ERR);
 	next_event(chb, &ev, 2);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
+	/* B disconnects too, after A's DREQ (as ucmatose's client does). */
+	assert_int_equal(droce_cm_disconnect(idb), 0);
+	assert_int_equal(droce_qp_state(qpb), DROCE_QPS_ERR);
+	assert_int_equal(droce_cm_disconnect(ida), 0);
 	next_event(cha, &ev, 2);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
 	next_event(cha, &ev, 3);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
 	next_event(chb, &ev, 3);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
+	assert_int_equal(droce_cm_disconnect(ida), -EINVAL);
 	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
 	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
 		;
@@ -1047,37 +1052,117 @@ test_api_rejections(void **state)
  * (each announced), the rest REJ 3; every id destroyed after, nothing
  * left on the channel.
  */
+/* A REQ from A's address straight into B's receive ring, for B's GID
+ * unless @p gid; REQ number @p i, for port @p port, from QP @p qpn.
+ */
+static void
+inject_req(uint32_t i, uint16_t port, uint32_t qpn, const uint8_t *gid)
+{
+	static uint8_t mad[CM_MAD_SIZE];
+	struct cm_msg req = { .hdr = { .tid = 0x100000000ull | i, .attr_id = CM_ATTR_REQ },
+			      .req = { .local_comm_id = 0x7000 + i,
+				       .service_id = cm_service_id(CM_PS_TCP, port),
+				       .local_qpn = qpn, .path_mtu = 3 } };
+	struct rte_ether_addr b_mac;
+	struct droce_frame_spec f = {
+		.src_mac = peer_mac,
+		.src_ip4 = inet_addr(A.address), .dst_ip4 = inet_addr(B.address),
+		.opcode = DROCE_OP_UD | DROCE_OP_SEND_ONLY, .dest_qp = 1, .src_qp = 1,
+		.qkey = CM_GSI_QKEY, .payload = mad, .payload_len = CM_MAD_SIZE,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+
+	droce_port_mac(B.stack, 0, &b_mac);
+	f.dst_mac = b_mac;
+	if (gid != NULL)
+		memcpy(req.req.primary.remote_gid, gid, 16);
+	else
+		droce_gid_from_ipv4(inet_addr(B.address), req.req.primary.remote_gid);
+	cm_mad_encode(&req, mad);
+	assert_non_null(m);
+	assert_int_equal(droce_frame_build(m, &f), 0);
+	while (rte_ring_enqueue(B.rx, m) != 0)
+		pump();
+}
+
+/* A REQ for another GID: REJ 12. A REQ from a QP whose connection to B
+ * is in timewait: REJ 10. Neither reaches the listener.
+ */
+static void
+test_api_req_refusals(void **state)
+{
+	static const uint8_t other_gid[16] = { 0xfe, 0x80, [15] = 1 };
+	struct droce_cm_conn_param pa = { .responder_resources = 1, .initiator_depth = 1,
+					  .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_id *listener = droce_cm_create_id(chb, NULL),
+			   *ida = droce_cm_create_id(cha, NULL), *idb;
+	struct droce_qp *qpa = rc_qp(&A), *qpb = rc_qp(&B);
+	struct droce_cm_stats before, after;
+	struct droce_cm_event ev;
+	struct droce_wc wc;
+
+	(void)state;
+	droce_cm_stats(B.user, &before);
+	assert_int_equal(droce_cm_listen(listener, 7181), 0);
+	inject_req(1, 7181, 0x12345, other_gid);
+	for (int i = 0; i < 8; i++)
+		pump();
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.rejected_invalid_gid - before.rejected_invalid_gid, 1);
+	assert_int_equal(droce_cm_get_event(chb, &ev), -EAGAIN);
+
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7181, qpa, &pa), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+	idb = ev.id;
+	assert_int_equal(droce_cm_accept(idb, qpb, &pa), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	assert_int_equal(droce_cm_disconnect(ida), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
+	inject_req(2, 7181, droce_qp_num(qpa), NULL);
+	for (int i = 0; i < 8; i++)
+		pump();
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.rejected_stale - before.rejected_stale, 1);
+	assert_int_equal(droce_cm_get_event(chb, &ev), -EAGAIN);
+	assert_int_equal(after.connect_requests - before.connect_requests, 1);
+	assert_int_equal(after.ids, before.ids + 1); /* idb */
+
+	next_event(chb, &ev, 3);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
+	while (droce_cm_get_event(cha, &ev) == 0)
+		;
+	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
+	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
+		;
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+	assert_int_equal(droce_cm_destroy_id(idb), 0);
+	assert_int_equal(droce_cm_destroy_id(listener), 0);
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.ids, before.ids - 1); /* the listener was one */
+	assert_int_equal(droce_destroy_qp(qpa), 0);
+	assert_int_equal(droce_destroy_qp(qpb), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
 static void
 test_api_req_flood(void **state)
 {
 	struct droce_cm_id *listener = droce_cm_create_id(chb, NULL);
-	struct rte_ether_addr b_mac;
 	struct droce_cm_stats before, after;
 	struct droce_cm_event ev;
 	unsigned int announced = 0;
 
 	(void)state;
-	droce_port_mac(B.stack, 0, &b_mac);
 	droce_cm_stats(B.user, &before);
 	assert_int_equal(droce_cm_listen(listener, 7180), 0);
 	for (uint32_t i = 0; i < 1100; i++) {
-		static uint8_t mad[CM_MAD_SIZE];
-		struct cm_msg req = { .hdr = { .tid = 0x100000000ull | i, .attr_id = CM_ATTR_REQ },
-				      .req = { .local_comm_id = 0x7000 + i,
-					       .service_id = cm_service_id(CM_PS_TCP, 7180),
-					       .local_qpn = 0x10000 + i, .path_mtu = 3 } };
-		struct droce_frame_spec f = {
-			.src_mac = peer_mac, .dst_mac = b_mac,
-			.src_ip4 = inet_addr(A.address), .dst_ip4 = inet_addr(B.address),
-			.opcode = DROCE_OP_UD | DROCE_OP_SEND_ONLY, .dest_qp = 1, .src_qp = 1,
-			.qkey = CM_GSI_QKEY, .payload = mad, .payload_len = CM_MAD_SIZE,
-		};
-		struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
-
-		cm_mad_encode(&req, mad);
-		assert_int_equal(droce_frame_build(m, &f), 0);
-		while (rte_ring_enqueue(B.rx, m) != 0)
-			pump();
+		inject_req(i, 7180, 0x10000 + i, NULL);
 		if (i % 64 == 63)
 			pump();
 	}
@@ -1172,6 +1257,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest api[] = {
 		cmocka_unit_test(test_api_connect_send_disconnect),
 		cmocka_unit_test(test_api_rejections),
+		cmocka_unit_test(test_api_req_refusals),
 		cmocka_unit_test(test_api_req_flood),
 	};
 	int ret;

@@ -128,7 +128,11 @@ int droce_cm_destroy_channel(struct droce_cm_channel *ch);
 int droce_cm_channel_fd(const struct droce_cm_channel *ch);
 
 /**
- * The next event of @p ch, if any.
+ * The next event of @p ch, if any; one thread at a time takes a channel's
+ * events. Events of ids destroyed since they were queued are skipped (a
+ * CONNECT_REQUEST whose listener is gone: its id destroyed, the peer's
+ * REQ left to time out); the ids an event names stay valid until they are
+ * destroyed.
  *
  * @return
  *   0 with @p ev filled; -EAGAIN when none waits.

@@ -50,6 +50,12 @@ struct droce_cm_id {
 	struct droce_cm *cm;
 	struct droce_cm_channel *ch;
 	void *context;
+	/* The application's reference and one for each event naming the id
+	 * that waits on a channel: a destroyed id lives on (dead) until the
+	 * events that name it are taken. Atomic.
+	 */
+	uint32_t refs;
+	bool dead;                      /* atomic */
 	uint32_t slot;                  /* in cm->id; CM_SLOTS: not yet */
 	bool listening;
 	uint16_t port;
@@ -77,6 +83,11 @@ struct droce_cm {
 enum cm_call_op { CALL_LISTEN, CALL_CONNECT, CALL_ACCEPT, CALL_REJECT, CALL_DISCONNECT,
 		  CALL_DESTROY };
 
+/* A call handed over: QUEUED -> RUNNING -> DONE, or QUEUED -> ABANDONED by
+ * a caller that gave up waiting (the control lcore then frees it).
+ */
+enum cm_call_state { CALL_QUEUED, CALL_RUNNING, CALL_DONE, CALL_ABANDONED };
+
 struct cm_call {
 	enum cm_call_op op;
 	struct droce_cm_id *id;
@@ -86,7 +97,7 @@ struct cm_call {
 	struct droce_cm_conn_param param;
 	uint8_t pdata[DROCE_CM_PRIVATE_MAX];
 	int result;
-	int done;                       /* atomic */
+	uint32_t state;                 /* enum cm_call_state, atomic */
 };
 
 /* ---- ids and events ------------------------------------------------------------ */
@@ -124,16 +135,37 @@ id_of_comm_id(const struct droce_cm *cm, uint32_t comm_id)
 }
 
 static void
+id_get(struct droce_cm_id *id)
+{
+	if (id != NULL)
+		__atomic_fetch_add(&id->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void
+id_put(struct droce_cm_id *id)
+{
+	if (id != NULL && __atomic_fetch_sub(&id->refs, 1, __ATOMIC_ACQ_REL) == 1)
+		free(id);
+}
+
+static void
 post_event(struct droce_cm_channel *ch, const struct droce_cm_event *ev)
 {
 	struct droce_cm_event *copy = malloc(sizeof(*copy));
 	uint64_t one = 1;
 
-	if (copy == NULL || rte_ring_enqueue(ch->events, copy) != 0) {
+	if (copy == NULL)
+		return; /* out of memory: lost */
+	/* Whole before it is on the ring: the application may take it at once. */
+	*copy = *ev;
+	id_get(copy->id);
+	id_get(copy->listen_id);
+	if (rte_ring_enqueue(ch->events, copy) != 0) {
+		id_put(copy->id);
+		id_put(copy->listen_id);
 		free(copy);
 		return; /* the application does not take its events: lost */
 	}
-	*copy = *ev;
 	if (write(ch->efd, &one, sizeof(one)) < 0)
 		return;
 }
@@ -344,7 +376,7 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 		return reject_req(cm, msg, from->ip, CM_REJ_NO_RESOURCES);
 	}
 	*id = (struct droce_cm_id){ .cm = cm, .ch = listener->ch, .context = listener->context,
-				    .slot = id->slot, .peer_ip = from->ip, .half_open = true,
+				    .refs = 1, .slot = id->slot, .peer_ip = from->ip, .half_open = true,
 				    .conn = { .local_id = id->conn.local_id } };
 	rte_timer_init(&id->timer);
 	cm->half_open++;
@@ -532,7 +564,8 @@ call_destroy(struct droce_cm_id *id)
 		cm->id[id->slot] = NULL;
 	__atomic_fetch_sub(&cm->nb_ids, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&id->ch->nb_ids, 1, __ATOMIC_RELAXED);
-	free(id);
+	__atomic_store_n(&id->dead, true, __ATOMIC_RELEASE);
+	id_put(id);
 	return 0;
 }
 
@@ -556,19 +589,37 @@ call(struct droce_cm *cm, struct cm_call *c)
 {
 	double until;
 
+	struct cm_call *h;
+	uint32_t queued = CALL_QUEUED;
+	int result;
+
 	if (on_control_lcore())
 		return call_run(c);
-	__atomic_store_n(&c->done, 0, __ATOMIC_RELAXED);
-	if (rte_ring_mp_enqueue(cm->calls, c) != 0)
+	/* On the heap: a caller that gives up must leave nothing the control
+	 * lcore could still write to.
+	 */
+	h = malloc(sizeof(*h));
+	if (h == NULL)
+		return -ENOMEM;
+	*h = *c;
+	h->state = CALL_QUEUED;
+	if (rte_ring_mp_enqueue(cm->calls, h) != 0) {
+		free(h);
 		return -EAGAIN;
+	}
 	droce_control_wake(cm->stack);
 	until = (double)rte_get_timer_cycles() + (double)rte_get_timer_hz() * CM_CALL_WAIT_S;
-	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
-		if ((double)rte_get_timer_cycles() > until)
+	while (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != CALL_DONE) {
+		if ((double)rte_get_timer_cycles() > until &&
+		    __atomic_compare_exchange_n(&h->state, &queued, CALL_ABANDONED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return -ETIMEDOUT; /* the control lcore does not run */
+		queued = CALL_QUEUED;
 		sched_yield();
 	}
-	return c->result;
+	result = h->result;
+	free(h);
+	return result;
 }
 
 static unsigned int
@@ -580,8 +631,15 @@ calls_round(struct droce_lcore_ctx *ctx, void *arg)
 
 	(void)ctx;
 	while (rte_ring_sc_dequeue(cm->calls, (void **)&c) == 0) {
+		uint32_t queued = CALL_QUEUED;
+
+		if (!__atomic_compare_exchange_n(&c->state, &queued, CALL_RUNNING, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			free(c); /* its caller gave up */
+			continue;
+		}
 		c->result = call_run(c);
-		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->state, CALL_DONE, __ATOMIC_RELEASE);
 		n++;
 	}
 	return n;
@@ -691,8 +749,12 @@ droce_cm_destroy_channel(struct droce_cm_channel *ch)
 
 	if (__atomic_load_n(&ch->nb_ids, __ATOMIC_RELAXED) != 0)
 		return -EBUSY;
-	while (rte_ring_dequeue(ch->events, (void **)&ev) == 0)
+	/* All its ids are destroyed: what names them here is all that keeps them. */
+	while (rte_ring_dequeue(ch->events, (void **)&ev) == 0) {
+		id_put(ev->id);
+		id_put(ev->listen_id);
 		free(ev);
+	}
 	rte_ring_free(ch->events);
 	close(ch->efd);
 	__atomic_fetch_sub(&ch->cm->nb_channels, 1, __ATOMIC_RELAXED);
@@ -710,17 +772,35 @@ int
 droce_cm_get_event(struct droce_cm_channel *ch, struct droce_cm_event *ev)
 {
 	struct droce_cm_event *e;
-	uint64_t n;
+	uint64_t n = 1;
+	bool stale;
 
-	if (rte_ring_dequeue(ch->events, (void **)&e) != 0) {
-		/* Empty: the eventfd is read down, so poll() waits again. */
-		if (read(ch->efd, &n, sizeof(n)) < 0)
-			return -EAGAIN;
-		if (rte_ring_dequeue(ch->events, (void **)&e) != 0)
-			return -EAGAIN;
-	}
-	*ev = *e;
-	free(e);
+	do {
+		if (rte_ring_dequeue(ch->events, (void **)&e) != 0) {
+			/* Empty: the eventfd is read down, so poll() waits again;
+			 * what came meanwhile makes it readable once more.
+			 */
+			if (read(ch->efd, &n, sizeof(n)) < 0 ||
+			    rte_ring_dequeue(ch->events, (void **)&e) != 0)
+				return -EAGAIN;
+			n = 1;
+			if (!rte_ring_empty(ch->events) && write(ch->efd, &n, sizeof(n)) < 0)
+				n = 0;
+		}
+		*ev = *e;
+		free(e);
+		/* An id destroyed since: its event is no news to anyone; a
+		 * connect request whose listener is gone is refused.
+		 */
+		stale = __atomic_load_n(&ev->id->dead, __ATOMIC_ACQUIRE) ||
+			(ev->listen_id != NULL &&
+			 __atomic_load_n(&ev->listen_id->dead, __ATOMIC_ACQUIRE));
+		if (stale && ev->event == DROCE_CM_EVENT_CONNECT_REQUEST &&
+		    !__atomic_load_n(&ev->id->dead, __ATOMIC_ACQUIRE))
+			droce_cm_destroy_id(ev->id);
+		id_put(ev->id);
+		id_put(ev->listen_id);
+	} while (stale);
 	return 0;
 }
 
@@ -731,7 +811,7 @@ droce_cm_create_id(struct droce_cm_channel *ch, void *context)
 
 	if (id == NULL)
 		return NULL;
-	*id = (struct droce_cm_id){ .cm = ch->cm, .ch = ch, .context = context };
+	*id = (struct droce_cm_id){ .cm = ch->cm, .ch = ch, .context = context, .refs = 1 };
 	rte_timer_init(&id->timer);
 	/* The table is the control lcore's: a slot from here is taken there. */
 	if (on_control_lcore()) {

@@ -11,6 +11,7 @@
  * a MAD out through ARP.
  */
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1150,6 +1151,90 @@ test_api_req_refusals(void **state)
 		pump();
 }
 
+/* An event of an id destroyed before it was taken is skipped, and the id
+ * is freed with it (ASan would see a use after free otherwise).
+ */
+static void
+test_api_event_of_destroyed_id(void **state)
+{
+	struct droce_cm_conn_param pa = { .responder_resources = 1, .initiator_depth = 1,
+					  .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_id *ida = droce_cm_create_id(cha, NULL);
+	struct droce_qp *qpa = rc_qp(&A);
+	struct droce_cm_stats st;
+	struct droce_cm_event ev;
+	uint64_t until = rte_get_timer_cycles() + 2 * rte_get_timer_hz();
+	uint64_t rejected;
+
+	(void)state;
+	droce_cm_stats(B.user, &st);
+	rejected = st.rejected_no_listener;
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7001, qpa, &pa), 0);
+	while (st.rejected_no_listener == rejected && rte_get_timer_cycles() < until) {
+		pump();
+		droce_cm_stats(B.user, &st);
+	}
+	for (int i = 0; i < 8; i++)
+		pump();             /* the REJ back at A: REJECTED waits on cha */
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+	assert_int_equal(droce_cm_get_event(cha, &ev), -EAGAIN);
+	assert_int_equal(droce_destroy_qp(qpa), 0);
+}
+
+struct thread_calls {
+	struct droce_cm_channel *ch;
+	struct droce_cm_id *id;
+	int listen, destroy;
+	bool done;                      /* atomic */
+};
+
+static void *
+calls_from_thread(void *arg)
+{
+	struct thread_calls *t = arg;
+	t->id = droce_cm_create_id(t->ch, NULL);
+	t->listen = t->id != NULL ? droce_cm_listen(t->id, 7182) : -ENOMEM;
+	t->destroy = t->id != NULL ? droce_cm_destroy_id(t->id) : -ENOMEM;
+	__atomic_store_n(&t->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Calls from a thread that is not the control lcore are handed over and
+ * answered; one the control lcore does not take in time fails with
+ * -ETIMEDOUT and leaves nothing behind (the call is freed when it is
+ * found abandoned).
+ */
+static void
+test_api_calls_from_thread(void **state)
+{
+	struct thread_calls t = { .ch = chb };
+	struct droce_cm_stats before, after;
+	pthread_t th;
+
+	(void)state;
+	droce_cm_stats(B.user, &before);
+	assert_int_equal(pthread_create(&th, NULL, calls_from_thread, &t), 0);
+	while (!__atomic_load_n(&t.done, __ATOMIC_ACQUIRE))
+		pump();
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(t.listen, 0);
+	assert_int_equal(t.destroy, 0);
+
+	/* Nobody runs B's control lcore now: the thread's calls time out. */
+	t = (struct thread_calls){ .ch = chb };
+	assert_int_equal(pthread_create(&th, NULL, calls_from_thread, &t), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(t.listen, -ETIMEDOUT);
+	assert_int_equal(t.destroy, -ETIMEDOUT);
+	for (int i = 0; i < 4; i++)
+		pump();             /* the abandoned calls are freed, not run */
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.ids, before.ids + 1);
+	assert_int_equal(droce_cm_destroy_id(t.id), 0);
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.ids, before.ids);
+}
+
 static void
 test_api_req_flood(void **state)
 {
@@ -1258,6 +1343,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_api_connect_send_disconnect),
 		cmocka_unit_test(test_api_rejections),
 		cmocka_unit_test(test_api_req_refusals),
+		cmocka_unit_test(test_api_event_of_destroyed_id),
+		cmocka_unit_test(test_api_calls_from_thread),
 		cmocka_unit_test(test_api_req_flood),
 	};
 	int ret;

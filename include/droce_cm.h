@@ -95,6 +95,8 @@ struct droce_cm_stats {
 	uint64_t rejected_invalid_gid;  /**< REQs answered REJ 12: not for this port's GID */
 	uint64_t rejected_stale;        /**< REQs answered REJ 10: their QP's last connection
 					 *  here is in timewait */
+	uint64_t rejected_bad_header;   /**< REQs answered REJ 28 (rdma_cm header: version,
+					 *  IP version or address not ours) or 26 (path MTU) */
 	uint64_t established;
 	uint64_t unreachable;
 	uint64_t drep_unknown;          /**< DREQs for no connection, answered DREP */

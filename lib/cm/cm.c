@@ -192,7 +192,10 @@ apply(struct droce_cm_id *id, const struct cm_step *s)
 
 	if (s->set_qp && id->qp != NULL) {
 		struct droce_qp_attr a = {
-			.qp_state = DROCE_QPS_RTR, .path_mtu = (enum droce_mtu)s->qp.path_mtu,
+			/* At most what this port carries, whatever the REQ says. */
+			.qp_state = DROCE_QPS_RTR,
+			.path_mtu = (enum droce_mtu)RTE_MIN((uint32_t)s->qp.path_mtu,
+							    (uint32_t)cm->mtu),
 			.dest_qp_num = s->qp.dest_qpn, .rq_psn = s->qp.rq_psn,
 			.max_dest_rd_atomic = s->qp.max_dest_rd_atomic,
 			.min_rnr_timer = s->qp.min_rnr_timer, .ah_attr = { .hop_limit = 64 },
@@ -336,6 +339,7 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 				     .peer_ip = from->ip };
 	struct droce_cm_id *listener, *id;
 	uint8_t gid[16];
+	uint32_t dst;
 	struct cm_rdma_hdr h;
 	struct cm_step s;
 
@@ -343,6 +347,19 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	if (memcmp(msg->req.primary.remote_gid, gid, sizeof(gid)) != 0) {
 		cm->stats.rejected_invalid_gid++;
 		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_GID);
+	}
+	/* rdma_cm's header, for this address; as Linux, a REQ it cannot
+	 * take is refused as its consumer would.
+	 */
+	cm_rdma_hdr_decode(msg->req.private_data, &h);
+	if (h.version != 0 || h.ip_version != 4 || !cm_rdma_addr_to_ipv4(h.dst_addr, &dst) ||
+	    dst != cm->ip) {
+		cm->stats.rejected_bad_header++;
+		return reject_req(cm, msg, from->ip, CM_REJ_CONSUMER_DEFINED);
+	}
+	if (msg->req.path_mtu < DROCE_MTU_256 || msg->req.path_mtu > DROCE_MTU_4096) {
+		cm->stats.rejected_bad_header++;
+		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_MTU);
 	}
 	/* The QP's last connection here has not yet waited out its late
 	 * packets (this REQ again included).
@@ -385,7 +402,6 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	cm->stats.connect_requests++;
 	cm_conn_req_received(&id->conn, id->conn.local_id, msg, &s);
 	apply(id, &s);
-	cm_rdma_hdr_decode(msg->req.private_data, &h);
 	ev.id = id;
 	ev.listen_id = listener;
 	ev.peer_port = h.src_port;
@@ -411,6 +427,22 @@ ours(const struct cm_msg *m)
 	}
 }
 
+/* The passive id answering @p ip's connection @p remote_id; a REJ of a
+ * REQ the peer gave up names only that (Linux sends it from a destroyed id).
+ */
+static struct droce_cm_id *
+passive_of(const struct droce_cm *cm, uint32_t ip, uint32_t remote_id)
+{
+	for (uint32_t n = 0; n < CM_SLOTS; n++) {
+		struct droce_cm_id *id = cm->id[n];
+
+		if (id != NULL && !id->listening && !id->conn.active && id->peer_ip == ip &&
+		    id->conn.remote_id == remote_id && id->conn.state != CM_IDLE)
+			return id;
+	}
+	return NULL;
+}
+
 static void
 mad_input(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 {
@@ -421,6 +453,8 @@ mad_input(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 	if (msg->hdr.attr_id == CM_ATTR_REQ)
 		return req_input(cm, msg, from);
 	id = id_of_comm_id(cm, ours(msg));
+	if (id == NULL && msg->hdr.attr_id == CM_ATTR_REJ && msg->rej.remote_comm_id == 0)
+		id = passive_of(cm, from->ip, msg->rej.local_comm_id);
 	if (id != NULL && id->peer_ip == from->ip) {
 		cm_conn_input(&id->conn, msg, &s);
 		return apply(id, &s);
@@ -557,8 +591,12 @@ static int
 call_destroy(struct droce_cm_id *id)
 {
 	struct droce_cm *cm = id->cm;
+	struct cm_step s;
 
 	rte_timer_stop_sync(&id->timer);
+	cm_conn_destroyed(&id->conn, &s);
+	if (s.send)
+		cm_gsi_send(cm->gsi, id->peer_ip, &s.msg);
 	half_open_end(id);
 	if (id->slot < CM_SLOTS)
 		cm->id[id->slot] = NULL;

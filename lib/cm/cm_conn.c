@@ -171,7 +171,9 @@ cm_conn_req_received(struct cm_conn *c, uint32_t local_id, const struct cm_msg *
 			       .remote_id = req->req.local_comm_id, .tid = req->hdr.tid,
 			       .remote_qpn = req->req.local_qpn, .req = req->req,
 			       .max_retries = req->req.max_cm_retries,
-			       .timeout_ms = cm_timeout_ms(req->req.local_cm_response_timeout) };
+			       /* A peer's 31 would hold a half-open slot for hours. */
+			       .timeout_ms = cm_timeout_ms(min8(req->req.local_cm_response_timeout,
+								CM_RESPONSE_TIMEOUT_MAX)) };
 	event(out, CM_EV_CONNECT_REQUEST, c->req.private_data, CM_REQ_PRIVATE);
 }
 
@@ -223,6 +225,44 @@ cm_conn_reject(struct cm_conn *c, const uint8_t *private_data, uint32_t len,
 				 .msg_rejected = CM_MSG_REQ, .reason = CM_REJ_CONSUMER_DEFINED };
 	copy_private(m.rej.private_data, CM_REJ_PRIVATE, private_data, len);
 	c->state = CM_IDLE;
+	send_once(&m, out);
+}
+
+void
+cm_conn_destroyed(struct cm_conn *c, struct cm_step *out)
+{
+	struct cm_msg m = { .hdr = { .tid = c->tid, .attr_id = CM_ATTR_REJ } };
+
+	step_clear(out);
+	switch (c->state) {
+	case CM_REQ_SENT:
+	case CM_MRA_REQ_RCVD:
+		/* As Linux: REJ "timeout", our CA GUID as its information. */
+		m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .msg_rejected = CM_MSG_REQ,
+					 .reason = CM_REJ_TIMEOUT, .ari_length = 8 };
+		for (int i = 0; i < 8; i++)
+			m.rej.ari[i] = (uint8_t)(c->req.local_ca_guid >> (56 - 8 * i));
+		break;
+	case CM_REQ_RCVD:
+	case CM_REP_SENT:
+		m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .remote_comm_id = c->remote_id,
+					 .msg_rejected = c->state == CM_REQ_RCVD ? CM_MSG_REQ
+					 : CM_MSG_REP,
+					 .reason = CM_REJ_CONSUMER_DEFINED };
+		break;
+	case CM_ESTABLISHED:
+		/* Sent once: nothing is left here to hear the DREP. */
+		m.hdr = (struct cm_mad_hdr){ .tid = (uint64_t)2 << 32 | c->local_id,
+					     .attr_id = CM_ATTR_DREQ };
+		m.dreq = (struct cm_dreq){ .local_comm_id = c->local_id,
+					   .remote_comm_id = c->remote_id,
+					   .remote_qpn = c->remote_qpn };
+		break;
+	default:
+		return;
+	}
+	c->state = CM_IDLE;
+	set_timer(out, 0);
 	send_once(&m, out);
 }
 
@@ -382,10 +422,14 @@ cm_conn_input(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 		return dreq_sent_input(c, msg, out);
 	case CM_TIMEWAIT:
 		return timewait_input(c, msg, out);
-	case CM_IDLE:
 	case CM_REQ_RCVD:
-	case CM_STATE_MAX:
+		/* The peer gave up before the application decided. */
+		if (msg->hdr.attr_id == CM_ATTR_REJ)
+			rejected(c, msg, out);
 		return; /* a REQ again while the application decides: ignored */
+	case CM_IDLE:
+	case CM_STATE_MAX:
+		return;
 	}
 }
 

@@ -79,6 +79,7 @@ struct cm_conn_param {
 /* Times as Linux's rdma_cm uses them on RoCE. */
 #define CM_PACKET_LIFETIME 16
 #define CM_RESPONSE_TIMEOUT 20
+#define CM_RESPONSE_TIMEOUT_MAX 24      /* a peer's longer one is cut to this (69 s) */
 #define CM_MAX_RETRIES 15
 #define CM_LOCAL_ACK_TIMEOUT 18
 #define CM_TARGET_ACK_DELAY 15
@@ -128,6 +129,10 @@ void cm_conn_reject(struct cm_conn *c, const uint8_t *private_data, uint32_t len
 
 /* Either side, connected: DREQ. */
 void cm_conn_disconnect(struct cm_conn *c, struct cm_step *out);
+/* The application destroyed the id: what tells the peer, as Linux's
+ * cm_destroy_id (REJ while connecting, a DREQ once established); IDLE.
+ */
+void cm_conn_destroyed(struct cm_conn *c, struct cm_step *out);
 
 /* A message for this connection (the caller matched its ids). */
 void cm_conn_input(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out);

@@ -51,9 +51,11 @@ enum cm_attr {
 /* REJ reasons (IBA table 112, as ib_cm.h numbers them) that droce sends. */
 enum cm_rej_reason {
 	CM_REJ_NO_RESOURCES = 3,
+	CM_REJ_TIMEOUT = 4,
 	CM_REJ_INVALID_SERVICE_ID = 8,
 	CM_REJ_STALE_CONN = 10,
 	CM_REJ_INVALID_GID = 12,
+	CM_REJ_INVALID_MTU = 26,
 	CM_REJ_CONSUMER_DEFINED = 28,
 };
 

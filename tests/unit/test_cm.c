@@ -1054,11 +1054,13 @@ test_api_rejections(void **state)
  * left on the channel.
  */
 /* A REQ from A's address straight into B's receive ring, for B's GID
- * unless @p gid; REQ number @p i, for port @p port, from QP @p qpn.
+ * unless @p gid and B's address in its rdma_cm header unless @p dst; REQ
+ * number @p i, for port @p port, from QP @p qpn.
  */
 static void
-inject_req(uint32_t i, uint16_t port, uint32_t qpn, const uint8_t *gid)
+inject_req(uint32_t i, uint16_t port, uint32_t qpn, const uint8_t *gid, uint32_t dst)
 {
+	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4, .src_port = 40000 };
 	static uint8_t mad[CM_MAD_SIZE];
 	struct cm_msg req = { .hdr = { .tid = 0x100000000ull | i, .attr_id = CM_ATTR_REQ },
 			      .req = { .local_comm_id = 0x7000 + i,
@@ -1079,6 +1081,9 @@ inject_req(uint32_t i, uint16_t port, uint32_t qpn, const uint8_t *gid)
 		memcpy(req.req.primary.remote_gid, gid, 16);
 	else
 		droce_gid_from_ipv4(inet_addr(B.address), req.req.primary.remote_gid);
+	cm_rdma_addr_from_ipv4(inet_addr(A.address), h.src_addr);
+	cm_rdma_addr_from_ipv4(dst != 0 ? dst : inet_addr(B.address), h.dst_addr);
+	cm_rdma_hdr_encode(&h, req.req.private_data);
 	cm_mad_encode(&req, mad);
 	assert_non_null(m);
 	assert_int_equal(droce_frame_build(m, &f), 0);
@@ -1086,8 +1091,9 @@ inject_req(uint32_t i, uint16_t port, uint32_t qpn, const uint8_t *gid)
 		pump();
 }
 
-/* A REQ for another GID: REJ 12. A REQ from a QP whose connection to B
- * is in timewait: REJ 10. Neither reaches the listener.
+/* A REQ for another GID: REJ 12; for another address in its rdma_cm
+ * header: REJ 28. A REQ from a QP whose connection to B is in timewait:
+ * REJ 10. None reaches the listener.
  */
 static void
 test_api_req_refusals(void **state)
@@ -1105,11 +1111,13 @@ test_api_req_refusals(void **state)
 	(void)state;
 	droce_cm_stats(B.user, &before);
 	assert_int_equal(droce_cm_listen(listener, 7181), 0);
-	inject_req(1, 7181, 0x12345, other_gid);
+	inject_req(1, 7181, 0x12345, other_gid, 0);
+	inject_req(2, 7181, 0x12346, NULL, inet_addr("198.18.0.99"));
 	for (int i = 0; i < 8; i++)
 		pump();
 	droce_cm_stats(B.user, &after);
 	assert_int_equal(after.rejected_invalid_gid - before.rejected_invalid_gid, 1);
+	assert_int_equal(after.rejected_bad_header - before.rejected_bad_header, 1);
 	assert_int_equal(droce_cm_get_event(chb, &ev), -EAGAIN);
 
 	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7181, qpa, &pa), 0);
@@ -1124,7 +1132,7 @@ test_api_req_refusals(void **state)
 	assert_int_equal(droce_cm_disconnect(ida), 0);
 	next_event(chb, &ev, 2);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
-	inject_req(2, 7181, droce_qp_num(qpa), NULL);
+	inject_req(3, 7181, droce_qp_num(qpa), NULL, 0);
 	for (int i = 0; i < 8; i++)
 		pump();
 	droce_cm_stats(B.user, &after);
@@ -1145,6 +1153,63 @@ test_api_req_refusals(void **state)
 	assert_int_equal(droce_cm_destroy_id(listener), 0);
 	droce_cm_stats(B.user, &after);
 	assert_int_equal(after.ids, before.ids - 1); /* the listener was one */
+	assert_int_equal(droce_destroy_qp(qpa), 0);
+	assert_int_equal(droce_destroy_qp(qpb), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
+/* Destroying an id tells the peer, as Linux's CM does: REJ 4 while it
+ * connects (the passive id hears REJECTED), a DREQ once established (the
+ * peer hears DISCONNECTED).
+ */
+static void
+test_api_destroy_tells_peer(void **state)
+{
+	struct droce_cm_conn_param pa = { .responder_resources = 1, .initiator_depth = 1,
+					  .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_id *listener = droce_cm_create_id(chb, NULL),
+			   *ida = droce_cm_create_id(cha, NULL), *idb;
+	struct droce_qp *qpa = rc_qp(&A), *qpb = rc_qp(&B);
+	struct droce_cm_event ev;
+	struct droce_wc wc;
+
+	(void)state;
+	assert_int_equal(droce_cm_listen(listener, 7183), 0);
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7183, qpa, &pa), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+	idb = ev.id;
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_REJECTED);
+	assert_ptr_equal(ev.id, idb);
+	assert_int_equal(ev.status, 4);
+	assert_int_equal(droce_cm_accept(idb, qpb, &pa), -EINVAL);
+	assert_int_equal(droce_cm_destroy_id(idb), 0);
+
+	ida = droce_cm_create_id(cha, NULL);
+	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_INIT);
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7183, qpa, &pa), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+	idb = ev.id;
+	assert_int_equal(droce_cm_accept(idb, qpb, &pa), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	assert_int_equal(droce_cm_destroy_id(idb), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
+	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_ERR);
+	next_event(cha, &ev, 3);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
+	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
+	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
+		;
+	assert_int_equal(droce_cm_destroy_id(ida), 0);
+	assert_int_equal(droce_cm_destroy_id(listener), 0);
 	assert_int_equal(droce_destroy_qp(qpa), 0);
 	assert_int_equal(droce_destroy_qp(qpb), 0);
 	for (int i = 0; i < 4; i++)
@@ -1247,7 +1312,7 @@ test_api_req_flood(void **state)
 	droce_cm_stats(B.user, &before);
 	assert_int_equal(droce_cm_listen(listener, 7180), 0);
 	for (uint32_t i = 0; i < 1100; i++) {
-		inject_req(i, 7180, 0x10000 + i, NULL);
+		inject_req(i, 7180, 0x10000 + i, NULL, 0);
 		if (i % 64 == 63)
 			pump();
 	}
@@ -1344,6 +1409,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_api_rejections),
 		cmocka_unit_test(test_api_req_refusals),
 		cmocka_unit_test(test_api_event_of_destroyed_id),
+		cmocka_unit_test(test_api_destroy_tells_peer),
 		cmocka_unit_test(test_api_calls_from_thread),
 		cmocka_unit_test(test_api_req_flood),
 	};

@@ -158,10 +158,13 @@ int droce_cm_listen(struct droce_cm_id *id, uint16_t port);
 
 /**
  * Connect to @p port at @p dst_ip (network order) with @p qp, an RC QP in
- * INIT on the CM's port. ESTABLISHED, REJECTED or UNREACHABLE follows.
+ * INIT on the CM's port. The REQ goes out once ARP knows the peer (as
+ * rdma_resolve_addr does first); ESTABLISHED, REJECTED or UNREACHABLE
+ * follows (UNREACHABLE also when ARP has no answer in 3 s).
  *
  * @return
- *   0; -EINVAL (bad argument, id in use, private data over 56 bytes).
+ *   0; -EINVAL (bad argument, id in use, private data over 56 bytes, CM
+ *   timeout or retries out of range); -ENETUNREACH (no route to the peer).
  */
 int droce_cm_connect(struct droce_cm_id *id, uint32_t dst_ip, uint16_t port,
 		     struct droce_qp *qp, const struct droce_cm_conn_param *param);

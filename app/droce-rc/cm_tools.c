@@ -28,6 +28,8 @@
 #include <arpa/inet.h>
 
 #include <rte_byteorder.h>
+#include <rte_errno.h>
+#include <rte_mempool.h>
 #include <rte_random.h>
 
 #include "droce_cm.h"
@@ -60,8 +62,59 @@ struct rping_run {
 	uint8_t *start, *sink, *send_info, *recv_info;
 	uint32_t size;                  /* the client's pings; the server's buffer */
 	uint32_t cycle;                 /* connections made before this one */
+	bool flushed;                   /* a completion came back flushed: the QP stopped */
+	struct droce_cm_conn_param param;
+	/* ucmatose --connections: a QP for each, on one CQ */
+	struct droce_cq *many_cq;
+	struct tose_conn *conns;
 	char err[256];
 };
+
+/* One of ucmatose's connections at once. */
+struct tose_conn {
+	struct droce_cm_id *id;
+	struct droce_qp *qp;
+	uint32_t sent, received;
+	uint64_t t0;
+	bool disconnecting, disconnected;
+};
+
+/* IBA's names of the REJ reasons one meets (ib_cm.h's numbers). */
+static const char *
+rej_reason_str(int reason)
+{
+	switch (reason) {
+	case 3: return "no resources";
+	case 4: return "timeout";
+	case 8: return "invalid service id: nothing listens on that port";
+	case 10: return "stale connection";
+	case 12: return "invalid GID";
+	case 26: return "invalid path MTU";
+	case 27: return "insufficient responder resources";
+	case 28: return "consumer defined";
+	default: return "see the IBA's table of REJ reasons";
+	}
+}
+
+/* What an event that ends a connection attempt says, in r->err. */
+static void
+cm_event_failure(struct rping_run *r, const struct droce_cm_event *ev,
+		 enum droce_cm_event_type want)
+{
+	if (ev->event == DROCE_CM_EVENT_REJECTED)
+		snprintf(r->err, sizeof(r->err),
+			 "rejected by the peer: reason %d (%s), private data \"%.*s\"", ev->status,
+			 rej_reason_str(ev->status),
+			 (int)strnlen((const char *)ev->private_data, ev->private_data_len),
+			 (const char *)ev->private_data);
+	else if (ev->event == DROCE_CM_EVENT_UNREACHABLE)
+		snprintf(r->err, sizeof(r->err),
+			 "UNREACHABLE: the peer's CM did not answer the REQ, sent %u times (--cm-retries, --cm-timeout)",
+			 (r->o->cm_retries != 0 ? r->o->cm_retries : 15) + 1u);
+	else
+		snprintf(r->err, sizeof(r->err), "CM event %s (status %d) where %s was awaited",
+			 droce_cm_event_str(ev->event), ev->status, droce_cm_event_str(want));
+}
 
 /* The next CM event, running the stack meanwhile. */
 static int
@@ -75,12 +128,13 @@ cm_event(struct rping_run *r, enum droce_cm_event_type want, struct droce_cm_eve
 			continue;
 		if (ev->event == want)
 			return 0;
-		snprintf(r->err, sizeof(r->err), "CM event %d (status %d) where %d was awaited",
-			 ev->event, ev->status, want);
+		cm_event_failure(r, ev, want);
+		if (ev->event == DROCE_CM_EVENT_CONNECT_REQUEST)
+			droce_cm_destroy_id(ev->id);
 		return -1;
 	}
-	snprintf(r->err, sizeof(r->err), "no CM event %d in %u s (--timeout)", want,
-		 r->o->timeout_s);
+	snprintf(r->err, sizeof(r->err), "no CM event %s in %u s (--timeout)",
+		 droce_cm_event_str(want), r->o->timeout_s);
 	return -1;
 }
 
@@ -96,6 +150,7 @@ next_wc(struct rping_run *r, uint64_t until, struct droce_wc *wc)
 			continue;
 		if (wc->status == DROCE_WC_SUCCESS)
 			return 0;
+		r->flushed |= wc->status == DROCE_WC_WR_FLUSH_ERR;
 		snprintf(r->err, sizeof(r->err), "completion %" PRIu64 ": %s", wc->wr_id,
 			 droce_wc_status_str(wc->status));
 		return -1;
@@ -249,8 +304,18 @@ server_pings(struct rping_run *r)
 			return -1;
 		size = RTE_MIN(size, sink_size);
 		if (post(r, WR_WRITE, DROCE_WR_RDMA_WRITE, r->sink, size, va, rkey) != 0 ||
-		    wait_wc(r, WR_WRITE, NULL) != 0 || send_info(r, r->sink) != 0)
+		    wait_wc(r, WR_WRITE, NULL) != 0)
 			return -1;
+		/* The client may take this last SEND and disconnect before its
+		 * ACK is here (the peer's DREQ stops the QP): as rping, a
+		 * flushed go-ahead ends the run.
+		 */
+		if (send_info(r, r->sink) != 0) {
+			if (!r->flushed)
+				return -1;
+			n++;
+			break;
+		}
 		if (n == 0 && r->cycle == 0)
 			printf("droce-rc: rping: server ping data: %.*s\n", (int)RTE_MIN(size, 64u),
 			       (const char *)r->sink);
@@ -297,24 +362,28 @@ ucmatose_messages(struct rping_run *r)
 	return 0;
 }
 
-/* The QP back to INIT with its receives posted, for a new connection. */
+/* @p qp back to INIT with its receives posted, for a new connection;
+ * their wr_ids from @p wr_base. The CQ @p cq drained of the last one's.
+ */
 static int
-qp_fresh(struct rping_run *r, uint32_t recvs)
+qp_fresh(struct rping_run *r, struct droce_qp *qp, struct droce_cq *cq, uint32_t recvs,
+	 uint64_t wr_base)
 {
 	struct droce_qp_attr a = { .qp_state = DROCE_QPS_RESET };
 	struct droce_wc wc;
 
-	if (droce_qp_state(r->app->qp) != DROCE_QPS_INIT) {
-		if (droce_modify_qp(r->app->qp, &a, DROCE_QP_STATE) != 0)
+	r->flushed = false;
+	if (droce_qp_state(qp) != DROCE_QPS_INIT) {
+		if (droce_modify_qp(qp, &a, DROCE_QP_STATE) != 0)
 			return -1;
 		a = (struct droce_qp_attr){
 			.qp_state = DROCE_QPS_INIT, .port_num = 1,
 			.qp_access_flags = DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE,
 		};
-		if (droce_modify_qp(r->app->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+		if (droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
 				    DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) != 0)
 			return -1;
-		while (droce_poll_cq(r->app->cq, 1, &wc) == 1)
+		while (droce_poll_cq(cq, 1, &wc) == 1)
 			; /* the last connection's flushed work */
 	}
 	if (r->o->mode != RCAPP_UCMATOSE)
@@ -323,10 +392,10 @@ qp_fresh(struct rping_run *r, uint32_t recvs)
 		for (uint32_t i = 0; i < recvs; i++) {
 			/* Its receives before its connection, as cmatose posts them. */
 			struct droce_sge sge = { (uintptr_t)r->sink, r->size, r->app->mr->lkey };
-			struct droce_recv_wr wr = { .wr_id = WR_RECV + i, .sg_list = &sge,
+			struct droce_recv_wr wr = { .wr_id = wr_base + WR_RECV + i, .sg_list = &sge,
 						    .num_sge = 1 }, *bad;
 
-			droce_post_recv(r->app->qp, &wr, &bad);
+			droce_post_recv(qp, &wr, &bad);
 		}
 	return 0;
 }
@@ -337,8 +406,7 @@ qp_fresh(struct rping_run *r, uint32_t recvs)
 static int
 one_connection(struct rping_run *r, uint64_t *setup_us)
 {
-	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-					       .retry_count = 7, .rnr_retry_count = 7 };
+	const struct droce_cm_conn_param *p = &r->param;
 	bool ucmatose = r->o->mode == RCAPP_UCMATOSE;
 	struct droce_cm_event ev;
 	uint64_t t0;
@@ -349,7 +417,7 @@ one_connection(struct rping_run *r, uint64_t *setup_us)
 			return -1;
 		r->id = ev.id;
 		t0 = rcapp_now_us();
-		if (droce_cm_accept(r->id, r->app->qp, &p) != 0) {
+		if (droce_cm_accept(r->id, r->app->qp, p) != 0) {
 			snprintf(r->err, sizeof(r->err), "accept refused");
 			goto out;
 		}
@@ -358,7 +426,7 @@ one_connection(struct rping_run *r, uint64_t *setup_us)
 		t0 = rcapp_now_us();
 		if (r->id == NULL ||
 		    droce_cm_connect(r->id, r->o->connect_ip.s_addr, r->o->tcp_port, r->app->qp,
-				     &p) != 0) {
+				     p) != 0) {
 			snprintf(r->err, sizeof(r->err), "connect refused");
 			goto out;
 		}
@@ -391,6 +459,238 @@ out:
 	return ret;
 }
 
+/* ---- ucmatose -c: connections at once ------------------------------------------ */
+
+#define CONN_WR_SHIFT 32        /* a wr_id's connection (plus one) above this bit */
+
+static struct tose_conn *
+conn_of_id(struct rping_run *r, const struct droce_cm_id *id)
+{
+	for (uint32_t i = 0; i < r->o->connections; i++)
+		if (r->conns[i].id == id)
+			return &r->conns[i];
+	return NULL;
+}
+
+/* A CM event of the many: accept, start sending, or count the end. */
+static int
+many_event(struct rping_run *r, const struct droce_cm_event *ev, uint32_t *accepted,
+	   uint32_t *disconnected, uint64_t *setup_us)
+{
+	struct tose_conn *c;
+
+	switch (ev->event) {
+	case DROCE_CM_EVENT_CONNECT_REQUEST:
+		if (!r->o->server || *accepted == r->o->connections) {
+			droce_cm_reject(ev->id, NULL, 0);
+			droce_cm_destroy_id(ev->id);
+			return 0;
+		}
+		c = &r->conns[(*accepted)++];
+		c->id = ev->id;
+		c->t0 = rcapp_now_us();
+		if (droce_cm_accept(c->id, c->qp, &r->param) != 0) {
+			snprintf(r->err, sizeof(r->err), "accept refused");
+			return -1;
+		}
+		return 0;
+	case DROCE_CM_EVENT_ESTABLISHED:
+		c = conn_of_id(r, ev->id);
+		if (c == NULL)
+			return 0;
+		setup_us[c - r->conns] = rcapp_now_us() - c->t0;
+		for (uint32_t i = 0; i < r->o->iters; i++) {
+			struct droce_sge sge = { (uintptr_t)r->start, r->size, r->app->mr->lkey };
+			struct droce_send_wr wr = {
+				.wr_id = (uint64_t)(c - r->conns + 1) << CONN_WR_SHIFT | WR_SEND,
+				.sg_list = &sge, .num_sge = 1, .opcode = DROCE_WR_SEND,
+				.send_flags = DROCE_SEND_SIGNALED }, *bad;
+			int ret = droce_post_send(c->qp, &wr, &bad);
+
+			if (ret != 0) {
+				snprintf(r->err, sizeof(r->err), "post_send: %s", strerror(-ret));
+				return -1;
+			}
+		}
+		return 0;
+	case DROCE_CM_EVENT_DISCONNECTED:
+		c = conn_of_id(r, ev->id);
+		if (c != NULL && !c->disconnected) {
+			c->disconnected = true;
+			(*disconnected)++;
+		}
+		return 0;
+	case DROCE_CM_EVENT_TIMEWAIT_EXIT:
+		return 0;
+	default:
+		cm_event_failure(r, ev, DROCE_CM_EVENT_ESTABLISHED);
+		return -1;
+	}
+}
+
+/* Completions of the many; a connection whose messages are all through
+ * is disconnected (by both sides, as droce's one connection is).
+ */
+static int
+many_completions(struct rping_run *r)
+{
+	struct droce_wc wc[32];
+	int n = droce_poll_cq(r->many_cq, 32, wc);
+
+	for (int k = 0; k < n; k++) {
+		struct tose_conn *c;
+
+		if (wc[k].status != DROCE_WC_SUCCESS) {
+			snprintf(r->err, sizeof(r->err), "completion 0x%" PRIx64 ": %s", wc[k].wr_id,
+				 droce_wc_status_str(wc[k].status));
+			return -1;
+		}
+		c = &r->conns[(wc[k].wr_id >> CONN_WR_SHIFT) - 1];
+		if ((uint32_t)wc[k].wr_id >= WR_RECV)
+			c->received++;
+		else
+			c->sent++;
+		if (c->sent == r->o->iters && c->received == r->o->iters && !c->disconnecting) {
+			int err = droce_cm_disconnect(c->id);
+
+			if (err != 0) {
+				snprintf(r->err, sizeof(r->err), "disconnect: %s", strerror(-err));
+				return -1;
+			}
+			c->disconnecting = true;
+		}
+	}
+	return 0;
+}
+
+/* --connections at once: made (@p setup_us, one for each), used, ended. */
+static int
+many_connections(struct rping_run *r, uint64_t *setup_us)
+{
+	uint32_t n = r->o->connections, accepted = 0, disconnected = 0;
+	uint64_t until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+	struct droce_cm_event ev;
+	int ret = -1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct tose_conn *c = &r->conns[i];
+
+		*c = (struct tose_conn){ .qp = c->qp };
+		if (qp_fresh(r, c->qp, r->many_cq, r->o->iters,
+			     (uint64_t)(i + 1) << CONN_WR_SHIFT) != 0) {
+			snprintf(r->err, sizeof(r->err), "a QP does not go back to INIT");
+			return -1;
+		}
+	}
+	for (uint32_t i = 0; i < n && !r->o->server; i++) {
+		struct tose_conn *c = &r->conns[i];
+
+		c->id = droce_cm_create_id(r->ch, c);
+		c->t0 = rcapp_now_us();
+		if (c->id == NULL ||
+		    droce_cm_connect(c->id, r->o->connect_ip.s_addr, r->o->tcp_port, c->qp,
+				     &r->param) != 0) {
+			snprintf(r->err, sizeof(r->err), "connect %u refused", i);
+			goto out;
+		}
+	}
+	while (disconnected < n) {
+		unsigned int work = rcapp_poll(r->app);
+
+		while (droce_cm_get_event(r->ch, &ev) == 0) {
+			if (many_event(r, &ev, &accepted, &disconnected, setup_us) != 0)
+				goto out;
+			work++;
+		}
+		if (many_completions(r) != 0)
+			goto out;
+		if (work != 0)
+			until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+		if (rcapp_now_ms() > until || rcapp_interrupted) {
+			snprintf(r->err, sizeof(r->err), "%u of %u connections ended; nothing happened for %u s (--timeout)",
+				 disconnected, n, r->o->timeout_s);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	for (uint32_t i = 0; i < n; i++)
+		if (r->conns[i].id != NULL) {
+			droce_cm_destroy_id(r->conns[i].id);
+			r->conns[i].id = NULL;
+		}
+	return ret;
+}
+
+/* QPs and their CQ for --connections. */
+static int
+many_create(struct rping_run *r)
+{
+	uint32_t n = r->o->connections;
+
+	r->conns = calloc(n, sizeof(*r->conns));
+	r->many_cq = r->conns != NULL
+		     ? droce_create_cq(r->app->dev, (int)(2 * n * r->o->iters)) : NULL;
+	if (r->many_cq == NULL) {
+		snprintf(r->err, sizeof(r->err), "no CQ for %u connections", n);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct droce_qp_init_attr ia = {
+			.qp_type = DROCE_QPT_RC, .send_cq = r->many_cq, .recv_cq = r->many_cq,
+			.cap = { .max_send_wr = r->o->iters, .max_recv_wr = r->o->iters,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+
+		r->conns[i].qp = droce_create_qp(r->app->pd, &ia);
+		if (r->conns[i].qp == NULL) {
+			snprintf(r->err, sizeof(r->err), "QP %u of %u: %s (the droce.rc log above says why)",
+				 i + 1, n, rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+many_destroy(struct rping_run *r)
+{
+	struct droce_wc wc;
+
+	for (uint32_t i = 0; r->conns != NULL && i < r->o->connections; i++)
+		if (r->conns[i].qp != NULL)
+			droce_destroy_qp(r->conns[i].qp);
+	if (r->many_cq != NULL) {
+		while (droce_poll_cq(r->many_cq, 1, &wc) == 1)
+			;
+		droce_destroy_cq(r->many_cq);
+	}
+	free(r->conns);
+}
+
+/* ---- the tools --------------------------------------------------------------------- */
+
+/* --reject: each of --cycles requests refused, with the words. */
+static int
+refuse_requests(struct rping_run *r, const char *tool)
+{
+	struct droce_cm_event ev;
+
+	for (uint32_t n = 0; n < r->o->cycles; n++) {
+		if (cm_event(r, DROCE_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
+			return -1;
+		if (droce_cm_reject(ev.id, r->o->reject, (uint8_t)(strlen(r->o->reject) + 1)) != 0) {
+			droce_cm_destroy_id(ev.id);
+			snprintf(r->err, sizeof(r->err), "reject refused");
+			return -1;
+		}
+		droce_cm_destroy_id(ev.id);
+	}
+	printf("droce-rc: %s: refused %u connection request%s with REJ 28 and \"%s\"\n", tool,
+	       r->o->cycles, r->o->cycles == 1 ? "" : "s", r->o->reject);
+	return 0;
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -399,16 +699,46 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* mbufs of the port's pool out of it now. */
+static unsigned int
+mbufs_out(const struct rcapp *app)
+{
+	return rte_mempool_in_use_count(droce_port_pool(app->stack, 0));
+}
+
+/* After the run: what is left of it. Ids, QPs and mbufs: nothing. */
+static void
+print_left(const struct rcapp *app, unsigned int mbufs_before)
+{
+	struct droce_rc_objects objs;
+	struct droce_cm_stats st;
+
+	droce_cm_stats(app->cm, &st);
+	droce_rc_query_objects(app->dev, &objs);
+	printf("droce-rc: left after the run: %u CM ids, %u half-open, %u QPs, %u CQs, %u MRs; %u mbufs out of the pool (%u before)\n",
+	       st.ids, st.half_open, objs.qps, objs.cqs, objs.mrs, mbufs_out(app), mbufs_before);
+	printf("droce-rc: CM: %" PRIu64 " requests taken, %" PRIu64 " established, %" PRIu64 " unreachable; REJ sent: 8 %" PRIu64 ", 3 %" PRIu64 ", 12 %" PRIu64 ", 10 %" PRIu64 ", header %" PRIu64 "; %" PRIu64 " stray\n",
+	       st.connect_requests, st.established, st.unreachable, st.rejected_no_listener,
+	       st.rejected_no_resources, st.rejected_invalid_gid, st.rejected_stale,
+	       st.rejected_bad_header, st.stray);
+}
+
 int
 rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o)
 {
 	bool ucmatose = o->mode == RCAPP_UCMATOSE;
 	const char *tool = ucmatose ? "ucmatose" : "rping";
-	struct rping_run r = { .app = app, .o = o,
-			       .size = o->server && !ucmatose
-				       ? RTE_MAX(o->size, (uint32_t)RPING_SERVER_BUF) : o->size };
-	uint32_t recvs = ucmatose ? o->iters : RPING_RECVS, done = 0;
-	uint64_t *setup = calloc(o->cycles, sizeof(*setup));
+	struct rping_run r = {
+		.app = app, .o = o,
+		.size = o->server && !ucmatose ? RTE_MAX(o->size, (uint32_t)RPING_SERVER_BUF)
+			: o->size,
+		.param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+			   .rnr_retry_count = 7, .cm_response_timeout = o->cm_response_timeout,
+			   .max_cm_retries = o->cm_retries },
+	};
+	uint32_t recvs = ucmatose ? o->iters : RPING_RECVS, done = 0, nb_setup = 0;
+	uint64_t *setup = calloc((size_t)o->cycles * o->connections, sizeof(*setup));
+	unsigned int mbufs_before = mbufs_out(app);
 	struct droce_cm_event ev;
 	int ret = 1;
 
@@ -421,6 +751,8 @@ rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o)
 			    DROCE_ACCESS_REMOTE_WRITE, ucmatose ? o->iters : 4, recvs, 1,
 			    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE, r.err,
 			    sizeof(r.err)) != 0)
+		goto out;
+	if (o->connections > 1 && many_create(&r) != 0)
 		goto out;
 	r.start = app->buf;
 	r.sink = app->buf + r.size;
@@ -440,37 +772,56 @@ rcapp_cm_tool(struct rcapp *app, const struct rcapp_opts *o)
 		}
 		printf("droce-rc: %s: listening on port %u\n", tool, o->tcp_port);
 	}
+	if (o->reject != NULL) {
+		ret = refuse_requests(&r, tool) != 0;
+		goto out;
+	}
 	for (done = 0; done < o->cycles; done++) {
-		if (qp_fresh(&r, recvs) != 0) {
+		r.cycle = done;
+		if (o->connections > 1) {
+			if (many_connections(&r, setup + nb_setup) != 0)
+				goto out;
+			nb_setup += o->connections;
+			continue;
+		}
+		if (qp_fresh(&r, app->qp, app->cq, recvs, 0) != 0) {
 			snprintf(r.err, sizeof(r.err), "the QP does not go back to INIT");
 			goto out;
 		}
-		r.cycle = done;
-		if (one_connection(&r, &setup[done]) != 0)
+		if (one_connection(&r, &setup[nb_setup++]) != 0)
 			goto out;
 		if (done == 0)
 			printf("droce-rc: %s: connected and done (QP 0x%06x)\n", tool,
 			       droce_qp_num(app->qp));
 	}
-	qsort(setup, done, sizeof(*setup), cmp_u64);
+	qsort(setup, nb_setup, sizeof(*setup), cmp_u64);
+	if (o->connections > 1)
+		printf("droce-rc: %s: %u x %u connections at once, each %u messages of %u bytes sent and received, then disconnected\n",
+		       tool, o->cycles, o->connections, o->iters, r.size);
 	printf("droce-rc: %s: %u connection%s, each made, used and disconnected; setup (%s to ESTABLISHED) p50 %" PRIu64 " us, p99 %" PRIu64 " us, max %" PRIu64 " us\n",
-	       tool, done, done == 1 ? "" : "s", o->server ? "accept" : "connect",
-	       setup[done / 2], setup[done * 99 / 100], setup[done - 1]);
+	       tool, nb_setup, nb_setup == 1 ? "" : "s", o->server ? "accept" : "connect",
+	       setup[nb_setup / 2], setup[nb_setup * 99 / 100], setup[nb_setup - 1]);
 	printf("droce-rc: %s: disconnected\n", tool);
 	ret = 0;
 out:
 	if (ret != 0 && r.err[0] != '\0')
-		fprintf(stderr, "droce-rc: %s: after %u connections: %s\n", tool, done, r.err);
+		fprintf(stderr, "droce-rc: %s: after %u connections: %s\n", tool, nb_setup, r.err);
 	rcapp_linger(app, RPING_LINGER_MS);
 	rcapp_print_stats(app);
 	if (r.listen_id != NULL)
 		droce_cm_destroy_id(r.listen_id);
 	if (r.ch != NULL) {
 		while (droce_cm_get_event(r.ch, &ev) == 0)
-			;
-		droce_cm_destroy_channel(r.ch);
+			if (ev.event == DROCE_CM_EVENT_CONNECT_REQUEST)
+				droce_cm_destroy_id(ev.id);
+		if (droce_cm_destroy_channel(r.ch) != 0 && ret == 0) {
+			fprintf(stderr, "droce-rc: %s: the CM channel still has ids\n", tool);
+			ret = 1;
+		}
 	}
+	many_destroy(&r);
 	rcapp_qp_destroy(app);
+	print_left(app, mbufs_before);
 	free(setup);
 	return ret;
 }

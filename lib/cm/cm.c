@@ -38,6 +38,7 @@ extern int droce_cm_logtype;
 #define CM_HALF_OPEN_MAX 1024           /* REQs taken and not yet established */
 #define CM_RING_SIZE 1024
 #define CM_CALL_WAIT_S 5
+#define CM_RESOLVE_S 3                  /* ARP's answer for a connect, at most */
 
 struct droce_cm_channel {
 	struct droce_cm *cm;
@@ -64,6 +65,14 @@ struct droce_cm_id {
 	struct droce_qp *qp;
 	uint32_t peer_ip;
 	struct rte_timer timer;
+	/* A connect waits for ARP before its REQ, as rdma_connect follows
+	 * rdma_resolve_addr: a REQ lost to an unresolved neighbour would
+	 * wait out a whole CM response timeout.
+	 */
+	bool resolving;
+	uint64_t resolve_until;         /* timer cycles */
+	struct cm_req req;
+	struct cm_conn_param param;
 };
 
 struct droce_cm {
@@ -269,6 +278,8 @@ apply(struct droce_cm_id *id, const struct cm_step *s)
 	}
 }
 
+static int resolve_step(struct droce_cm_id *id);
+
 static void
 timer_expired(struct rte_timer *t, void *arg)
 {
@@ -276,6 +287,13 @@ timer_expired(struct rte_timer *t, void *arg)
 	struct cm_step s;
 
 	(void)t;
+	if (id->resolving) {
+		if (resolve_step(id) != 0) {
+			s = (struct cm_step){ .event = CM_EV_UNREACHABLE };
+			apply(id, &s);
+		}
+		return;
+	}
 	cm_conn_timeout(&id->conn, &s);
 	apply(id, &s);
 }
@@ -512,9 +530,8 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 			      .path_mtu = (uint8_t)cm->mtu,
 			      .primary = { .local_lid = 0xffff, .remote_lid = 0xffff,
 					   .hop_limit = 64 } };
-	struct cm_step s;
 
-	if (id->listening || id->conn.state != CM_IDLE || c->qp == NULL)
+	if (id->listening || id->conn.state != CM_IDLE || id->resolving || c->qp == NULL)
 		return -EINVAL;
 	if (id_placed(id) != 0)
 		return -ENOSPC;
@@ -528,7 +545,32 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 	cm_rdma_addr_from_ipv4(c->ip, h.dst_addr);
 	cm_rdma_hdr_encode(&h, req.private_data);
 	memcpy(req.private_data + CM_RDMA_HDR_SIZE, c->pdata, c->param.private_data_len);
-	cm_conn_connect(&id->conn, id->conn.local_id, &req, &p, &s);
+	id->req = req;
+	id->param = p;
+	id->resolving = true;
+	id->resolve_until = rte_get_timer_cycles() + rte_get_timer_hz() * CM_RESOLVE_S;
+	return resolve_step(id);
+}
+
+/* The REQ out once ARP knows the peer; else wait a millisecond more.
+ * @return 0, or -ENETUNREACH / -ETIMEDOUT when it cannot be sent.
+ */
+static int
+resolve_step(struct droce_cm_id *id)
+{
+	struct droce_cm *cm = id->cm;
+	int ret = droce_neigh_ready(droce_control_ctx(cm->stack), cm->port, id->peer_ip);
+	struct cm_step s;
+
+	if (ret == -EAGAIN && rte_get_timer_cycles() < id->resolve_until) {
+		rte_timer_reset(&id->timer, rte_get_timer_hz() / 1000, SINGLE, rte_get_main_lcore(),
+				timer_expired, id);
+		return 0;
+	}
+	id->resolving = false;
+	if (ret != 0)
+		return ret == -EAGAIN ? -ETIMEDOUT : ret;
+	cm_conn_connect(&id->conn, id->conn.local_id, &id->req, &id->param, &s);
 	apply(id, &s);
 	return 0;
 }

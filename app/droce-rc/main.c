@@ -47,9 +47,11 @@ usage(FILE *out, const char *prog)
 		"  pingpong --server | --connect IP\n"
 		"      ibv_rc_pingpong: RC SENDs of -s bytes back and forth, -n times; the\n"
 		"      client sends first. Run the peer with -g <its IPv4 GID index> (rxe: 1).\n"
-		"  perftest write|read|send\n"
-		"      the server of ib_write_bw / ib_read_bw / ib_send_bw without rdma_cm;\n"
-		"      run the client with -x <its IPv4 GID index> (rxe: 1) and the same -s.\n"
+		"  perftest write|read|send [-R]\n"
+		"      the server of ib_write_bw / ib_read_bw / ib_send_bw; run the client\n"
+		"      with -x <its IPv4 GID index> (rxe: 1) and the same -s. With -R, as\n"
+		"      perftest's -R: the exchange and the QP's connection through droce's\n"
+		"      CM (port -p), the client run with -R too.\n"
 		"  rping --server | --connect IP\n"
 		"      librdmacm's rping through droce's connection manager (rdma_cm's TCP\n"
 		"      port space, -p [7174]): -n pings (client [10]; server: until the client\n"
@@ -144,7 +146,7 @@ parse_mtu(const char *arg, enum droce_mtu *mtu)
 /* Options present, so that the mode can say which do not belong to it. */
 struct given {
 	bool size, iters, rx_depth, mtu, server, connect, seed, port, cycles;
-	bool connections, reject, cm_retries, cm_timeout;
+	bool connections, reject, cm_retries, cm_timeout, rdma_cm;
 };
 
 static int
@@ -162,9 +164,10 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		{ "connect", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'E' },
 		{ "cycles", required_argument, NULL, 'Y' },
+		{ "rdma-cm", no_argument, NULL, 'R' },
 		{ "connections", required_argument, NULL, 'K' },
 		{ "reject", required_argument, NULL, 'J' },
-		{ "cm-retries", required_argument, NULL, 'R' },
+		{ "cm-retries", required_argument, NULL, 'Z' },
 		{ "cm-timeout", required_argument, NULL, 'T' },
 		{ "workers-inline", no_argument, NULL, 'W' },
 		{ "owners", required_argument, NULL, 'O' },
@@ -175,7 +178,7 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:p:s:n:r:m:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:p:s:n:r:m:Rh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			o->config = optarg;
@@ -257,6 +260,10 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 			o->reject = optarg;
 			break;
 		case 'R':
+			g->rdma_cm = true;
+			o->rdma_cm = true;
+			break;
+		case 'Z':
 			g->cm_retries = true;
 			if (parse_uint("--cm-retries", optarg, 1, 15, &v) != 0)
 				return -1;
@@ -348,6 +355,10 @@ parse_words(int argc, char **argv, struct rcapp_opts *o)
 static int
 mode_check(struct rcapp_opts *o, const struct given *g)
 {
+	if (g->rdma_cm && o->mode != RCAPP_PERFTEST) {
+		fprintf(stderr, PROG ": -R/--rdma-cm applies to perftest only (rping and ucmatose always use the CM)\n");
+		return -1;
+	}
 	if (g->seed && o->mode != RCAPP_STRESS) {
 		fprintf(stderr, PROG ": --seed applies to stress only\n");
 		return -1;
@@ -452,6 +463,10 @@ mode_check(struct rcapp_opts *o, const struct given *g)
 			g->server ? "--server" : "--connect");
 		return -1;
 	}
+	if (g->rdma_cm && g->mtu) {
+		fprintf(stderr, PROG ": perftest -R: -m/--mtu does not apply (the CM sets the MTU)\n");
+		return -1;
+	}
 	if (g->rx_depth && o->verb != RCAPP_SEND) {
 		fprintf(stderr, PROG ": perftest %s: -r/--rx-depth applies to send only\n",
 			o->verb == RCAPP_WRITE ? "write" : "read");
@@ -528,6 +543,14 @@ mtu_check(const struct rcapp *app, const struct rcapp_opts *o, const struct droc
 	return -1;
 }
 
+/* The modes that connect through droce's CM. */
+static bool
+uses_cm(const struct rcapp_opts *o)
+{
+	return o->mode == RCAPP_RPING || o->mode == RCAPP_UCMATOSE ||
+	       (o->mode == RCAPP_PERFTEST && o->rdma_cm);
+}
+
 static int
 run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore_option)
 {
@@ -547,10 +570,9 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	}
 	app.dev = droce_rc_open_conf(app.stack, 0, &(struct droce_rc_conf){ .owners = o->owners },
 				     err, sizeof(err));
-	if (app.dev != NULL && (o->mode == RCAPP_RPING || o->mode == RCAPP_UCMATOSE))
+	if (app.dev != NULL && uses_cm(o))
 		app.cm = droce_cm_open(app.stack, 0, err, sizeof(err));
-	if (app.dev == NULL ||
-	    ((o->mode == RCAPP_RPING || o->mode == RCAPP_UCMATOSE) && app.cm == NULL)) {
+	if (app.dev == NULL || (uses_cm(o) && app.cm == NULL)) {
 		fprintf(stderr, PROG ": %s\n", err);
 		droce_rc_close(app.dev);
 		droce_stack_destroy(app.stack);

@@ -25,6 +25,15 @@
  * and "done". send: keys x3, the server posts its receives, keys once
  * more as the go, the client runs, keys and "done". The server's QP stays
  * in RTR, as perftest's does.
+ *
+ * With -R (rdma_cm) the same messages go over an RC connection of their
+ * own that the client makes through the CM to the port: each one SEND,
+ * taken by the one receive of 56 bytes the other side keeps posted, and
+ * the keys are perftest's struct pingpong_dest itself (4-byte big-endian
+ * lid, out_reads, qpn, psn, rkey, 4 bytes of padding, 8-byte big-endian
+ * vaddr, 16 GID bytes, srqn, gid_index). After the MTU, keys once, the
+ * client's second connection (the QP of the test) is accepted, keys once
+ * more, then as without -R; no "done" at the end.
  */
 
 #include <endian.h>
@@ -38,6 +47,7 @@
 #include <rte_common.h>
 #include <rte_random.h>
 
+#include "droce_cm.h"
 #include "rc_app.h"
 
 #define PT_VERSION "6.06"       /* what Debian 12's perftest 4.5-0.17 says */
@@ -57,6 +67,11 @@
  */
 #define PT_OUT_READS 16
 #define PT_WC_BURST 32
+/* -R: what one exchange message holds at most (sizeof(struct pingpong_dest)). */
+#define PT_CM_DEST_LEN 56
+#define PT_CM_RETRY 7           /* perftest's retry_count, for retries and RNR retries */
+
+enum { PT_CM_SEND = 1, PT_CM_RECV };
 
 static const char *const verb_name[] = {
 	[RCAPP_WRITE] = "write", [RCAPP_READ] = "read", [RCAPP_SEND] = "send",
@@ -75,11 +90,22 @@ struct pt_report {
 	double bw_peak, bw_avg, msg_rate;
 };
 
+/* -R: the exchange's own connection, and the test's. */
+struct pt_cm {
+	struct droce_cm_channel *ch;
+	struct droce_cm_id *listen_id, *comm_id, *data_id;
+	uint8_t *buf;                   /* a SEND's at 0, the receive's at PT_CM_DEST_LEN */
+	struct droce_mr *mr;
+	struct droce_cq *scq, *rcq;
+	struct droce_qp *qp;
+};
+
 struct pt_run {
 	struct rcapp *app;
 	const struct rcapp_opts *o;
 	const char *verb;
-	struct oob oob;
+	struct oob oob;                 /* the TCP exchange; its idle hook and timeout with -R too */
+	struct pt_cm cm;
 	struct pt_keys my, rem;
 	char rem_version[PT_VERSION_LEN + 1];
 	uint32_t cycle_buffer;
@@ -90,6 +116,102 @@ struct pt_run {
 	bool has_failed;
 	char err[512];
 };
+
+/* ---- the exchange: TCP, or -R's connection ----------------------------------------- */
+
+/* Wait until @p done says so, the stack running and the idle hook too;
+ * the timeout counts from the last RoCE packet.
+ */
+static int
+cm_wait(struct pt_run *r, bool (*done)(struct pt_run *r, void *arg), void *arg,
+	const char *what)
+{
+	uint64_t until = rcapp_now_ms() + r->oob.timeout_s * 1000ull;
+
+	while (!done(r, arg)) {
+		if (r->err[0] != '\0')
+			return -1;
+		if (r->oob.idle(r->oob.idle_arg))
+			until = rcapp_now_ms() + r->oob.timeout_s * 1000ull;
+		if (rcapp_now_ms() > until || rcapp_interrupted) {
+			snprintf(r->err, sizeof(r->err), "no %s in %u s (--timeout)", what,
+				 r->oob.timeout_s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct cm_completion {
+	struct droce_cq *cq;
+	struct droce_wc wc;
+	const char *what;
+};
+
+static bool
+completion_came(struct pt_run *r, void *arg)
+{
+	struct cm_completion *c = arg;
+
+	if (droce_poll_cq(c->cq, 1, &c->wc) != 1)
+		return false;
+	if (c->wc.status != DROCE_WC_SUCCESS)
+		snprintf(r->err, sizeof(r->err), "%s: the exchange's connection failed: %s (the client gone?)",
+			 c->what, droce_wc_status_str(c->wc.status));
+	return c->wc.status == DROCE_WC_SUCCESS;
+}
+
+static void
+cm_post_recv(struct pt_run *r)
+{
+	struct droce_sge sge = { (uintptr_t)r->cm.buf + PT_CM_DEST_LEN, PT_CM_DEST_LEN,
+				 r->cm.mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = PT_CM_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	droce_post_recv(r->cm.qp, &wr, &bad);
+}
+
+/* Exactly @p len bytes from the client (@p what names them in messages). */
+static int
+xchg_read(struct pt_run *r, void *buf, size_t len, const char *what)
+{
+	struct cm_completion c = { .cq = r->cm.rcq, .what = what };
+
+	if (!r->o->rdma_cm)
+		return oob_read(&r->oob, buf, len, what, r->err, sizeof(r->err));
+	if (cm_wait(r, completion_came, &c, what) != 0)
+		return -1;
+	if (c.wc.byte_len != len) {
+		snprintf(r->err, sizeof(r->err), "%s: a SEND of %u bytes where perftest sends %zu",
+			 what, c.wc.byte_len, len);
+		return -1;
+	}
+	memcpy(buf, r->cm.buf + PT_CM_DEST_LEN, len);
+	cm_post_recv(r);
+	return 0;
+}
+
+static int
+xchg_write(struct pt_run *r, const void *buf, size_t len, const char *what)
+{
+	struct droce_sge sge = { (uintptr_t)r->cm.buf, (uint32_t)len, 0 };
+	struct droce_send_wr wr = { .wr_id = PT_CM_SEND, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED },
+			     *bad;
+	struct cm_completion c = { .cq = r->cm.scq, .what = what };
+	int ret;
+
+	if (!r->o->rdma_cm)
+		return oob_write(&r->oob, buf, len, what, r->err, sizeof(r->err));
+	memcpy(r->cm.buf, buf, len);
+	sge.lkey = r->cm.mr->lkey;
+	ret = droce_post_send(r->cm.qp, &wr, &bad);
+	if (ret != 0) {
+		snprintf(r->err, sizeof(r->err), "%s: post_send: %s", what, strerror(-ret));
+		return -1;
+	}
+	return cm_wait(r, completion_came, &c, what);
+}
 
 /* ---- the messages ---------------------------------------------------------------- */
 
@@ -159,18 +281,58 @@ bad:
 	return -1;
 }
 
+/* -R's keys: struct pingpong_dest as it is in memory, its numbers big-endian. */
+static void
+keys_pack(const struct pt_keys *k, uint8_t msg[PT_CM_DEST_LEN])
+{
+	const uint32_t words[5] = { htonl(k->lid), htonl(k->out_reads), htonl(k->qpn),
+				    htonl(k->psn), htonl(k->rkey) };
+	const uint32_t tail[2] = { htonl(k->srqn), 0 };
+	uint64_t vaddr = htobe64(k->vaddr);
+
+	memset(msg, 0, PT_CM_DEST_LEN);
+	memcpy(msg, words, sizeof(words));
+	memcpy(msg + 24, &vaddr, sizeof(vaddr));
+	memcpy(msg + 32, k->gid, 16);
+	memcpy(msg + 48, tail, sizeof(tail));
+}
+
+static void
+keys_unpack(const uint8_t msg[PT_CM_DEST_LEN], struct pt_keys *k)
+{
+	uint32_t words[5];
+	uint64_t vaddr;
+
+	memcpy(words, msg, sizeof(words));
+	memcpy(&vaddr, msg + 24, sizeof(vaddr));
+	k->lid = ntohl(words[0]);
+	k->out_reads = ntohl(words[1]);
+	k->qpn = ntohl(words[2]) & 0xffffff;
+	k->psn = ntohl(words[3]) & 0xffffff;
+	k->rkey = ntohl(words[4]);
+	k->vaddr = be64toh(vaddr);
+	memcpy(k->gid, msg + 32, 16);
+}
+
 /* The client writes first, the server answers: ctx_hand_shake(). */
 static int
 handshake(struct pt_run *r, const char *when)
 {
 	char msg[PT_KEYS_LEN], what[96];
+	uint8_t dest[PT_CM_DEST_LEN];
 
 	snprintf(what, sizeof(what), "the client's keys (%s)", when);
-	if (oob_read(&r->oob, msg, sizeof(msg), what, r->err, sizeof(r->err)) != 0 ||
-	    keys_parse(r, msg, &r->rem) != 0)
+	if (r->o->rdma_cm) {
+		if (xchg_read(r, dest, sizeof(dest), what) != 0)
+			return -1;
+		keys_unpack(dest, &r->rem);
+		keys_pack(&r->my, dest);
+		return xchg_write(r, dest, sizeof(dest), "our keys");
+	}
+	if (xchg_read(r, msg, sizeof(msg), what) != 0 || keys_parse(r, msg, &r->rem) != 0)
 		return -1;
 	keys_format(&r->my, msg);
-	return oob_write(&r->oob, msg, sizeof(msg), "our keys", r->err, sizeof(r->err));
+	return xchg_write(r, msg, sizeof(msg), "our keys");
 }
 
 /* exchange_versions(), check_sys_data() and check_mtu(). */
@@ -181,9 +343,8 @@ negotiate(struct pt_run *r)
 	uint32_t remote, cycle = htonl(r->cycle_buffer), line = htonl(PT_CACHE_LINE);
 	long rem_mtu;
 
-	if (oob_read(&r->oob, r->rem_version, PT_VERSION_LEN, "the client's version", r->err,
-		     sizeof(r->err)) != 0 ||
-	    oob_write(&r->oob, ours, sizeof(ours), "our version", r->err, sizeof(r->err)) != 0)
+	if (xchg_read(r, r->rem_version, PT_VERSION_LEN, "the client's version") != 0 ||
+	    xchg_write(r, ours, sizeof(ours), "our version") != 0)
 		return -1;
 	r->rem_version[PT_VERSION_LEN] = '\0';
 	if (atof(r->rem_version) < PT_MIN_VERSION) {
@@ -191,22 +352,18 @@ negotiate(struct pt_run *r)
 			 r->rem_version, PT_MIN_VERSION);
 		return -1;
 	}
-	if (oob_read(&r->oob, &remote, sizeof(remote), "the client's cycle buffer", r->err,
-		     sizeof(r->err)) != 0 ||
-	    oob_write(&r->oob, &cycle, sizeof(cycle), "our cycle buffer", r->err,
-		      sizeof(r->err)) != 0)
+	if (xchg_read(r, &remote, sizeof(remote), "the client's cycle buffer") != 0 ||
+	    xchg_write(r, &cycle, sizeof(cycle), "our cycle buffer") != 0)
 		return -1;
 	r->cycle_buffer = RTE_MAX(r->cycle_buffer, ntohl(remote));
-	if (oob_read(&r->oob, &remote, sizeof(remote), "the client's cache line size", r->err,
-		     sizeof(r->err)) != 0 ||
-	    oob_write(&r->oob, &line, sizeof(line), "our cache line size", r->err,
-		      sizeof(r->err)) != 0)
+	if (xchg_read(r, &remote, sizeof(remote), "the client's cache line size") != 0 ||
+	    xchg_write(r, &line, sizeof(line), "our cache line size") != 0)
 		return -1;
-	if (oob_read(&r->oob, mtu, PT_MTU_LEN, "the client's MTU", r->err, sizeof(r->err)) != 0)
+	if (xchg_read(r, mtu, PT_MTU_LEN, "the client's MTU") != 0)
 		return -1;
 	rem_mtu = strtol(mtu, NULL, 10);
 	snprintf(mtu, sizeof(mtu), "%d", (int)r->mtu);
-	if (oob_write(&r->oob, mtu, PT_MTU_LEN, "our MTU", r->err, sizeof(r->err)) != 0)
+	if (xchg_write(r, mtu, PT_MTU_LEN, "our MTU") != 0)
 		return -1;
 	/* As perftest: the smaller of the two, when the client's is one. */
 	if (rem_mtu >= DROCE_MTU_256 && rem_mtu <= DROCE_MTU_4096 && rem_mtu < (long)r->mtu)
@@ -219,11 +376,11 @@ read_be64(struct pt_run *r, uint64_t *v, const char *what)
 {
 	uint64_t zero = 0;
 
-	if (oob_read(&r->oob, v, sizeof(*v), what, r->err, sizeof(r->err)) != 0)
+	if (xchg_read(r, v, sizeof(*v), what) != 0)
 		return -1;
 	*v = be64toh(*v);
 	/* The server's own report: perftest's is never read by the client. */
-	return oob_write(&r->oob, &zero, sizeof(zero), "our report", r->err, sizeof(r->err));
+	return xchg_write(r, &zero, sizeof(zero), "our report");
 }
 
 /* xchg_bw_reports(), for peers of 5.33 and later (8-byte iters). */
@@ -251,6 +408,8 @@ close_connection(struct pt_run *r)
 	char done[sizeof(PT_DONE)];
 	long n;
 
+	if (r->o->rdma_cm)
+		return handshake(r, "close");
 	if (handshake(r, "close") != 0 ||
 	    oob_write(&r->oob, PT_DONE, sizeof(PT_DONE), "\"done\"", r->err, sizeof(r->err)) != 0)
 		return -1;
@@ -308,6 +467,147 @@ connect_qp(struct pt_run *r)
 	return rcapp_qp_connect(r->app, &c, true, r->err, sizeof(r->err));
 }
 
+/* -R: the next CM event, which must be @p want. */
+struct cm_wanted {
+	enum droce_cm_event_type want;
+	struct droce_cm_event ev;
+};
+
+static bool
+cm_event_came(struct pt_run *r, void *arg)
+{
+	struct cm_wanted *w = arg;
+
+	if (droce_cm_get_event(r->cm.ch, &w->ev) != 0)
+		return false;
+	if (w->ev.event == w->want)
+		return true;
+	/* The RTU of a connection accepted before: perftest's server does
+	 * not wait for it either.
+	 */
+	if (w->ev.event == DROCE_CM_EVENT_ESTABLISHED)
+		return false;
+	if (w->ev.event == DROCE_CM_EVENT_CONNECT_REQUEST)
+		droce_cm_destroy_id(w->ev.id);
+	snprintf(r->err, sizeof(r->err), "CM event %s (status %d) where %s was awaited",
+		 droce_cm_event_str(w->ev.event), w->ev.status, droce_cm_event_str(w->want));
+	return false;
+}
+
+/* -R: the client's next connection, accepted with @p qp. */
+static struct droce_cm_id *
+cm_accept(struct pt_run *r, struct droce_qp *qp, uint8_t rd_atomic, const char *what)
+{
+	struct droce_cm_conn_param p = { .responder_resources = rd_atomic,
+					 .initiator_depth = rd_atomic,
+					 .retry_count = PT_CM_RETRY,
+					 .rnr_retry_count = PT_CM_RETRY };
+	struct cm_wanted w = { .want = DROCE_CM_EVENT_CONNECT_REQUEST };
+
+	if (cm_wait(r, cm_event_came, &w, what) != 0)
+		return NULL;
+	if (droce_cm_accept(w.ev.id, qp, &p) != 0) {
+		droce_cm_destroy_id(w.ev.id);
+		snprintf(r->err, sizeof(r->err), "%s: the accept was refused (the droce.cm log says why)",
+			 what);
+		return NULL;
+	}
+	return w.ev.id;
+}
+
+/* -R: listen, and take the exchange's connection with a QP of its own. */
+static int
+cm_exchange_accept(struct pt_run *r)
+{
+	struct pt_cm *cm = &r->cm;
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1 };
+
+	cm->ch = droce_cm_create_channel(r->app->cm);
+	cm->listen_id = cm->ch != NULL ? droce_cm_create_id(cm->ch, NULL) : NULL;
+	if (cm->listen_id == NULL || droce_cm_listen(cm->listen_id, r->o->tcp_port) != 0) {
+		snprintf(r->err, sizeof(r->err), "cannot listen on port %u", r->o->tcp_port);
+		return -1;
+	}
+	cm->buf = aligned_alloc(64, 2 * PT_CM_DEST_LEN);
+	cm->mr = cm->buf != NULL ? droce_reg_mr(r->app->pd, cm->buf, 2 * PT_CM_DEST_LEN,
+						DROCE_ACCESS_LOCAL_WRITE) : NULL;
+	cm->scq = droce_create_cq(r->app->dev, 1);
+	cm->rcq = droce_create_cq(r->app->dev, 1);
+	if (cm->mr != NULL && cm->scq != NULL && cm->rcq != NULL) {
+		ia.send_cq = cm->scq;
+		ia.recv_cq = cm->rcq;
+		cm->qp = droce_create_qp(r->app->pd, &ia);
+	}
+	if (cm->qp == NULL ||
+	    droce_modify_qp(cm->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			    DROCE_QP_ACCESS_FLAGS) != 0) {
+		snprintf(r->err, sizeof(r->err), "no QP for the exchange (the droce.rc log says why)");
+		return -1;
+	}
+	cm_post_recv(r);
+	cm->comm_id = cm_accept(r, cm->qp, 0, "connection from ib_*_bw -R");
+	return cm->comm_id != NULL ? 0 : -1;
+}
+
+static void
+cm_close(struct pt_run *r)
+{
+	struct pt_cm *cm = &r->cm;
+	struct droce_cm_event ev;
+	struct droce_wc wc;
+
+	if (cm->data_id != NULL)
+		droce_cm_destroy_id(cm->data_id);
+	if (cm->comm_id != NULL)
+		droce_cm_destroy_id(cm->comm_id);
+	if (cm->listen_id != NULL)
+		droce_cm_destroy_id(cm->listen_id);
+	if (cm->ch != NULL) {
+		while (droce_cm_get_event(cm->ch, &ev) == 0)
+			if (ev.event == DROCE_CM_EVENT_CONNECT_REQUEST)
+				droce_cm_destroy_id(ev.id);
+		droce_cm_destroy_channel(cm->ch);
+	}
+	if (cm->qp != NULL) {
+		droce_modify_qp(cm->qp, &(struct droce_qp_attr){ .qp_state = DROCE_QPS_ERR },
+				DROCE_QP_STATE);
+		droce_destroy_qp(cm->qp);
+	}
+	while (cm->scq != NULL && droce_poll_cq(cm->scq, 1, &wc) == 1)
+		;
+	while (cm->rcq != NULL && droce_poll_cq(cm->rcq, 1, &wc) == 1)
+		;
+	if (cm->scq != NULL)
+		droce_destroy_cq(cm->scq);
+	if (cm->rcq != NULL)
+		droce_destroy_cq(cm->rcq);
+	if (cm->mr != NULL)
+		droce_dereg_mr(cm->mr);
+	free(cm->buf);
+}
+
+/* The test's QP connected: by the keys (RTR, as perftest's server), or
+ * with -R through the CM (to RTS, as rdma_accept does), keys around it.
+ */
+static int
+connect_test_qp(struct pt_run *r)
+{
+	if (!r->o->rdma_cm)
+		return handshake(r, "QP") != 0 || connect_qp(r) != 0 ? -1 : 0;
+	if (handshake(r, "before the test's connection") != 0)
+		return -1;
+	r->cm.data_id = cm_accept(r, r->app->qp, (uint8_t)(r->o->verb == RCAPP_READ ? r->my.out_reads : 0),
+				  "the test's connection from ib_*_bw -R");
+	if (r->cm.data_id == NULL || handshake(r, "after the test's connection") != 0 ||
+	    handshake(r, "QP") != 0)
+		return -1;
+	return 0;
+}
+
 static void
 print_peers(const struct pt_run *r)
 {
@@ -337,6 +637,11 @@ take_messages(void *arg)
 	int n = droce_poll_cq(r->app->cq, PT_WC_BURST, wc);
 
 	for (int i = 0; i < n; i++) {
+		/* Receives left over when the client's DREQ stops the QP (-R);
+		 * a failure before would have been kept.
+		 */
+		if (wc[i].status == DROCE_WC_WR_FLUSH_ERR)
+			continue;
 		if (wc[i].status != DROCE_WC_SUCCESS) {
 			if (!r->has_failed)
 				r->failed = wc[i];
@@ -439,11 +744,18 @@ rcapp_perftest(struct rcapp *app, const struct rcapp_opts *o)
 	r->cycle_buffer = (uint32_t)sysconf(_SC_PAGESIZE);
 	r->mtu = o->mtu != 0 ? o->mtu : rcapp_port_mtu(app);
 	oob_init(&r->oob, o->timeout_s, rcapp_idle, app);
-	printf("droce-rc: perftest %s: waiting for ib_%s_bw on TCP port %u\n", r->verb, r->verb,
-	       o->tcp_port);
+	printf("droce-rc: perftest %s: waiting for ib_%s_bw%s on %s port %u\n", r->verb, r->verb,
+	       o->rdma_cm ? " -R" : "", o->rdma_cm ? "rdma_cm's TCP" : "TCP", o->tcp_port);
 	fflush(stdout);
-	if (oob_accept(&r->oob, o->tcp_port, r->err, sizeof(r->err)) != 0 || negotiate(r) != 0 ||
-	    setup_qp(r) != 0 || handshake(r, "QP") != 0 || connect_qp(r) != 0)
+	if (o->rdma_cm) {
+		/* The exchange's QP comes from the PD the test's will use. */
+		app->pd = droce_alloc_pd(app->dev);
+		if (app->pd == NULL || cm_exchange_accept(r) != 0)
+			goto out;
+	} else if (oob_accept(&r->oob, o->tcp_port, r->err, sizeof(r->err)) != 0) {
+		goto out;
+	}
+	if (negotiate(r) != 0 || setup_qp(r) != 0 || connect_test_qp(r) != 0)
 		goto out;
 	print_peers(r);
 	if ((o->verb == RCAPP_SEND ? run_send(r) : run_rdma(r)) == 0)
@@ -452,7 +764,10 @@ out:
 	if (ret != 0)
 		fprintf(stderr, "droce-rc: perftest %s: %s\n", r->verb, r->err);
 	oob_close(&r->oob);
+	rcapp_linger(app, 100);
 	rcapp_print_stats(app);
+	if (o->rdma_cm)
+		cm_close(r);
 	rcapp_qp_destroy(app);
 	free(r);
 	return ret;

@@ -60,6 +60,7 @@ struct rcapp_opts {
 	uint64_t seed;                  /* stress: what every message is made from */
 	uint32_t cycles;                /* rping, ucmatose: connections one after another */
 	uint32_t connections;           /* ucmatose: connections at once (cmatose -c) */
+	bool rdma_cm;                   /* perftest -R: the exchange and the QP through the CM */
 	const char *reject;             /* rping, ucmatose server: refuse each, with these words */
 	uint8_t cm_retries;             /* rping, ucmatose client: 0 for the CM's default */
 	uint8_t cm_response_timeout;    /* ... 0 for the CM's default */
@@ -107,7 +108,7 @@ struct rcapp_conn {
 	uint8_t max_rd_atomic;
 };
 
-/* Buffer, PD, MR, one CQ and an RC QP in INIT with @p qp_access, work
+/* Buffer, PD (unless app->pd is there already), MR, one CQ and an RC QP in INIT with @p qp_access, work
  * requests of up to @p max_sge entries.
  */
 int rcapp_qp_create(struct rcapp *app, size_t buf_len, int mr_access, uint32_t max_send_wr,

@@ -128,7 +128,8 @@ rcapp_qp_create(struct rcapp *app, size_t buf_len, int mr_access, uint32_t max_s
 	app->buf_len = buf_len;
 	/* As ibv_rc_pingpong fills its buffer: the bytes on the wire are known. */
 	memset(app->buf, 0x7b, alloc);
-	app->pd = droce_alloc_pd(app->dev);
+	if (app->pd == NULL)
+		app->pd = droce_alloc_pd(app->dev);
 	if (app->pd != NULL)
 		app->mr = droce_reg_mr(app->pd, app->buf, buf_len, mr_access);
 	if (app->mr != NULL)

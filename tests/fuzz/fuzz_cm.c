@@ -8,7 +8,7 @@
  * one MAD; a message that decodes must encode, decode and encode again to
  * the same bytes. Then the rest drives one connection: each byte picks a
  * step (a MAD from the input, a timeout, connect, accept, reject,
- * disconnect, a REQ taken by a listener); every step must leave a state
+ * disconnect, destroy, a REQ taken by a listener); every step must leave a state
  * that exists and send only messages that decode. ASan and UBSan watch.
  */
 
@@ -47,7 +47,7 @@ drive(const uint8_t *data, size_t size)
 	struct cm_step s;
 
 	for (size_t i = 0; i < size; i++) {
-		uint8_t op = data[i] % 8;
+		uint8_t op = data[i] % 9;
 		struct cm_msg m;
 
 		switch (op) {
@@ -72,6 +72,9 @@ drive(const uint8_t *data, size_t size)
 			break;
 		case 5:
 			cm_conn_disconnect(&c, &s);
+			break;
+		case 6:
+			cm_conn_destroyed(&c, &s);
 			break;
 		default: /* a listener takes a REQ made from the next bytes */
 			memset(&m, 0, sizeof(m));

@@ -51,7 +51,8 @@ usage(FILE *out, const char *prog)
 		"      the server of ib_write_bw / ib_read_bw / ib_send_bw; run the client\n"
 		"      with -x <its IPv4 GID index> (rxe: 1) and the same -s. With -R, as\n"
 		"      perftest's -R: the exchange and the QP's connection through droce's\n"
-		"      CM (port -p), the client run with -R too.\n"
+		"      CM (port -p), the client run with -R too; --connect IP makes droce-rc\n"
+		"      the client of ib_*_bw -R (-n iterations [5000] of -s bytes).\n"
 		"  rping --server | --connect IP\n"
 		"      librdmacm's rping through droce's connection manager (rdma_cm's TCP\n"
 		"      port space, -p [7174]): -n pings (client [10]; server: until the client\n"
@@ -458,11 +459,14 @@ mode_check(struct rcapp_opts *o, const struct given *g)
 			o->mtu = DROCE_MTU_1024;
 		return 0;
 	}
-	if (g->server || g->connect) {
-		fprintf(stderr, PROG ": perftest: %s does not apply: droce-rc is perftest's server, the client connects to it\n",
-			g->server ? "--server" : "--connect");
+	if (g->server || (g->connect && !g->rdma_cm)) {
+		fprintf(stderr, PROG ": perftest: %s does not apply: droce-rc is perftest's server (and with -R its client too, --connect IP)\n",
+			g->server ? "--server" : "--connect without -R");
 		return -1;
 	}
+	o->server = !g->connect;
+	if (g->connect && !g->iters)
+		o->iters = 5000; /* perftest's own */
 	if (g->rdma_cm && g->mtu) {
 		fprintf(stderr, PROG ": perftest -R: -m/--mtu does not apply (the CM sets the MTU)\n");
 		return -1;

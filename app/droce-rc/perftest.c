@@ -70,6 +70,7 @@
 /* -R: what one exchange message holds at most (sizeof(struct pingpong_dest)). */
 #define PT_CM_DEST_LEN 56
 #define PT_CM_RETRY 7           /* perftest's retry_count, for retries and RNR retries */
+#define PT_TX_DEPTH 128         /* the client's work requests in flight, perftest's default */
 
 enum { PT_CM_SEND = 1, PT_CM_RECV };
 
@@ -106,6 +107,7 @@ struct pt_run {
 	const char *verb;
 	struct oob oob;                 /* the TCP exchange; its idle hook and timeout with -R too */
 	struct pt_cm cm;
+	bool client;                    /* -R --connect: droce-rc is perftest's client */
 	struct pt_keys my, rem;
 	char rem_version[PT_VERSION_LEN + 1];
 	uint32_t cycle_buffer;
@@ -213,6 +215,21 @@ xchg_write(struct pt_run *r, const void *buf, size_t len, const char *what)
 	return cm_wait(r, completion_came, &c, what);
 }
 
+/* One message each way: the client writes first, the server answers. */
+static int
+xchg_pair(struct pt_run *r, const void *mine, void *theirs, size_t len, const char *name)
+{
+	char what[96], ours[96];
+
+	snprintf(what, sizeof(what), "the %s's %s", r->client ? "server" : "client", name);
+	snprintf(ours, sizeof(ours), "our %s", name);
+	if (r->client)
+		return xchg_write(r, mine, len, ours) != 0 || xchg_read(r, theirs, len, what) != 0
+		       ? -1 : 0;
+	return xchg_read(r, theirs, len, what) != 0 || xchg_write(r, mine, len, ours) != 0
+	       ? -1 : 0;
+}
+
 /* ---- the messages ---------------------------------------------------------------- */
 
 static void
@@ -276,7 +293,7 @@ keys_parse(struct pt_run *r, const char msg[PT_KEYS_LEN], struct pt_keys *k)
 	k->srqn = (uint32_t)v;
 	return 0;
 bad:
-	snprintf(r->err, sizeof(r->err), "the client's keys \"%.*s\" are not perftest's lid:out_reads:qpn:psn:rkey:vaddr:<16 GID bytes>:srqn: (droce-rc takes the exchange with a GID, as RoCE has; no -R)",
+	snprintf(r->err, sizeof(r->err), "the peer's keys \"%.*s\" are not perftest's lid:out_reads:qpn:psn:rkey:vaddr:<16 GID bytes>:srqn: (droce-rc takes the exchange with a GID, as RoCE has; no -R)",
 		 PT_KEYS_LEN - 1, msg);
 	return -1;
 }
@@ -314,25 +331,25 @@ keys_unpack(const uint8_t msg[PT_CM_DEST_LEN], struct pt_keys *k)
 	memcpy(k->gid, msg + 32, 16);
 }
 
-/* The client writes first, the server answers: ctx_hand_shake(). */
+/* ctx_hand_shake(): the keys both ways. */
 static int
 handshake(struct pt_run *r, const char *when)
 {
-	char msg[PT_KEYS_LEN], what[96];
-	uint8_t dest[PT_CM_DEST_LEN];
+	char mine[PT_KEYS_LEN], theirs[PT_KEYS_LEN], name[96];
+	uint8_t dest[PT_CM_DEST_LEN], rem[PT_CM_DEST_LEN];
 
-	snprintf(what, sizeof(what), "the client's keys (%s)", when);
+	snprintf(name, sizeof(name), "keys (%s)", when);
 	if (r->o->rdma_cm) {
-		if (xchg_read(r, dest, sizeof(dest), what) != 0)
-			return -1;
-		keys_unpack(dest, &r->rem);
 		keys_pack(&r->my, dest);
-		return xchg_write(r, dest, sizeof(dest), "our keys");
+		if (xchg_pair(r, dest, rem, sizeof(rem), name) != 0)
+			return -1;
+		keys_unpack(rem, &r->rem);
+		return 0;
 	}
-	if (xchg_read(r, msg, sizeof(msg), what) != 0 || keys_parse(r, msg, &r->rem) != 0)
+	keys_format(&r->my, mine);
+	if (xchg_pair(r, mine, theirs, sizeof(theirs), name) != 0)
 		return -1;
-	keys_format(&r->my, msg);
-	return xchg_write(r, msg, sizeof(msg), "our keys");
+	return keys_parse(r, theirs, &r->rem);
 }
 
 /* exchange_versions(), check_sys_data() and check_mtu(). */
@@ -343,57 +360,57 @@ negotiate(struct pt_run *r)
 	uint32_t remote, cycle = htonl(r->cycle_buffer), line = htonl(PT_CACHE_LINE);
 	long rem_mtu;
 
-	if (xchg_read(r, r->rem_version, PT_VERSION_LEN, "the client's version") != 0 ||
-	    xchg_write(r, ours, sizeof(ours), "our version") != 0)
+	char rem[PT_MTU_LEN + 1] = "";
+
+	if (xchg_pair(r, ours, r->rem_version, PT_VERSION_LEN, "version") != 0)
 		return -1;
 	r->rem_version[PT_VERSION_LEN] = '\0';
 	if (atof(r->rem_version) < PT_MIN_VERSION) {
-		snprintf(r->err, sizeof(r->err), "the client is perftest \"%s\"; droce-rc speaks the exchange of perftest %.2f and later",
-			 r->rem_version, PT_MIN_VERSION);
+		snprintf(r->err, sizeof(r->err), "the %s is perftest \"%s\"; droce-rc speaks the exchange of perftest %.2f and later",
+			 r->client ? "server" : "client", r->rem_version, PT_MIN_VERSION);
 		return -1;
 	}
-	if (xchg_read(r, &remote, sizeof(remote), "the client's cycle buffer") != 0 ||
-	    xchg_write(r, &cycle, sizeof(cycle), "our cycle buffer") != 0)
+	if (xchg_pair(r, &cycle, &remote, sizeof(remote), "cycle buffer") != 0)
 		return -1;
 	r->cycle_buffer = RTE_MAX(r->cycle_buffer, ntohl(remote));
-	if (xchg_read(r, &remote, sizeof(remote), "the client's cache line size") != 0 ||
-	    xchg_write(r, &line, sizeof(line), "our cache line size") != 0)
+	if (xchg_pair(r, &line, &remote, sizeof(remote), "cache line size") != 0)
 		return -1;
-	if (xchg_read(r, mtu, PT_MTU_LEN, "the client's MTU") != 0)
-		return -1;
-	rem_mtu = strtol(mtu, NULL, 10);
 	snprintf(mtu, sizeof(mtu), "%d", (int)r->mtu);
-	if (xchg_write(r, mtu, PT_MTU_LEN, "our MTU") != 0)
+	if (xchg_pair(r, mtu, rem, PT_MTU_LEN, "MTU") != 0)
 		return -1;
-	/* As perftest: the smaller of the two, when the client's is one. */
+	rem_mtu = strtol(rem, NULL, 10);
+	/* As perftest: the smaller of the two, when the peer's is one. */
 	if (rem_mtu >= DROCE_MTU_256 && rem_mtu <= DROCE_MTU_4096 && rem_mtu < (long)r->mtu)
 		r->mtu = (enum droce_mtu)rem_mtu;
 	return 0;
 }
 
 static int
-read_be64(struct pt_run *r, uint64_t *v, const char *what)
+report_pair(struct pt_run *r, uint64_t mine, uint64_t *theirs, const char *name)
 {
-	uint64_t zero = 0;
-
-	if (xchg_read(r, v, sizeof(*v), what) != 0)
+	mine = htobe64(mine);
+	if (xchg_pair(r, &mine, theirs, sizeof(*theirs), name) != 0)
 		return -1;
-	*v = be64toh(*v);
-	/* The server's own report: perftest's is never read by the client. */
-	return xchg_write(r, &zero, sizeof(zero), "our report");
+	*theirs = be64toh(*theirs);
+	return 0;
 }
 
-/* xchg_bw_reports(), for peers of 5.33 and later (8-byte iters). */
+/* xchg_bw_reports(), for peers of 5.33 and later (8-byte iters). The
+ * server's own report is never read by perftest's client: zeros.
+ */
 static int
-reports(struct pt_run *r, struct pt_report *rep)
+reports(struct pt_run *r, const struct pt_report *mine, struct pt_report *rep)
 {
-	uint64_t bits[3];
+	uint64_t bits[3], ours[3];
 
-	if (read_be64(r, &rep->size, "the client's report (size)") != 0 ||
-	    read_be64(r, &rep->iters, "the client's report (iterations)") != 0 ||
-	    read_be64(r, &bits[0], "the client's report (peak BW)") != 0 ||
-	    read_be64(r, &bits[1], "the client's report (average BW)") != 0 ||
-	    read_be64(r, &bits[2], "the client's report (message rate)") != 0)
+	memcpy(&ours[0], &mine->bw_peak, sizeof(double));
+	memcpy(&ours[1], &mine->bw_avg, sizeof(double));
+	memcpy(&ours[2], &mine->msg_rate, sizeof(double));
+	if (report_pair(r, mine->size, &rep->size, "report (size)") != 0 ||
+	    report_pair(r, mine->iters, &rep->iters, "report (iterations)") != 0 ||
+	    report_pair(r, ours[0], &bits[0], "report (peak BW)") != 0 ||
+	    report_pair(r, ours[1], &bits[1], "report (average BW)") != 0 ||
+	    report_pair(r, ours[2], &bits[2], "report (message rate)") != 0)
 		return -1;
 	memcpy(&rep->bw_peak, &bits[0], sizeof(double));
 	memcpy(&rep->bw_avg, &bits[1], sizeof(double));
@@ -439,7 +456,8 @@ setup_qp(struct pt_run *r)
 	size_t len = send ? o->size : RTE_MAX(o->size, r->cycle_buffer);
 
 	if (rcapp_qp_create(r->app, len, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
-			    DROCE_ACCESS_REMOTE_READ, 1, send ? o->rx_depth : 1, 1,
+			    DROCE_ACCESS_REMOTE_READ, r->client ? PT_TX_DEPTH : 1,
+			    send && !r->client ? o->rx_depth : 1, 1,
 			    qp_access[o->verb], r->err, sizeof(r->err)) != 0)
 		return -1;
 	r->my = (struct pt_keys){
@@ -515,9 +533,43 @@ cm_accept(struct pt_run *r, struct droce_qp *qp, uint8_t rd_atomic, const char *
 	return w.ev.id;
 }
 
-/* -R: listen, and take the exchange's connection with a QP of its own. */
+/* -R client: connect @p qp to the server's port; as perftest, a refusal
+ * (the server not listening yet) is tried again, 10 times 100 ms apart.
+ */
+static struct droce_cm_id *
+cm_connect(struct pt_run *r, struct droce_qp *qp, uint8_t rd_atomic, const char *what)
+{
+	struct droce_cm_conn_param p = { .responder_resources = rd_atomic,
+					 .initiator_depth = rd_atomic,
+					 .retry_count = PT_CM_RETRY,
+					 .rnr_retry_count = PT_CM_RETRY };
+
+	for (int attempt = 0;; attempt++) {
+		struct droce_cm_id *id = droce_cm_create_id(r->cm.ch, NULL);
+		struct cm_wanted w = { .want = DROCE_CM_EVENT_ESTABLISHED };
+
+		if (id == NULL || droce_cm_connect(id, r->o->connect_ip.s_addr, r->o->tcp_port, qp,
+						   &p) != 0) {
+			if (id != NULL)
+				droce_cm_destroy_id(id);
+			snprintf(r->err, sizeof(r->err), "%s: connect refused", what);
+			return NULL;
+		}
+		if (cm_wait(r, cm_event_came, &w, what) == 0)
+			return id;
+		droce_cm_destroy_id(id);
+		if (w.ev.event != DROCE_CM_EVENT_REJECTED || w.ev.status != 8 || attempt == 9)
+			return NULL;
+		r->err[0] = '\0';
+		rcapp_linger(r->app, 100);
+	}
+}
+
+/* -R: the exchange's channel and QP, its receive posted; a listener on
+ * the server.
+ */
 static int
-cm_exchange_accept(struct pt_run *r)
+cm_exchange_open(struct pt_run *r)
 {
 	struct pt_cm *cm = &r->cm;
 	struct droce_qp_init_attr ia = {
@@ -527,10 +579,16 @@ cm_exchange_accept(struct pt_run *r)
 	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1 };
 
 	cm->ch = droce_cm_create_channel(r->app->cm);
-	cm->listen_id = cm->ch != NULL ? droce_cm_create_id(cm->ch, NULL) : NULL;
-	if (cm->listen_id == NULL || droce_cm_listen(cm->listen_id, r->o->tcp_port) != 0) {
-		snprintf(r->err, sizeof(r->err), "cannot listen on port %u", r->o->tcp_port);
+	if (cm->ch == NULL) {
+		snprintf(r->err, sizeof(r->err), "no CM channel (out of memory)");
 		return -1;
+	}
+	if (!r->client) {
+		cm->listen_id = droce_cm_create_id(cm->ch, NULL);
+		if (cm->listen_id == NULL || droce_cm_listen(cm->listen_id, r->o->tcp_port) != 0) {
+			snprintf(r->err, sizeof(r->err), "cannot listen on port %u", r->o->tcp_port);
+			return -1;
+		}
 	}
 	cm->buf = aligned_alloc(64, 2 * PT_CM_DEST_LEN);
 	cm->mr = cm->buf != NULL ? droce_reg_mr(r->app->pd, cm->buf, 2 * PT_CM_DEST_LEN,
@@ -549,7 +607,8 @@ cm_exchange_accept(struct pt_run *r)
 		return -1;
 	}
 	cm_post_recv(r);
-	cm->comm_id = cm_accept(r, cm->qp, 0, "connection from ib_*_bw -R");
+	cm->comm_id = r->client ? cm_connect(r, cm->qp, 0, "the exchange's connection")
+		      : cm_accept(r, cm->qp, 0, "connection from ib_*_bw -R");
 	return cm->comm_id != NULL ? 0 : -1;
 }
 
@@ -598,10 +657,13 @@ connect_test_qp(struct pt_run *r)
 {
 	if (!r->o->rdma_cm)
 		return handshake(r, "QP") != 0 || connect_qp(r) != 0 ? -1 : 0;
+	uint8_t rd_atomic = (uint8_t)(r->o->verb == RCAPP_READ ? r->my.out_reads : 0);
+
 	if (handshake(r, "before the test's connection") != 0)
 		return -1;
-	r->cm.data_id = cm_accept(r, r->app->qp, (uint8_t)(r->o->verb == RCAPP_READ ? r->my.out_reads : 0),
-				  "the test's connection from ib_*_bw -R");
+	r->cm.data_id = r->client ? cm_connect(r, r->app->qp, rd_atomic, "the test's connection")
+			: cm_accept(r, r->app->qp, rd_atomic,
+				    "the test's connection from ib_*_bw -R");
 	if (r->cm.data_id == NULL || handshake(r, "after the test's connection") != 0 ||
 	    handshake(r, "QP") != 0)
 		return -1;
@@ -655,6 +717,82 @@ take_messages(void *arg)
 	return progress || n > 0;
 }
 
+/* The client's test (run_iter_bw): -n work requests of -s bytes, at most
+ * PT_TX_DEPTH in flight; what it measured, as perftest's report.
+ */
+static int
+client_run(struct pt_run *r, struct pt_report *rep)
+{
+	static const enum droce_wr_opcode opcode[] = {
+		[RCAPP_WRITE] = DROCE_WR_RDMA_WRITE, [RCAPP_READ] = DROCE_WR_RDMA_READ,
+		[RCAPP_SEND] = DROCE_WR_SEND,
+	};
+	struct droce_sge sge = { (uintptr_t)r->app->buf, r->o->size, r->app->mr->lkey };
+	struct droce_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = opcode[r->o->verb],
+				    .send_flags = DROCE_SEND_SIGNALED }, *bad;
+	uint64_t t0 = rcapp_now_us(), until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+	uint32_t posted = 0, done = 0, iters = r->o->iters;
+	struct droce_wc wc[PT_WC_BURST];
+	double s;
+
+	wr.wr.rdma.remote_addr = r->rem.vaddr;
+	wr.wr.rdma.rkey = r->rem.rkey;
+	while (done < iters) {
+		int n;
+
+		while (posted < iters && posted - done < PT_TX_DEPTH) {
+			int ret;
+
+			wr.wr_id = posted;
+			ret = droce_post_send(r->app->qp, &wr, &bad);
+			if (ret != 0) {
+				snprintf(r->err, sizeof(r->err), "post_send %u: %s", posted,
+					 strerror(-ret));
+				return -1;
+			}
+			posted++;
+		}
+		rcapp_poll(r->app);
+		n = droce_poll_cq(r->app->cq, PT_WC_BURST, wc);
+		for (int i = 0; i < n; i++)
+			if (wc[i].status != DROCE_WC_SUCCESS) {
+				snprintf(r->err, sizeof(r->err), "work request %" PRIu64 ": %s",
+					 wc[i].wr_id, droce_wc_status_str(wc[i].status));
+				return -1;
+			}
+		done += (uint32_t)RTE_MAX(n, 0);
+		if (n > 0)
+			until = rcapp_now_ms() + r->o->timeout_s * 1000ull;
+		if (rcapp_now_ms() > until || rcapp_interrupted) {
+			snprintf(r->err, sizeof(r->err), "%u of %u work requests done; none for %u s (--timeout)",
+				 done, iters, r->o->timeout_s);
+			return -1;
+		}
+	}
+	s = (double)(rcapp_now_us() - t0) / 1e6;
+	*rep = (struct pt_report){ .size = r->o->size, .iters = iters,
+				   .bw_avg = (double)r->o->size * iters / s / 1048576.0,
+				   .msg_rate = iters / s / 1e6 };
+	rep->bw_peak = rep->bw_avg;
+	printf("droce-rc: perftest %s: %u x %u bytes in %.3f s: %.2f MB/s (MiB), %.6f Mpps\n",
+	       r->verb, iters, r->o->size, s, rep->bw_avg, rep->msg_rate);
+	return 0;
+}
+
+/* The client's send test: the server's receives posted ("go"), the
+ * SENDs, then the end (ib_send_bw's client exchanges no report).
+ */
+static int
+client_send(struct pt_run *r)
+{
+	struct pt_report rep;
+
+	if (handshake(r, "connected") != 0 || handshake(r, "remote side") != 0 ||
+	    handshake(r, "go") != 0 || client_run(r, &rep) != 0)
+		return -1;
+	return close_connection(r);
+}
+
 static int
 run_send(struct pt_run *r)
 {
@@ -662,6 +800,8 @@ run_send(struct pt_run *r)
 	uint64_t t0, t1;
 	double s;
 
+	if (r->client)
+		return client_send(r);
 	if (handshake(r, "connected") != 0 || handshake(r, "remote side") != 0)
 		return -1;
 	if (rcapp_post_recvs(r->app, 0, r->o->size, depth) != depth) {
@@ -698,17 +838,21 @@ static int
 run_rdma(struct pt_run *r)
 {
 	struct droce_rc_stats before, after;
-	struct pt_report rep;
+	struct pt_report mine = { 0 }, rep;
 
 	if (handshake(r, "remote side") != 0 || handshake(r, "client in RTS") != 0)
 		return -1;
 	droce_rc_query_stats(r->app->dev, &before);
-	/* The client runs now; RoCE packets from it keep the wait going. */
-	if (handshake(r, "end of test") != 0)
+	/* The client runs now; on the server, RoCE packets from it keep the
+	 * wait going.
+	 */
+	if ((r->client && client_run(r, &mine) != 0) || handshake(r, "end of test") != 0)
 		return -1;
 	droce_rc_query_stats(r->app->dev, &after);
-	if (reports(r, &rep) != 0 || close_connection(r) != 0)
+	if (reports(r, &mine, &rep) != 0 || close_connection(r) != 0)
 		return -1;
+	if (r->client)
+		return 0;
 	printf("droce-rc: perftest %s: the client reports %" PRIu64 " iterations of %" PRIu64
 	       " bytes: BW peak %.2f, average %.2f MB/s, %.6f Mpps\n", r->verb, rep.iters,
 	       rep.size, rep.bw_peak, rep.bw_avg, rep.msg_rate);
@@ -741,16 +885,22 @@ rcapp_perftest(struct rcapp *app, const struct rcapp_opts *o)
 	r->app = app;
 	r->o = o;
 	r->verb = verb_name[o->verb];
+	r->client = !o->server;
 	r->cycle_buffer = (uint32_t)sysconf(_SC_PAGESIZE);
 	r->mtu = o->mtu != 0 ? o->mtu : rcapp_port_mtu(app);
 	oob_init(&r->oob, o->timeout_s, rcapp_idle, app);
-	printf("droce-rc: perftest %s: waiting for ib_%s_bw%s on %s port %u\n", r->verb, r->verb,
-	       o->rdma_cm ? " -R" : "", o->rdma_cm ? "rdma_cm's TCP" : "TCP", o->tcp_port);
+	if (r->client)
+		printf("droce-rc: perftest %s: connecting to ib_%s_bw -R at %s port %u\n", r->verb,
+		       r->verb, inet_ntoa(o->connect_ip), o->tcp_port);
+	else
+		printf("droce-rc: perftest %s: waiting for ib_%s_bw%s on %s port %u\n", r->verb,
+		       r->verb, o->rdma_cm ? " -R" : "", o->rdma_cm ? "rdma_cm's TCP" : "TCP",
+		       o->tcp_port);
 	fflush(stdout);
 	if (o->rdma_cm) {
 		/* The exchange's QP comes from the PD the test's will use. */
 		app->pd = droce_alloc_pd(app->dev);
-		if (app->pd == NULL || cm_exchange_accept(r) != 0)
+		if (app->pd == NULL || cm_exchange_open(r) != 0)
 			goto out;
 	} else if (oob_accept(&r->oob, o->tcp_port, r->err, sizeof(r->err)) != 0) {
 		goto out;

@@ -80,6 +80,8 @@ struct rcapp {
 	struct droce_mr *mr;
 	struct droce_cq *cq;            /* send and receive completions */
 	struct droce_qp *qp;
+	struct droce_qp_init_attr qp_init;      /* what qp was made with, for a new one */
+	int qp_access;
 	uint8_t *buf;
 	size_t buf_len;
 	unsigned int timeout_s;
@@ -120,6 +122,8 @@ int rcapp_qp_connect(struct rcapp *app, const struct rcapp_conn *c, bool rtr_onl
 /* Post @p n receives of @p len bytes at the start of the buffer; returns how many went. */
 uint32_t rcapp_post_recvs(struct rcapp *app, uint64_t wr_id, uint32_t len, uint32_t n);
 int rcapp_post_send(struct rcapp *app, uint64_t wr_id, uint32_t len);
+/* The QP destroyed and made again, as it was, in INIT (a new QPN). */
+int rcapp_qp_renew(struct rcapp *app, char *err, size_t errlen);
 /* Destroy what rcapp_qp_create() made (what exists of it). */
 void rcapp_qp_destroy(struct rcapp *app);
 /* One round of the stack's control lcore, and of its workers' with
@@ -130,6 +134,12 @@ unsigned int rcapp_poll(struct rcapp *app);
  * arrived since the last call (the peer is alive).
  */
 bool rcapp_idle(void *arg);
+/* Run the stack until port 0's link is up (a memif peer connected), at
+ * most @p timeout_s; whether it is.
+ */
+bool rcapp_wait_link(struct rcapp *app, unsigned int timeout_s);
+/* Whether port 0's link is up now. */
+bool rcapp_link_up(const struct rcapp *app);
 /* Keep the stack running for @p ms, to answer what is still on its way. */
 void rcapp_linger(struct rcapp *app, unsigned int ms);
 /* The peer's GID must be IPv4-mapped (RoCEv2 over IPv4); else a message. */

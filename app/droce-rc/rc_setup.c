@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 
 #include "droce_net.h"
 #include "rc_app.h"
@@ -60,6 +61,28 @@ rcapp_idle(void *arg)
 		return false;
 	app->rx_seen = st.rx_packets;
 	return true;
+}
+
+bool
+rcapp_link_up(const struct rcapp *app)
+{
+	struct rte_eth_link link = { 0 };
+
+	return rte_eth_link_get_nowait(droce_port_ethdev(app->stack, 0), &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP;
+}
+
+bool
+rcapp_wait_link(struct rcapp *app, unsigned int timeout_s)
+{
+	uint64_t until = rcapp_now_ms() + timeout_s * 1000ull;
+
+	while (rcapp_now_ms() < until && !rcapp_interrupted) {
+		if (rcapp_link_up(app))
+			return true;
+		rcapp_poll(app);
+	}
+	return false;
 }
 
 void
@@ -138,6 +161,8 @@ rcapp_qp_create(struct rcapp *app, size_t buf_len, int mr_access, uint32_t max_s
 		ia.send_cq = app->cq;
 		ia.recv_cq = app->cq;
 		app->qp = droce_create_qp(app->pd, &ia);
+		app->qp_init = ia;
+		app->qp_access = qp_access;
 	}
 	if (app->qp == NULL) {
 		snprintf(err, errlen, "cannot make the %s: %s (the droce.rc log above says why)",
@@ -216,6 +241,33 @@ rcapp_post_send(struct rcapp *app, uint64_t wr_id, uint32_t len)
 	}, *bad;
 
 	return droce_post_send(app->qp, &wr, &bad);
+}
+
+int
+rcapp_qp_renew(struct rcapp *app, char *err, size_t errlen)
+{
+	struct droce_qp_attr a = {
+		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = app->qp_access,
+	};
+	struct droce_wc wc[16];
+	int ret;
+
+	droce_destroy_qp(app->qp);
+	rcapp_linger(app, 1);
+	while (droce_poll_cq(app->cq, RTE_DIM(wc), wc) > 0)
+		; /* the old QP's flushed work */
+	app->qp = droce_create_qp(app->pd, &app->qp_init);
+	if (app->qp == NULL) {
+		snprintf(err, errlen, "cannot make a new QP: %s (the droce.rc log above says why)",
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	ret = droce_modify_qp(app->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX | DROCE_QP_PORT |
+			      DROCE_QP_ACCESS_FLAGS);
+	if (ret != 0)
+		snprintf(err, errlen, "QP 0x%x to INIT: %s", droce_qp_num(app->qp), strerror(-ret));
+	return ret != 0 ? -1 : 0;
 }
 
 void

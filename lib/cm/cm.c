@@ -445,6 +445,35 @@ ours(const struct cm_msg *m)
 	}
 }
 
+/* The comm id a message names as its sender's (0: none). */
+static uint32_t
+theirs(const struct cm_msg *m)
+{
+	switch (m->hdr.attr_id) {
+	case CM_ATTR_REP: return m->rep.local_comm_id;
+	case CM_ATTR_REJ: return m->rej.local_comm_id;
+	case CM_ATTR_MRA: return m->mra.local_comm_id;
+	case CM_ATTR_RTU: return m->rtu.local_comm_id;
+	case CM_ATTR_DREQ: return m->dreq.local_comm_id;
+	case CM_ATTR_DREP: return m->drep.local_comm_id;
+	default: return 0;
+	}
+}
+
+/* A message for @p id from its peer's side of this connection, not a late
+ * one of an earlier connection (the REP tells an active id which it is).
+ */
+static bool
+from_this_connection(const struct droce_cm_id *id, const struct cm_msg *msg,
+		     const struct cm_gsi_from *from)
+{
+	if (id->peer_ip != from->ip)
+		return false;
+	if (msg->hdr.attr_id == CM_ATTR_REP || id->conn.remote_id == 0 || theirs(msg) == 0)
+		return true;
+	return theirs(msg) == id->conn.remote_id;
+}
+
 /* The passive id answering @p ip's connection @p remote_id; a REJ of a
  * REQ the peer gave up names only that (Linux sends it from a destroyed id).
  */
@@ -473,7 +502,7 @@ mad_input(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 	id = id_of_comm_id(cm, ours(msg));
 	if (id == NULL && msg->hdr.attr_id == CM_ATTR_REJ && msg->rej.remote_comm_id == 0)
 		id = passive_of(cm, from->ip, msg->rej.local_comm_id);
-	if (id != NULL && id->peer_ip == from->ip) {
+	if (id != NULL && from_this_connection(id, msg, from)) {
 		cm_conn_input(&id->conn, msg, &s);
 		return apply(id, &s);
 	}
@@ -535,6 +564,10 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 		return -EINVAL;
 	if (id_placed(id) != 0)
 		return -ENOSPC;
+	/* A comm id (and so TIDs) of its own for each connection an id makes:
+	 * late answers to the last one cannot be taken for this one's.
+	 */
+	id->conn.local_id = ((uint32_t)rte_rand() & ~(uint32_t)(CM_SLOTS - 1)) | id->slot;
 	id->qp = c->qp;
 	id->peer_ip = c->ip;
 	req.local_qpn = droce_qp_num(c->qp);

@@ -22,6 +22,16 @@ DROCE_PID=
 
 skip() { echo "SKIP: $*"; exit 77; }
 
+# stop_pid PID: a process this test started, asked to end, then made to.
+stop_pid() {
+	local pid=$1
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
 fail() {
 	echo "FAIL: $*"
 	if [ -f "$WORK/droce.log" ]; then

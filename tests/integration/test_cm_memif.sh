@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 droce developers
 #
-# lib/cm between two droce-rc processes on a memif link:
+# lib/cm between two droce-rc processes, each on a memif link to
+# tests/tools/wire_faults, which joins the two (with no faults here):
 #   1. CM_CYCLES (default 1000) rping connections one after another, each
 #      made, used (one ping, read, written back, checked) and disconnected;
 #   2. 100 ucmatose connections at once, 10 messages each way on each;
@@ -10,31 +11,28 @@
 #   4. a peer that never answers (a droce-rc without a CM: its stack
 #      answers ARP, nothing answers QP1): UNREACHABLE after the retries.
 # After each run both sides count what is left: CM ids, QPs and mbufs out
-# of the pool must be what they were before it.
+# of the pool must be what they were before it. The wire in between is
+# memif's server for both: DPDK 22.11's memif can fault polling while the
+# other end of its link goes away, and the wire outlives both.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 DROCE_RC=${DROCE_RC:?set DROCE_RC to the droce-rc binary}
+WIRE_FAULTS=${WIRE_FAULTS:?set WIRE_FAULTS to the wire_faults binary}
 DROCE=$DROCE_RC
 . "$here/lib.sh"
 
 CYCLES=${CM_CYCLES:-1000}
 S_PREFIX=droce-cm-s$TAG
 C_PREFIX=droce-cm-c$TAG
+W_PREFIX=droce-cm-w$TAG
 SERVER_PID=
+WIRE_PID=
 TCP_PORT=$((20000 + TAG % 20000))
-
-stop_pid() {
-	local pid=$1
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
 
 finish() {
 	stop_pid "$SERVER_PID"
-	rm -rf "/var/run/dpdk/$S_PREFIX" "/var/run/dpdk/$C_PREFIX"
+	stop_pid "$WIRE_PID"
+	rm -rf "/var/run/dpdk/$S_PREFIX" "/var/run/dpdk/$C_PREFIX" "/var/run/dpdk/$W_PREFIX"
 	cleanup
 }
 trap finish EXIT
@@ -42,32 +40,66 @@ trap finish EXIT
 cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
 read -r CPU_A CPU_B <<<"$cpus"
 
-# side NAME ROLE CPU ADDRESS ARGS...: one droce-rc on the memif link.
+# wire_start NAME: the wire between the two links' sockets.
+wire_start() {
+	rm -f "$WORK"/*.sock
+	timeout 600 "$WIRE_FAULTS" --no-pci --no-huge -m 256 --file-prefix "$W_PREFIX" \
+		--lcores "0@($CPU_A,$CPU_B)" --log-level lib.eal:error \
+		"--vdev=net_memif0,role=server,socket=$WORK/client.sock" \
+		"--vdev=net_memif1,role=server,socket=$WORK/server.sock" -- \
+		--seconds 580 --queues 2 >"$WORK/$1-wire.log" 2>&1 &
+	WIRE_PID=$!
+	for _ in $(seq 100); do
+		grep -q "wire_faults: running" "$WORK/$1-wire.log" && return 0
+		kill -0 "$WIRE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$WORK/$1-wire.log"
+	fail "$1: wire_faults did not start"
+}
+
+# side NAME SIDE CPU ADDRESS ARGS...: one droce-rc on its link to the wire
+# (it execs: call it in a subshell or in the background).
 side() {
-	local name=$1 role=$2 cpu=$3 addr=$4 prefix
+	local name=$1 which=$2 cpu=$3 addr=$4 prefix
 	shift 4
-	prefix=$([ "$role" = server ] && echo "$S_PREFIX" || echo "$C_PREFIX")
-	timeout 600 "$DROCE_RC" --no-pci --no-huge -m 256 --file-prefix "$prefix" \
+	prefix=$([ "$which" = server ] && echo "$S_PREFIX" || echo "$C_PREFIX")
+	# exec: in the background, $! is then timeout's own PID, which passes
+	# a TERM on to droce-rc.
+	exec timeout 600 "$DROCE_RC" --no-pci --no-huge -m 256 --file-prefix "$prefix" \
 		--lcores "0@$cpu,1@$cpu" --log-level lib.eal:error \
-		"--vdev=net_memif0,role=$role,socket=$WORK/cm.sock" -- "$@" --workers-inline \
+		"--vdev=net_memif0,role=client,socket=$WORK/$which.sock" -- "$@" --workers-inline \
 		port.0.device=net_memif0 "port.0.address=$addr/24" port.0.queues=2 \
 		>"$WORK/$name.log" 2>&1
+}
+
+# server_ready NAME WORDS: the server's log says WORDS (it listens).
+server_ready() {
+	for _ in $(seq 200); do
+		grep -q "$2" "$WORK/$1-server.log" 2>/dev/null && return 0
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$WORK/$1-server.log"
+	fail "$1: the server did not start"
 }
 
 # run NAME "SERVER ARGS" "CLIENT ARGS": both sides; sets SRC, CRC.
 run() {
 	local name=$1
-	rm -f "$WORK/cm.sock"
+	wire_start "$name"
 	# shellcheck disable=SC2086
 	side "$name-server" server "$CPU_B" 198.18.0.1 $2 &
 	SERVER_PID=$!
-	for _ in $(seq 100); do [ -S "$WORK/cm.sock" ] && break; sleep 0.05; done
+	server_ready "$name" "listening on port"
 	CRC=0
 	# shellcheck disable=SC2086
-	side "$name-client" client "$CPU_A" 198.18.0.2 $3 || CRC=$?
+	(side "$name-client" client "$CPU_A" 198.18.0.2 $3) || CRC=$?
 	SRC=0
 	wait "$SERVER_PID" || SRC=$?
 	SERVER_PID=
+	stop_pid "$WIRE_PID"
+	WIRE_PID=
 	for s in server client; do
 		echo "--- $name: $s"
 		grep -E "droce-rc: (rping|ucmatose|left|CM)" "$WORK/$name-$s.log" || true
@@ -115,17 +147,19 @@ nothing_left reject server
 nothing_left reject client
 
 echo "== a peer that never answers the REQ: UNREACHABLE after 3 tries"
-rm -f "$WORK/cm.sock"
+wire_start silent
 side silent-server server "$CPU_B" 198.18.0.1 stress --server -p "$TCP_PORT" --timeout 30 &
 SERVER_PID=$!
-for _ in $(seq 100); do [ -S "$WORK/cm.sock" ] && break; sleep 0.05; done
+server_ready silent "droce.net: port 0"
 CRC=0
 t0=$(date +%s%N)
-side silent-client client "$CPU_A" 198.18.0.2 \
-	rping --connect 198.18.0.1 --cm-retries 2 --cm-timeout 14 --timeout 20 || CRC=$?
+(side silent-client client "$CPU_A" 198.18.0.2 \
+	rping --connect 198.18.0.1 --cm-retries 2 --cm-timeout 14 --timeout 20) || CRC=$?
 elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
 stop_pid "$SERVER_PID"
 SERVER_PID=
+stop_pid "$WIRE_PID"
+WIRE_PID=
 grep -E "droce-rc: (rping|left|CM)" "$WORK/silent-client.log" || true
 [ "$CRC" = 1 ] || { cat "$WORK/silent-client.log"; fail "silent: client exit $CRC (1 wanted)"; }
 grep -q "UNREACHABLE: the peer's CM did not answer the REQ, sent 3 times" "$WORK/silent-client.log" ||

@@ -30,15 +30,6 @@ SERVER_PID=
 # The TCP exchange is on loopback; a port of its own for each test run.
 TCP_PORT=$((20000 + TAG % 20000))
 
-stop_pid() {
-	local pid=$1
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-
 finish() {
 	stop_pid "$SERVER_PID"
 	stop_pid "$WIRE_PID"

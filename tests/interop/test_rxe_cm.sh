@@ -17,7 +17,11 @@
 # READ, as rping's server does: it begins "rdma-ping-". Last, rping
 # itself, 100 pings each way with Linux's rping checking (-V): droce-rc's
 # rping client against `rping -s`, and `rping -c -V` against droce-rc's
-# rping server; and ucmatose both ways (10 messages of 100 bytes each way).
+# rping server; ucmatose both ways (10 messages of 100 bytes each way);
+# perftest with rdma_cm (-R), ib_write_bw and ib_send_bw, both ways:
+# Linux's clients against droce-rc's server, droce-rc's client against
+# Linux's servers. The capture's REQs, both sides', carry rdma_cm's
+# header as Wireshark reads it.
 . "$(dirname "$0")/lib.sh"
 
 PROBE=${CM_PROBE:?set CM_PROBE to the cm_probe binary}
@@ -90,6 +94,15 @@ for t in write send; do
 	grep -E "^ *$BW_SIZE +$BW_ITERS " /tmp/bw.out | tr -s ' ' | sed "s/^ //; s/^/guest: ib_\${t}_bw -R: /"
 	[ \$rc = 0 ] || tail -15 /tmp/bw.out | sed "s/^/guest: ib_\${t}_bw -R: /"
 done
+port=18517
+for t in write send; do
+	echo "guest: ib_\${t}_bw -R server on port \$port, for droce-rc's client"
+	timeout 120 ib_\${t}_bw -R -s $BW_SIZE -n $BW_ITERS -p \$port >/tmp/bws.out 2>&1
+	echo "guest: ib_\${t}_bw -R server exit \$?"
+	grep -E "^ *$BW_SIZE +$BW_ITERS " /tmp/bws.out | tr -s ' ' |
+		sed "s/^ //; s/^/guest: ib_\${t}_bw -R server: /"
+	port=\$((port + 1))
+done
 exit 0
 EOF
 
@@ -120,14 +133,20 @@ probe rping 7174 establish 45
 echo "== rping -c connects to droce at port 7175; READ its buffer, disconnect"
 probe rping-c 7175 listen 60
 
-# droce_rc NAME ARGS...: droce-rc on cpu 0 in droce's namespace.
-droce_rc() {
-	local name=$1 rc=0
+# droce_rc_try NAME ARGS...: droce-rc on cpu 0 in droce's namespace; its status.
+droce_rc_try() {
+	local name=$1
 	shift
 	ip netns exec "$RXE_NS_D" taskset -c 0 timeout 150 "$RC" --no-pci --no-huge -m 256 \
 		--file-prefix "$PROBE_PREFIX" "--vdev=net_af_packet0,iface=$RXE_IF_D,qpairs=2" -- \
 		"$@" --timeout 60 port.0.device=net_af_packet0 port.0.address=$RXE_DROCE_IP/24 \
-		>"$RXE_WORK/$name.log" 2>&1 || rc=$?
+		>"$RXE_WORK/$name.log" 2>&1
+}
+
+# droce_rc NAME ARGS...: droce-rc on cpu 0 in droce's namespace, which must succeed.
+droce_rc() {
+	local name=$1 rc=0
+	droce_rc_try "$@" || rc=$?
 	grep -E '^droce-rc: (rping|ucmatose|perftest)' "$RXE_WORK/$name.log" | sed "s/^/  $name: /"
 	if [ "$rc" != 0 ]; then
 		grep -v '^EAL: ' "$RXE_WORK/$name.log" | tail -20
@@ -152,6 +171,26 @@ echo "== ib_write_bw -R and ib_send_bw -R in the VM, droce-rc's perftest server 
 for t in write send; do
 	droce_rc "perftest-$t" perftest "$t" -R -p 18516 -s "$BW_SIZE" -n "$BW_ITERS"
 done
+echo "== droce-rc's perftest client with -R against ib_write_bw -R and ib_send_bw -R in the VM"
+port=18517
+for t in write send; do
+	# The VM starts its server once the last test is over: until it listens,
+	# its CM answers REJ 8 and droce-rc gives up after perftest's 10 tries.
+	for try in $(seq 30); do
+		rc=0
+		droce_rc_try "perftest-client-$t" perftest "$t" -R --connect "$RXE_VM_IP" -p "$port" \
+			-s "$BW_SIZE" -n "$BW_ITERS" || rc=$?
+		[ "$rc" = 0 ] && break
+		grep -q "REJECTED (status 8)" "$RXE_WORK/perftest-client-$t.log" || break
+		sleep 1
+	done
+	grep -E '^droce-rc: perftest' "$RXE_WORK/perftest-client-$t.log" | sed "s/^/  perftest-client-$t: /"
+	if [ "$rc" != 0 ]; then
+		grep -v '^EAL: ' "$RXE_WORK/perftest-client-$t.log" | tail -20
+		fail "droce-rc perftest-client-$t: exit status $rc"
+	fi
+	port=$((port + 1))
+done
 sleep 1 # tcpdump writes the last frames
 rxe_capture_stop
 
@@ -173,6 +212,9 @@ for t in write send; do
 	grep -aq "^guest: ib_${t}_bw -R exit 0" "$RXE_WORK/vm.log" &&
 		grep -aq "^guest: ib_${t}_bw -R: $BW_SIZE $BW_ITERS " "$RXE_WORK/vm.log" ||
 		fail "ib_${t}_bw -R against droce-rc failed (its output is above)"
+	grep -aq "^guest: ib_${t}_bw -R server exit 0" "$RXE_WORK/vm.log" &&
+		grep -aq "^guest: ib_${t}_bw -R server: $BW_SIZE $BW_ITERS " "$RXE_WORK/vm.log" ||
+		fail "ib_${t}_bw -R's server with droce-rc as its client failed (its output is above)"
 done
 
 cap=$RXE_WORK/cm.pcap

@@ -904,6 +904,40 @@ rc_qp(struct side *s)
 	return qp;
 }
 
+/* The work the CQs hold (flushed when connections ended), taken. */
+static void
+drain_cqs(void)
+{
+	struct droce_wc wc;
+
+	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
+	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
+		;
+}
+
+/* @p ida connected with @p qpa to B's listener on @p port, which accepts
+ * with @p qpb; both ESTABLISHED. Returns B's id.
+ */
+static struct droce_cm_id *
+establish(struct droce_cm_id *ida, uint16_t port, struct droce_qp *qpa, struct droce_qp *qpb)
+{
+	const struct droce_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+					       .retry_count = 7, .rnr_retry_count = 7 };
+	struct droce_cm_id *idb;
+	struct droce_cm_event ev;
+
+	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), port, qpa, &p), 0);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
+	idb = ev.id;
+	assert_int_equal(droce_cm_accept(idb, qpb, &p), 0);
+	next_event(cha, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	next_event(chb, &ev, 2);
+	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	return idb;
+}
+
 /* A connects to B's listener with private data, B accepts with its own;
  * both ESTABLISHED; a SEND crosses the QPs the CM set up; A disconnects;
  * both DISCONNECTED, then TIMEWAIT_EXIT.
@@ -989,9 +1023,7 @@ test_api_connect_send_disconnect(void **state)
 	next_event(chb, &ev, 3);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
 	assert_int_equal(droce_cm_disconnect(ida), -EINVAL);
-	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
-	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
-		;
+	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
 	assert_int_equal(droce_cm_destroy_id(idb), 0);
 	assert_int_equal(droce_cm_destroy_id(listener), 0);
@@ -1099,14 +1131,11 @@ static void
 test_api_req_refusals(void **state)
 {
 	static const uint8_t other_gid[16] = { 0xfe, 0x80, [15] = 1 };
-	struct droce_cm_conn_param pa = { .responder_resources = 1, .initiator_depth = 1,
-					  .retry_count = 7, .rnr_retry_count = 7 };
 	struct droce_cm_id *listener = droce_cm_create_id(chb, NULL),
 			   *ida = droce_cm_create_id(cha, NULL), *idb;
 	struct droce_qp *qpa = rc_qp(&A), *qpb = rc_qp(&B);
 	struct droce_cm_stats before, after;
 	struct droce_cm_event ev;
-	struct droce_wc wc;
 
 	(void)state;
 	droce_cm_stats(B.user, &before);
@@ -1120,15 +1149,7 @@ test_api_req_refusals(void **state)
 	assert_int_equal(after.rejected_bad_header - before.rejected_bad_header, 1);
 	assert_int_equal(droce_cm_get_event(chb, &ev), -EAGAIN);
 
-	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7181, qpa, &pa), 0);
-	next_event(chb, &ev, 2);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
-	idb = ev.id;
-	assert_int_equal(droce_cm_accept(idb, qpb, &pa), 0);
-	next_event(cha, &ev, 2);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
-	next_event(chb, &ev, 2);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	idb = establish(ida, 7181, qpa, qpb);
 	assert_int_equal(droce_cm_disconnect(ida), 0);
 	next_event(chb, &ev, 2);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
@@ -1145,9 +1166,7 @@ test_api_req_refusals(void **state)
 	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
 	while (droce_cm_get_event(cha, &ev) == 0)
 		;
-	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
-	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
-		;
+	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
 	assert_int_equal(droce_cm_destroy_id(idb), 0);
 	assert_int_equal(droce_cm_destroy_id(listener), 0);
@@ -1172,7 +1191,6 @@ test_api_destroy_tells_peer(void **state)
 			   *ida = droce_cm_create_id(cha, NULL), *idb;
 	struct droce_qp *qpa = rc_qp(&A), *qpb = rc_qp(&B);
 	struct droce_cm_event ev;
-	struct droce_wc wc;
 
 	(void)state;
 	assert_int_equal(droce_cm_listen(listener, 7183), 0);
@@ -1190,24 +1208,14 @@ test_api_destroy_tells_peer(void **state)
 
 	ida = droce_cm_create_id(cha, NULL);
 	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_INIT);
-	assert_int_equal(droce_cm_connect(ida, inet_addr(B.address), 7183, qpa, &pa), 0);
-	next_event(chb, &ev, 2);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_CONNECT_REQUEST);
-	idb = ev.id;
-	assert_int_equal(droce_cm_accept(idb, qpb, &pa), 0);
-	next_event(cha, &ev, 2);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
-	next_event(chb, &ev, 2);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_ESTABLISHED);
+	idb = establish(ida, 7183, qpa, qpb);
 	assert_int_equal(droce_cm_destroy_id(idb), 0);
 	next_event(cha, &ev, 2);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_DISCONNECTED);
 	assert_int_equal(droce_qp_state(qpa), DROCE_QPS_ERR);
 	next_event(cha, &ev, 3);
 	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
-	while (droce_poll_cq(A.scq, 1, &wc) > 0 || droce_poll_cq(A.rcq, 1, &wc) > 0 ||
-	       droce_poll_cq(B.scq, 1, &wc) > 0 || droce_poll_cq(B.rcq, 1, &wc) > 0)
-		;
+	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
 	assert_int_equal(droce_cm_destroy_id(listener), 0);
 	assert_int_equal(droce_destroy_qp(qpa), 0);

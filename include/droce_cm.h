@@ -44,7 +44,8 @@ enum droce_cm_event_type {
 	DROCE_CM_EVENT_CONNECT_REQUEST, /**< a listener's: a new id, to accept or reject */
 	DROCE_CM_EVENT_ESTABLISHED,
 	DROCE_CM_EVENT_REJECTED,        /**< status: the REJ's reason */
-	DROCE_CM_EVENT_UNREACHABLE,     /**< no answer after the retries; status -ETIMEDOUT */
+	DROCE_CM_EVENT_UNREACHABLE,     /**< no answer after the retries, status -ETIMEDOUT;
+					 *  no ARP answer, -EHOSTUNREACH */
 	DROCE_CM_EVENT_DISCONNECTED,
 	DROCE_CM_EVENT_TIMEWAIT_EXIT,   /**< the id may be destroyed or used again */
 };
@@ -59,7 +60,8 @@ struct droce_cm_event {
 	enum droce_cm_event_type event;
 	struct droce_cm_id *id;         /**< CONNECT_REQUEST: the new connection's id */
 	struct droce_cm_id *listen_id;  /**< CONNECT_REQUEST: the listener */
-	int status;                     /**< REJECTED: reason; UNREACHABLE: -ETIMEDOUT */
+	int status;                     /**< REJECTED: reason; UNREACHABLE: -ETIMEDOUT or
+					 *  -EHOSTUNREACH */
 	uint32_t peer_ip;               /**< network order */
 	uint16_t peer_port;             /**< CONNECT_REQUEST: rdma_cm's source port */
 	uint8_t responder_resources;    /**< CONNECT_REQUEST: what the peer asks for */
@@ -132,8 +134,8 @@ int droce_cm_channel_fd(const struct droce_cm_channel *ch);
 /**
  * The next event of @p ch, if any; one thread at a time takes a channel's
  * events. Events of ids destroyed since they were queued are skipped (a
- * CONNECT_REQUEST whose listener is gone: its id destroyed, the peer's
- * REQ left to time out); the ids an event names stay valid until they are
+ * CONNECT_REQUEST whose listener is gone: its id destroyed, which sends
+ * the peer REJ 28); the ids an event names stay valid until they are
  * destroyed.
  *
  * @return
@@ -160,7 +162,7 @@ int droce_cm_listen(struct droce_cm_id *id, uint16_t port);
  * Connect to @p port at @p dst_ip (network order) with @p qp, an RC QP in
  * INIT on the CM's port. The REQ goes out once ARP knows the peer (as
  * rdma_resolve_addr does first); ESTABLISHED, REJECTED or UNREACHABLE
- * follows (UNREACHABLE also when ARP has no answer in 3 s).
+ * follows (UNREACHABLE, -EHOSTUNREACH, when ARP has no answer in 3 s).
  *
  * @return
  *   0; -EINVAL (bad argument, id in use, private data over 56 bytes, CM

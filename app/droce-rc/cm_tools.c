@@ -107,6 +107,8 @@ cm_event_failure(struct rping_run *r, const struct droce_cm_event *ev,
 			 rej_reason_str(ev->status),
 			 (int)strnlen((const char *)ev->private_data, ev->private_data_len),
 			 (const char *)ev->private_data);
+	else if (ev->event == DROCE_CM_EVENT_UNREACHABLE && ev->status == -EHOSTUNREACH)
+		snprintf(r->err, sizeof(r->err), "UNREACHABLE: no ARP answer from the peer");
 	else if (ev->event == DROCE_CM_EVENT_UNREACHABLE)
 		snprintf(r->err, sizeof(r->err),
 			 "UNREACHABLE: the peer's CM did not answer the REQ, sent %u times (--cm-retries, --cm-timeout)",
@@ -554,17 +556,21 @@ many_completions(struct rping_run *r)
 	int n = droce_poll_cq(r->many_cq, 32, wc);
 
 	for (int k = 0; k < n; k++) {
+		uint64_t conn = wc[k].wr_id >> CONN_WR_SHIFT;
 		struct tose_conn *c;
 
-		c = &r->conns[(wc[k].wr_id >> CONN_WR_SHIFT) - 1];
+		if (conn == 0 || conn > r->o->connections) {
+			snprintf(r->err, sizeof(r->err), "a completion of no connection (0x%" PRIx64 ")",
+				 wc[k].wr_id);
+			return -1;
+		}
+		c = &r->conns[conn - 1];
 		if (wc[k].status != DROCE_WC_SUCCESS &&
 		    !send_flushed_after_all(r, &wc[k], c->received)) {
 			snprintf(r->err, sizeof(r->err), "completion 0x%" PRIx64 ": %s", wc[k].wr_id,
 				 droce_wc_status_str(wc[k].status));
 			return -1;
 		}
-		if (wc[k].status == DROCE_WC_WR_FLUSH_ERR && (uint32_t)wc[k].wr_id >= WR_RECV)
-			continue; /* receives the peer's DREQ left over */
 		if ((uint32_t)wc[k].wr_id >= WR_RECV)
 			c->received++;
 		else
@@ -582,6 +588,31 @@ many_completions(struct rping_run *r)
 	return 0;
 }
 
+/* A QP of the many, on their CQ. */
+static struct droce_qp *
+many_qp(struct rping_run *r)
+{
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC, .send_cq = r->many_cq, .recv_cq = r->many_cq,
+		.cap = { .max_send_wr = r->o->iters, .max_recv_wr = r->o->iters,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return droce_create_qp(r->app->pd, &ia);
+}
+
+/* Whether a connection's work has still to complete (its last
+ * completions can follow the peer's DREQ).
+ */
+static bool
+many_completions_left(const struct rping_run *r)
+{
+	for (uint32_t i = 0; i < r->o->connections; i++)
+		if (r->conns[i].sent != r->o->iters || r->conns[i].received != r->o->iters)
+			return true;
+	return false;
+}
+
 /* --connections at once: made (@p setup_us, one for each), used, ended. */
 static int
 many_connections(struct rping_run *r, uint64_t *setup_us)
@@ -594,10 +625,16 @@ many_connections(struct rping_run *r, uint64_t *setup_us)
 	for (uint32_t i = 0; i < n; i++) {
 		struct tose_conn *c = &r->conns[i];
 
+		/* A new QP for each connection after the first, as for one. */
+		if (r->cycle != 0) {
+			droce_destroy_qp(c->qp);
+			c->qp = many_qp(r);
+		}
 		*c = (struct tose_conn){ .qp = c->qp };
-		if (qp_fresh(r, c->qp, r->many_cq, r->o->iters,
-			     (uint64_t)(i + 1) << CONN_WR_SHIFT) != 0) {
-			snprintf(r->err, sizeof(r->err), "a QP does not go back to INIT");
+		if (c->qp == NULL || qp_fresh(r, c->qp, r->many_cq, r->o->iters,
+					      (uint64_t)(i + 1) << CONN_WR_SHIFT) != 0) {
+			snprintf(r->err, sizeof(r->err), "connection %u has no QP in INIT (the droce.rc log says why)",
+				 i);
 			return -1;
 		}
 	}
@@ -613,7 +650,7 @@ many_connections(struct rping_run *r, uint64_t *setup_us)
 			goto out;
 		}
 	}
-	while (disconnected < n) {
+	while (disconnected < n || many_completions_left(r)) {
 		unsigned int work = rcapp_poll(r->app);
 
 		while (droce_cm_get_event(r->ch, &ev) == 0) {
@@ -631,6 +668,12 @@ many_connections(struct rping_run *r, uint64_t *setup_us)
 			goto out;
 		}
 	}
+	for (uint32_t i = 0; i < n; i++)
+		if (r->conns[i].sent != r->o->iters || r->conns[i].received != r->o->iters) {
+			snprintf(r->err, sizeof(r->err), "connection %u ended with %u of %u sent and %u received",
+				 i, r->conns[i].sent, r->o->iters, r->conns[i].received);
+			goto out;
+		}
 	ret = 0;
 out:
 	for (uint32_t i = 0; i < n; i++)
@@ -655,13 +698,7 @@ many_create(struct rping_run *r)
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct droce_qp_init_attr ia = {
-			.qp_type = DROCE_QPT_RC, .send_cq = r->many_cq, .recv_cq = r->many_cq,
-			.cap = { .max_send_wr = r->o->iters, .max_recv_wr = r->o->iters,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-		};
-
-		r->conns[i].qp = droce_create_qp(r->app->pd, &ia);
+		r->conns[i].qp = many_qp(r);
 		if (r->conns[i].qp == NULL) {
 			snprintf(r->err, sizeof(r->err), "QP %u of %u: %s (the droce.rc log above says why)",
 				 i + 1, n, rte_strerror(rte_errno));

@@ -80,7 +80,7 @@ usage(FILE *out, const char *prog)
 		"                       made, used and disconnected (1..1000000) [1]\n"
 		"      --connections N  ucmatose: N connections at once, as ucmatose -c (1..1000) [1]\n"
 		"      --reject TEXT    rping, ucmatose server: refuse each connection request,\n"
-		"                       with TEXT (up to 148 bytes) as the REJ's private data\n"
+		"                       with TEXT (up to 147 bytes) as the REJ's private data\n"
 		"      --cm-retries N   rping, ucmatose client: REQs sent again before the peer\n"
 		"                       counts as unreachable (1..15) [15, as Linux]\n"
 		"      --cm-timeout N   rping, ucmatose client: how long each REQ waits for an\n"
@@ -253,9 +253,9 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 			break;
 		case 'J':
 			g->reject = true;
-			if (strlen(optarg) > DROCE_CM_REJECT_PRIVATE_MAX) {
-				fprintf(stderr, PROG ": --reject: %zu bytes; allowed: up to %u (a REJ's private data)\n",
-					strlen(optarg), DROCE_CM_REJECT_PRIVATE_MAX);
+			if (strlen(optarg) >= DROCE_CM_REJECT_PRIVATE_MAX) {
+				fprintf(stderr, PROG ": --reject: %zu bytes; allowed: up to %u (a REJ's private data, with its NUL)\n",
+					strlen(optarg), DROCE_CM_REJECT_PRIVATE_MAX - 1);
 				return -1;
 			}
 			o->reject = optarg;

@@ -39,6 +39,15 @@ extern int droce_cm_logtype;
 #define CM_RING_SIZE 1024
 #define CM_CALL_WAIT_S 5
 #define CM_RESOLVE_S 3                  /* ARP's answer for a connect, at most */
+#define CM_TIMEWAIT_KEPT 256            /* timewaits kept after their ids are destroyed */
+
+/* A connection whose id is gone but whose timewait is not over yet: as
+ * Linux's CM, its peer's QP may not connect again until then.
+ */
+struct cm_timewait {
+	uint32_t ip, qpn;
+	uint64_t until;                 /* timer cycles; 0: a free entry */
+};
 
 struct droce_cm_channel {
 	struct droce_cm *cm;
@@ -70,6 +79,7 @@ struct droce_cm_id {
 	 * wait out a whole CM response timeout.
 	 */
 	bool resolving;
+	bool arp_failed;                /* UNREACHABLE: ARP had no answer */
 	uint64_t resolve_until;         /* timer cycles */
 	struct cm_req req;
 	struct cm_conn_param param;
@@ -86,6 +96,8 @@ struct droce_cm {
 	uint32_t hint;
 	uint32_t nb_ids, nb_channels, half_open;
 	struct droce_cm_stats stats;
+	struct cm_timewait timewait[CM_TIMEWAIT_KEPT];
+	uint32_t timewait_next;
 };
 
 /* A call handed to the control lcore. */
@@ -252,7 +264,7 @@ apply(struct droce_cm_id *id, const struct cm_step *s)
 			break;
 		case CM_EV_UNREACHABLE:
 			ev.event = DROCE_CM_EVENT_UNREACHABLE;
-			ev.status = -ETIMEDOUT;
+			ev.status = id->arp_failed ? -EHOSTUNREACH : -ETIMEDOUT;
 			cm->stats.unreachable++;
 			half_open_end(id);
 			break;
@@ -290,6 +302,7 @@ timer_expired(struct rte_timer *t, void *arg)
 	if (id->resolving) {
 		if (resolve_step(id) != 0) {
 			s = (struct cm_step){ .event = CM_EV_UNREACHABLE };
+			id->arp_failed = true;
 			apply(id, &s);
 		}
 		return;
@@ -321,18 +334,45 @@ reject_req(struct droce_cm *cm, const struct cm_msg *req, uint32_t ip, uint16_t 
 	send_reply(cm, ip, &rej);
 }
 
-/* The id whose connection to @p ip's QP @p qpn is in timewait, if any. */
-static struct droce_cm_id *
+/* Whether a connection to @p ip's QP @p qpn is in timewait, its id kept
+ * or destroyed.
+ */
+static bool
 in_timewait(const struct droce_cm *cm, uint32_t ip, uint32_t qpn)
 {
+	uint64_t now = rte_get_timer_cycles();
+
 	for (uint32_t n = 0; n < CM_SLOTS; n++) {
 		struct droce_cm_id *id = cm->id[n];
 
 		if (id != NULL && !id->listening && id->peer_ip == ip &&
 		    id->conn.remote_qpn == qpn && id->conn.state == CM_TIMEWAIT)
-			return id;
+			return true;
 	}
-	return NULL;
+	for (uint32_t n = 0; n < CM_TIMEWAIT_KEPT; n++) {
+		const struct cm_timewait *t = &cm->timewait[n];
+
+		if (t->until > now && t->ip == ip && t->qpn == qpn)
+			return true;
+	}
+	return false;
+}
+
+/* An id destroyed before its timewait is over leaves the rest of it here
+ * (the oldest entry makes room when all are taken).
+ */
+static void
+timewait_keep(struct droce_cm *cm, const struct droce_cm_id *id)
+{
+	uint64_t expiry;
+
+	if (id->conn.state != CM_TIMEWAIT && id->conn.state != CM_DREQ_SENT)
+		return;
+	/* The whole of it from now: a little longer than what was left. */
+	expiry = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * cm_conn_timewait_ms();
+	cm->timewait[cm->timewait_next] = (struct cm_timewait){
+		.ip = id->peer_ip, .qpn = id->conn.remote_qpn, .until = expiry };
+	cm->timewait_next = (cm->timewait_next + 1) % CM_TIMEWAIT_KEPT;
 }
 
 static struct droce_cm_id *
@@ -361,28 +401,11 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	struct cm_rdma_hdr h;
 	struct cm_step s;
 
-	droce_gid_from_ipv4(cm->ip, gid);
-	if (memcmp(msg->req.primary.remote_gid, gid, sizeof(gid)) != 0) {
-		cm->stats.rejected_invalid_gid++;
-		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_GID);
-	}
-	/* rdma_cm's header, for this address; as Linux, a REQ it cannot
-	 * take is refused as its consumer would.
+	/* In Linux's order: the QP's last connection here has not yet waited
+	 * out its late packets (this REQ again included), then a duplicate,
+	 * then the listener, then what the REQ asks for.
 	 */
-	cm_rdma_hdr_decode(msg->req.private_data, &h);
-	if (h.version != 0 || h.ip_version != 4 || !cm_rdma_addr_to_ipv4(h.dst_addr, &dst) ||
-	    dst != cm->ip) {
-		cm->stats.rejected_bad_header++;
-		return reject_req(cm, msg, from->ip, CM_REJ_CONSUMER_DEFINED);
-	}
-	if (msg->req.path_mtu < DROCE_MTU_256 || msg->req.path_mtu > DROCE_MTU_4096) {
-		cm->stats.rejected_bad_header++;
-		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_MTU);
-	}
-	/* The QP's last connection here has not yet waited out its late
-	 * packets (this REQ again included).
-	 */
-	if (in_timewait(cm, from->ip, msg->req.local_qpn) != NULL) {
+	if (in_timewait(cm, from->ip, msg->req.local_qpn)) {
 		cm->stats.rejected_stale++;
 		return reject_req(cm, msg, from->ip, CM_REJ_STALE_CONN);
 	}
@@ -398,6 +421,25 @@ req_input(struct droce_cm *cm, const struct cm_msg *msg, const struct cm_gsi_fro
 	if (listener == NULL) {
 		cm->stats.rejected_no_listener++;
 		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_SERVICE_ID);
+	}
+	droce_gid_from_ipv4(cm->ip, gid);
+	if (memcmp(msg->req.primary.remote_gid, gid, sizeof(gid)) != 0) {
+		cm->stats.rejected_invalid_gid++;
+		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_GID);
+	}
+	/* rdma_cm's header, for this address; as Linux, a REQ it cannot take
+	 * is refused as its consumer would. A path MTU this port does not
+	 * carry is refused too: the peer would send what we cannot take.
+	 */
+	cm_rdma_hdr_decode(msg->req.private_data, &h);
+	if (h.version != 0 || h.ip_version != 4 || !cm_rdma_addr_to_ipv4(h.dst_addr, &dst) ||
+	    dst != cm->ip) {
+		cm->stats.rejected_bad_header++;
+		return reject_req(cm, msg, from->ip, CM_REJ_CONSUMER_DEFINED);
+	}
+	if (msg->req.path_mtu < DROCE_MTU_256 || msg->req.path_mtu > cm->mtu) {
+		cm->stats.rejected_bad_header++;
+		return reject_req(cm, msg, from->ip, CM_REJ_INVALID_MTU);
 	}
 	/* Bounded: half-open connections, and room for the event that
 	 * announces this one (an id the application never hears of would
@@ -530,7 +572,7 @@ id_placed(struct droce_cm_id *id)
 static int
 call_listen(struct droce_cm_id *id, uint16_t port)
 {
-	if (port == 0 || id->listening || id->conn.state != CM_IDLE)
+	if (port == 0 || id->listening || id->conn.state != CM_IDLE || id->resolving)
 		return -EINVAL;
 	if (id_placed(id) != 0)
 		return -ENOSPC;
@@ -581,6 +623,7 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 	id->req = req;
 	id->param = p;
 	id->resolving = true;
+	id->arp_failed = false;
 	id->resolve_until = rte_get_timer_cycles() + rte_get_timer_hz() * CM_RESOLVE_S;
 	return resolve_step(id);
 }
@@ -669,6 +712,7 @@ call_destroy(struct droce_cm_id *id)
 	struct cm_step s;
 
 	rte_timer_stop_sync(&id->timer);
+	timewait_keep(cm, id);
 	cm_conn_destroyed(&id->conn, &s);
 	if (s.send)
 		cm_gsi_send(cm->gsi, id->peer_ip, &s.msg);
@@ -797,12 +841,17 @@ droce_cm_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen
 int
 droce_cm_close(struct droce_cm *cm)
 {
+	struct cm_call *c;
+
 	if (cm == NULL)
 		return 0;
 	if (cm->nb_ids != 0 || cm->nb_channels != 0)
 		return -EBUSY;
 	droce_control_hook_unregister(cm->stack, calls_round, cm);
 	cm_gsi_close(cm->gsi);
+	/* What is left are calls whose callers gave up waiting. */
+	while (rte_ring_sc_dequeue(cm->calls, (void **)&c) == 0)
+		free(c);
 	rte_ring_free(cm->calls);
 	free(cm);
 	return 0;

@@ -126,6 +126,12 @@ event(struct cm_step *out, enum cm_event e, const uint8_t *pdata, uint32_t len)
 	out->private_len = len;
 }
 
+uint32_t
+cm_conn_timewait_ms(void)
+{
+	return cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT);
+}
+
 /* ---- the application's calls ------------------------------------------------------ */
 
 void
@@ -221,8 +227,9 @@ cm_conn_reject(struct cm_conn *c, const uint8_t *private_data, uint32_t len,
 	step_clear(out);
 	if (c->state != CM_REQ_RCVD)
 		return;
-	m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .remote_comm_id = c->remote_id,
-				 .msg_rejected = CM_MSG_REQ, .reason = CM_REJ_CONSUMER_DEFINED };
+	/* As Linux's cm_format_rej: from REQ_RCVD, no local comm id. */
+	m.rej = (struct cm_rej){ .remote_comm_id = c->remote_id, .msg_rejected = CM_MSG_REQ,
+				 .reason = CM_REJ_CONSUMER_DEFINED };
 	copy_private(m.rej.private_data, CM_REJ_PRIVATE, private_data, len);
 	c->state = CM_IDLE;
 	send_once(&m, out);
@@ -238,16 +245,20 @@ cm_conn_destroyed(struct cm_conn *c, struct cm_step *out)
 	case CM_REQ_SENT:
 	case CM_MRA_REQ_RCVD:
 		/* As Linux: REJ "timeout", our CA GUID as its information. */
-		m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .msg_rejected = CM_MSG_REQ,
+		m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .msg_rejected = CM_MSG_OTHER,
 					 .reason = CM_REJ_TIMEOUT, .ari_length = 8 };
 		for (int i = 0; i < 8; i++)
 			m.rej.ari[i] = (uint8_t)(c->req.local_ca_guid >> (56 - 8 * i));
 		break;
 	case CM_REQ_RCVD:
 	case CM_REP_SENT:
-		m.rej = (struct cm_rej){ .local_comm_id = c->local_id, .remote_comm_id = c->remote_id,
+		/* As Linux's cm_format_rej: from REQ_RCVD no local comm id and
+		 * the REQ rejected; later, "other".
+		 */
+		m.rej = (struct cm_rej){ .local_comm_id = c->state == CM_REQ_RCVD ? 0 : c->local_id,
+					 .remote_comm_id = c->remote_id,
 					 .msg_rejected = c->state == CM_REQ_RCVD ? CM_MSG_REQ
-					 : CM_MSG_REP,
+					 : CM_MSG_OTHER,
 					 .reason = CM_REJ_CONSUMER_DEFINED };
 		break;
 	case CM_ESTABLISHED:
@@ -367,7 +378,7 @@ dreq_received(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 	if (c->state == CM_TIMEWAIT)
 		return; /* a DREQ again: its DREP was lost */
 	c->state = CM_TIMEWAIT;
-	set_timer(out, cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT));
+	set_timer(out, cm_conn_timewait_ms());
 	event(out, CM_EV_DISCONNECTED, msg->dreq.private_data, CM_DREQ_PRIVATE);
 }
 
@@ -391,7 +402,7 @@ dreq_sent_input(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out
 	switch (msg->hdr.attr_id) {
 	case CM_ATTR_DREP:
 		c->state = CM_TIMEWAIT;
-		set_timer(out, cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT));
+		set_timer(out, cm_conn_timewait_ms());
 		return event(out, CM_EV_DISCONNECTED, msg->drep.private_data, CM_DREP_PRIVATE);
 	case CM_ATTR_DREQ:
 		/* Both sides disconnect at once: each answers the other. */
@@ -454,7 +465,7 @@ cm_conn_timeout(struct cm_conn *c, struct cm_step *out)
 		if (c->state == CM_DREQ_SENT) {
 			/* No DREP: the connection is over all the same. */
 			c->state = CM_TIMEWAIT;
-			set_timer(out, cm_timeout_ms(CM_LOCAL_ACK_TIMEOUT));
+			set_timer(out, cm_conn_timewait_ms());
 			return event(out, CM_EV_DISCONNECTED, NULL, 0);
 		}
 		c->state = CM_IDLE;

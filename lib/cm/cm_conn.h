@@ -100,6 +100,8 @@ struct cm_conn {
 };
 
 const char *cm_state_name(enum cm_state s);
+/* How long a connection stays in TIMEWAIT. */
+uint32_t cm_conn_timewait_ms(void);
 const char *cm_event_name(enum cm_event e);
 
 /* Milliseconds a CM timeout code means (4.096 us * 2^t, as Linux rounds it). */

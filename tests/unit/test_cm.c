@@ -1124,8 +1124,8 @@ inject_req(uint32_t i, uint16_t port, uint32_t qpn, const uint8_t *gid, uint32_t
 }
 
 /* A REQ for another GID: REJ 12; for another address in its rdma_cm
- * header: REJ 28. A REQ from a QP whose connection to B is in timewait:
- * REJ 10. None reaches the listener.
+ * header: REJ 28. A REQ from a QP whose connection to B is in timewait,
+ * its id kept or destroyed: REJ 10. None reaches the listener.
  */
 static void
 test_api_req_refusals(void **state)
@@ -1162,13 +1162,19 @@ test_api_req_refusals(void **state)
 	assert_int_equal(after.connect_requests - before.connect_requests, 1);
 	assert_int_equal(after.ids, before.ids + 1); /* idb */
 
-	next_event(chb, &ev, 3);
-	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
+	/* Destroyed in timewait, the connection still keeps its QPN out. */
+	assert_int_equal(droce_cm_destroy_id(idb), 0);
+	inject_req(4, 7181, droce_qp_num(qpa), NULL, 0);
+	for (int i = 0; i < 8; i++)
+		pump();
+	droce_cm_stats(B.user, &after);
+	assert_int_equal(after.rejected_stale - before.rejected_stale, 2);
+	assert_int_equal(droce_cm_get_event(chb, &ev), -EAGAIN);
+
 	while (droce_cm_get_event(cha, &ev) == 0)
 		;
 	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
-	assert_int_equal(droce_cm_destroy_id(idb), 0);
 	assert_int_equal(droce_cm_destroy_id(listener), 0);
 	droce_cm_stats(B.user, &after);
 	assert_int_equal(after.ids, before.ids - 1); /* the listener was one */

@@ -129,6 +129,20 @@ on_control_lcore(void)
 	return rte_lcore_id() == rte_get_main_lcore();
 }
 
+/* A comm id for slot @p slot (its low 12 bits), random above them; never
+ * 0, which messages use for "none".
+ */
+static uint32_t
+comm_id_for(uint32_t slot)
+{
+	uint32_t id;
+
+	do
+		id = ((uint32_t)rte_rand() & ~(uint32_t)(CM_SLOTS - 1)) | slot;
+	while (id == 0);
+	return id;
+}
+
 /* A slot and a comm id that names it (its low 12 bits). */
 static int
 id_slot_take(struct droce_cm *cm, struct droce_cm_id *id)
@@ -140,7 +154,7 @@ id_slot_take(struct droce_cm *cm, struct droce_cm_id *id)
 			cm->id[slot] = id;
 			cm->hint = slot + 1;
 			id->slot = slot;
-			id->conn.local_id = ((uint32_t)rte_rand() & ~(uint32_t)(CM_SLOTS - 1)) | slot;
+			id->conn.local_id = comm_id_for(slot);
 			return 0;
 		}
 	}
@@ -609,7 +623,7 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 	/* A comm id (and so TIDs) of its own for each connection an id makes:
 	 * late answers to the last one cannot be taken for this one's.
 	 */
-	id->conn.local_id = ((uint32_t)rte_rand() & ~(uint32_t)(CM_SLOTS - 1)) | id->slot;
+	id->conn.local_id = comm_id_for(id->slot);
 	id->qp = c->qp;
 	id->peer_ip = c->ip;
 	req.local_qpn = droce_qp_num(c->qp);

@@ -11,52 +11,17 @@
 #   4. a peer that never answers (a droce-rc without a CM: its stack
 #      answers ARP, nothing answers QP1): UNREACHABLE after the retries.
 # After each run both sides count what is left: CM ids, QPs and mbufs out
-# of the pool must be what they were before it. The wire in between is
-# memif's server for both: DPDK 22.11's memif can fault polling while the
-# other end of its link goes away, and the wire outlives both.
+# of the pool must be what they were before it. (wire.sh says why the
+# wire is there.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 DROCE_RC=${DROCE_RC:?set DROCE_RC to the droce-rc binary}
-WIRE_FAULTS=${WIRE_FAULTS:?set WIRE_FAULTS to the wire_faults binary}
 DROCE=$DROCE_RC
 . "$here/lib.sh"
+. "$here/wire.sh"
 
 CYCLES=${CM_CYCLES:-1000}
-S_PREFIX=droce-cm-s$TAG
-C_PREFIX=droce-cm-c$TAG
-W_PREFIX=droce-cm-w$TAG
-SERVER_PID=
-WIRE_PID=
 TCP_PORT=$((20000 + TAG % 20000))
-
-finish() {
-	stop_pid "$SERVER_PID"
-	stop_pid "$WIRE_PID"
-	rm -rf "/var/run/dpdk/$S_PREFIX" "/var/run/dpdk/$C_PREFIX" "/var/run/dpdk/$W_PREFIX"
-	cleanup
-}
-trap finish EXIT
-
-cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
-read -r CPU_A CPU_B <<<"$cpus"
-
-# wire_start NAME: the wire between the two links' sockets.
-wire_start() {
-	rm -f "$WORK"/*.sock
-	timeout 600 "$WIRE_FAULTS" --no-pci --no-huge -m 256 --file-prefix "$W_PREFIX" \
-		--lcores "0@($CPU_A,$CPU_B)" --log-level lib.eal:error \
-		"--vdev=net_memif0,role=server,socket=$WORK/client.sock" \
-		"--vdev=net_memif1,role=server,socket=$WORK/server.sock" -- \
-		--seconds 580 --queues 2 >"$WORK/$1-wire.log" 2>&1 &
-	WIRE_PID=$!
-	for _ in $(seq 100); do
-		grep -q "wire_faults: running" "$WORK/$1-wire.log" && return 0
-		kill -0 "$WIRE_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$WORK/$1-wire.log"
-	fail "$1: wire_faults did not start"
-}
 
 # side NAME SIDE CPU ADDRESS ARGS...: one droce-rc on its link to the wire
 # (it execs: call it in a subshell or in the background).
@@ -87,7 +52,7 @@ server_ready() {
 # run NAME "SERVER ARGS" "CLIENT ARGS": both sides; sets SRC, CRC.
 run() {
 	local name=$1
-	wire_start "$name"
+	wire_start "$name" 580
 	# shellcheck disable=SC2086
 	side "$name-server" server "$CPU_B" 198.18.0.1 $2 &
 	SERVER_PID=$!
@@ -98,8 +63,7 @@ run() {
 	SRC=0
 	wait "$SERVER_PID" || SRC=$?
 	SERVER_PID=
-	stop_pid "$WIRE_PID"
-	WIRE_PID=
+	wire_stop
 	for s in server client; do
 		echo "--- $name: $s"
 		grep -E "droce-rc: (rping|ucmatose|left|CM)" "$WORK/$name-$s.log" || true
@@ -147,7 +111,7 @@ nothing_left reject server
 nothing_left reject client
 
 echo "== a peer that never answers the REQ: UNREACHABLE after 3 tries"
-wire_start silent
+wire_start silent 580
 side silent-server server "$CPU_B" 198.18.0.1 stress --server -p "$TCP_PORT" --timeout 30 &
 SERVER_PID=$!
 server_ready silent "droce.net: port 0"
@@ -158,8 +122,7 @@ t0=$(date +%s%N)
 elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
 stop_pid "$SERVER_PID"
 SERVER_PID=
-stop_pid "$WIRE_PID"
-WIRE_PID=
+wire_stop
 grep -E "droce-rc: (rping|left|CM)" "$WORK/silent-client.log" || true
 [ "$CRC" = 1 ] || { cat "$WORK/silent-client.log"; fail "silent: client exit $CRC (1 wanted)"; }
 grep -q "UNREACHABLE: the peer's CM did not answer the REQ, sent 3 times" "$WORK/silent-client.log" ||

@@ -16,33 +16,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 DROCE_RC=${DROCE_RC:?set DROCE_RC to the droce-rc binary}
-WIRE_FAULTS=${WIRE_FAULTS:?set WIRE_FAULTS to the wire_faults binary}
 DROCE=$DROCE_RC
 . "$here/lib.sh"
+. "$here/wire.sh"
 
 CLEAN_N=${RC_STRESS_MESSAGES:-100000}
 FAULT_N=${RC_STRESS_FAULT_MESSAGES:-5000}
-W_PREFIX=droce-it-w$TAG
-S_PREFIX=droce-it-s$TAG
-C_PREFIX=droce-it-c$TAG
-WIRE_PID=
-SERVER_PID=
 # The TCP exchange is on loopback; a port of its own for each test run.
 TCP_PORT=$((20000 + TAG % 20000))
-
-finish() {
-	stop_pid "$SERVER_PID"
-	stop_pid "$WIRE_PID"
-	rm -rf "/var/run/dpdk/$W_PREFIX" "/var/run/dpdk/$S_PREFIX" "/var/run/dpdk/$C_PREFIX"
-	cleanup
-}
-trap finish EXIT
-
-# One cpu for each end where there are two: their lcores poll, and with
-# --workers-inline each end is one polling thread. The wire sleeps when
-# it has nothing and runs wherever it can.
-cpus=$(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
-read -r CPU_A CPU_B <<<"$cpus"
 
 # stress_run NAME MESSAGES [wire_faults options...]; OWNERS: who runs the
 # QPs; INLINE: the workers' rounds on the main lcore, or on their own
@@ -51,18 +32,7 @@ INLINE=--workers-inline
 stress_run() {
 	local name=$1 n=$2 rc=0
 	shift 2
-	rm -f "$WORK"/*.sock
-	timeout 900 "$WIRE_FAULTS" --no-pci --no-huge -m 256 --file-prefix "$W_PREFIX" \
-		--lcores "0@($CPU_A,$CPU_B)" --log-level lib.eal:error \
-		"--vdev=net_memif0,role=server,socket=$WORK/client.sock" \
-		"--vdev=net_memif1,role=server,socket=$WORK/server.sock" -- \
-		--seconds 880 --queues 2 --seed 7 "$@" >"$WORK/$name-wire.log" 2>&1 &
-	WIRE_PID=$!
-	for _ in $(seq 100); do
-		grep -q "wire_faults: running" "$WORK/$name-wire.log" && break
-		kill -0 "$WIRE_PID" 2>/dev/null || { cat "$WORK/$name-wire.log"; fail "$name: wire_faults did not start"; }
-		sleep 0.1
-	done
+	wire_start "$name" 880 --seed 7 "$@"
 	timeout 900 "$DROCE_RC" --no-pci --no-huge -m 512 --file-prefix "$S_PREFIX" \
 		--lcores "0@$CPU_B,1@$CPU_B" --log-level lib.eal:error \
 		"--vdev=net_memif0,role=client,socket=$WORK/server.sock" -- \
@@ -78,8 +48,7 @@ stress_run() {
 		port.0.queues=2 >"$WORK/$name-client.log" 2>&1 || rc=$?
 	wait "$SERVER_PID" || rc=$((rc == 0 ? 100 : rc))
 	SERVER_PID=
-	stop_pid "$WIRE_PID"
-	WIRE_PID=
+	wire_stop
 	for side in client server wire; do
 		echo "--- $name: $side"
 		grep -E "stress:|RC transport|wire_faults: port|droce-rc: " "$WORK/$name-$side.log" || true

@@ -915,6 +915,20 @@ drain_cqs(void)
 		;
 }
 
+/* A test's listener and QPs destroyed, and the stacks run a little to
+ * free them.
+ */
+static void
+test_end(struct droce_cm_id *listener, struct droce_qp *qpa, struct droce_qp *qpb)
+{
+	assert_int_equal(droce_cm_destroy_id(listener), 0);
+	assert_int_equal(droce_destroy_qp(qpa), 0);
+	if (qpb != NULL)
+		assert_int_equal(droce_destroy_qp(qpb), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
 /* @p ida connected with @p qpa to B's listener on @p port, which accepts
  * with @p qpb; both ESTABLISHED. Returns B's id.
  */
@@ -1026,11 +1040,7 @@ test_api_connect_send_disconnect(void **state)
 	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
 	assert_int_equal(droce_cm_destroy_id(idb), 0);
-	assert_int_equal(droce_cm_destroy_id(listener), 0);
-	assert_int_equal(droce_destroy_qp(qpa), 0);
-	assert_int_equal(droce_destroy_qp(qpb), 0);
-	for (int i = 0; i < 4; i++)
-		pump();
+	test_end(listener, qpa, qpb);
 }
 
 /* No listener: REJ 8 from the peer's CM. A listener that says no: REJ 28
@@ -1175,13 +1185,9 @@ test_api_req_refusals(void **state)
 		;
 	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
-	assert_int_equal(droce_cm_destroy_id(listener), 0);
+	test_end(listener, qpa, qpb);
 	droce_cm_stats(B.user, &after);
 	assert_int_equal(after.ids, before.ids - 1); /* the listener was one */
-	assert_int_equal(droce_destroy_qp(qpa), 0);
-	assert_int_equal(droce_destroy_qp(qpb), 0);
-	for (int i = 0; i < 4; i++)
-		pump();
 }
 
 /* Destroying an id tells the peer, as Linux's CM does: REJ 4 while it
@@ -1223,11 +1229,7 @@ test_api_destroy_tells_peer(void **state)
 	assert_int_equal(ev.event, DROCE_CM_EVENT_TIMEWAIT_EXIT);
 	drain_cqs();
 	assert_int_equal(droce_cm_destroy_id(ida), 0);
-	assert_int_equal(droce_cm_destroy_id(listener), 0);
-	assert_int_equal(droce_destroy_qp(qpa), 0);
-	assert_int_equal(droce_destroy_qp(qpb), 0);
-	for (int i = 0; i < 4; i++)
-		pump();
+	test_end(listener, qpa, qpb);
 }
 
 /* An event of an id destroyed before it was taken is skipped, and the id

@@ -58,6 +58,18 @@ for name in ("op.pcap", "r4.pcap", "r6.pcap", "hsb.pcap", "cm.pcap"):
             open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(frame[62:62 + 256])
             n += 1
         off += 16 + incl
+# RPC frames (lib/rpc/rpc_frame.h): a session's opening, calls and
+# answers on one stream, and a rendezvous request.
+def rpc(kind, flags=0, service=0, status=0, seq=0, payload=b"", rndv=0):
+    return struct.pack(">IBBHHhIQIB3x", 0x44525043, 1, kind, flags, service, status, 0, seq,
+                       len(payload), rndv) + payload
+stream = (rpc(1, payload=b"server\0hello") + rpc(2) + rpc(3, 1, 0, 0, 1, b"x" * 40) +
+          rpc(4, 0, 0, 0, 1, b"y" * 8) + rpc(5, seq=2) + rpc(6, seq=2) + rpc(7))
+rndv = rpc(3, 3, 1, 0, 9, struct.pack(">QII", 0x7f0000001000, 65536, 0x1234) +
+           struct.pack(">QII", 0x7f0000020000, 100, 0x1235), 2)
+for seed in (stream, rndv):
+    open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(seed)
+    n += 1
 print("droce-fuzz: %d seeds" % n)
 PY
 

@@ -158,7 +158,7 @@ completion_came(struct pt_run *r, void *arg)
 	if (droce_poll_cq(c->cq, 1, &c->wc) != 1)
 		return false;
 	if (c->wc.status != DROCE_WC_SUCCESS)
-		snprintf(r->err, sizeof(r->err), "%s: the exchange's connection failed: %s (the client gone?)",
+		snprintf(r->err, sizeof(r->err), "%s: the exchange's connection failed: %s (the peer gone?)",
 			 c->what, droce_wc_status_str(c->wc.status));
 	return c->wc.status == DROCE_WC_SUCCESS;
 }
@@ -173,7 +173,7 @@ cm_post_recv(struct pt_run *r)
 	droce_post_recv(r->cm.qp, &wr, &bad);
 }
 
-/* Exactly @p len bytes from the client (@p what names them in messages). */
+/* Exactly @p len bytes from the peer (@p what names them in messages). */
 static int
 xchg_read(struct pt_run *r, void *buf, size_t len, const char *what)
 {

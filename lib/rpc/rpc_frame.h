@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_RPC_FRAME_H
+#define DROCE_RPC_FRAME_H
+
+/*
+ * The RPC sessions' frames, the same on both transports: over RDMA each
+ * frame is one RC SEND; over TCP frames follow one another on the stream.
+ * A 32-byte header, big-endian, then the payload:
+ *
+ *    0  magic "DRPC" (0x44525043)
+ *    4  version (1)
+ *    5  kind (enum rpc_kind)
+ *    6  flags (RPC_FLAG_*)
+ *    8  service id: a REQUEST's 0..999, echoed in its RESPONSE
+ *   10  status: a RESPONSE's or WELCOME's (an OckRpcStatus), else 0
+ *   12  reserved, 0
+ *   16  sequence: a call's number, echoed in its RESPONSE
+ *   24  payload length
+ *   28  rendezvous descriptors in the payload (0, or 1..4 with RPC_FLAG_RNDV)
+ *   29  reserved, 0 (3 bytes)
+ *
+ * A rendezvous frame's payload is its descriptors (struct rpc_rndv, 16
+ * bytes each: address, length, rkey): the receiver allocates their total
+ * and RDMA-READs them, so what the frame carries stays small.
+ *
+ * Decoding checks every field against what the kind allows and every
+ * length against what arrived, and says which check failed.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RPC_FRAME_MAGIC 0x44525043u
+#define RPC_FRAME_VERSION 1
+#define RPC_FRAME_HDR_SIZE 32
+#define RPC_SERVICE_MAX 999             /* users' service ids are 0..999 */
+#define RPC_RNDV_MAX 4                  /* buffers in one rendezvous message */
+#define RPC_RNDV_DESC_SIZE 16
+
+enum rpc_kind {
+	RPC_HELLO = 1,          /* client -> server: the session's opening (name, info) */
+	RPC_WELCOME,            /* server -> client: taken (status 0) or refused */
+	RPC_REQUEST,            /* a call */
+	RPC_RESPONSE,           /* its answer */
+	RPC_HEARTBEAT,          /* are you there? */
+	RPC_HEARTBEAT_ACK,
+	RPC_BYE,                /* the session ends */
+	RPC_KIND_END,
+};
+
+#define RPC_FLAG_WANT_RESPONSE 0x0001u  /* REQUEST: the caller waits for a RESPONSE */
+#define RPC_FLAG_RNDV 0x0002u           /* REQUEST, RESPONSE: the payload is descriptors */
+#define RPC_FLAGS_KNOWN (RPC_FLAG_WANT_RESPONSE | RPC_FLAG_RNDV)
+
+struct rpc_frame {
+	enum rpc_kind kind;
+	uint16_t flags;
+	uint16_t service;
+	int16_t status;
+	uint64_t seq;
+	uint32_t payload_len;
+	uint8_t rndv_count;
+};
+
+/* One buffer of a rendezvous message, where its sender registered it. */
+struct rpc_rndv {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t rkey;
+};
+
+/* What decoding found: the frame, more bytes wanted, or what is wrong. */
+enum rpc_frame_result {
+	RPC_FRAME_OK = 0,
+	RPC_FRAME_SHORT = 1,            /* *frame_len bytes are needed */
+	RPC_FRAME_BAD_MAGIC = -1,
+	RPC_FRAME_BAD_VERSION = -2,
+	RPC_FRAME_BAD_KIND = -3,
+	RPC_FRAME_BAD_FLAGS = -4,       /* unknown, or not for this kind */
+	RPC_FRAME_BAD_SERVICE = -5,     /* over 999, or set where the kind has none */
+	RPC_FRAME_BAD_STATUS = -6,      /* set where the kind has none */
+	RPC_FRAME_BAD_RESERVED = -7,
+	RPC_FRAME_TOO_LONG = -8,        /* payload over the session's limit */
+	RPC_FRAME_BAD_LENGTH = -9,      /* payload where the kind has none */
+	RPC_FRAME_BAD_RNDV = -10,       /* descriptor count or lengths */
+};
+
+/**
+ * Decode the frame at the start of @p buf (@p len bytes arrived).
+ *
+ * @return
+ *   RPC_FRAME_OK with @p f and @p frame_len (header and payload) set;
+ *   RPC_FRAME_SHORT with @p frame_len the bytes needed (a message
+ *   transport treats it as an error); or an error, nothing set.
+ */
+int rpc_frame_decode(const uint8_t *buf, size_t len, uint32_t max_payload, struct rpc_frame *f,
+		     size_t *frame_len);
+
+/* The header of @p f (checked by the caller) into @p out. */
+void rpc_frame_encode(const struct rpc_frame *f, uint8_t out[RPC_FRAME_HDR_SIZE]);
+
+/**
+ * A rendezvous frame's descriptors from its @p payload (f->payload_len
+ * bytes, decoded before): each buffer 1 byte or more, their total at most
+ * @p max_total.
+ *
+ * @return
+ *   The total, or 0 with the descriptors refused (RPC_FRAME_BAD_RNDV).
+ */
+uint64_t rpc_rndv_decode(const struct rpc_frame *f, const uint8_t *payload, uint64_t max_total,
+			 struct rpc_rndv desc[RPC_RNDV_MAX]);
+
+/* @p n descriptors into @p out (n * RPC_RNDV_DESC_SIZE bytes). */
+void rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint8_t *out);
+
+/* What a result means, for logs ("bad magic"). */
+const char *rpc_frame_result_str(int result);
+
+#endif /* DROCE_RPC_FRAME_H */

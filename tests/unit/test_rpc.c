@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * lib/rpc: the frames, byte by byte against rpc_frame.h's layout; what
+ * each kind may carry; a stream cut anywhere; rendezvous descriptors.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rpc_frame.h"
+
+#define MAX_PAYLOAD (4u << 20)
+
+static const struct rpc_frame request = {
+	.kind = RPC_REQUEST, .flags = RPC_FLAG_WANT_RESPONSE, .service = 999, .status = 0,
+	.seq = 0x0102030405060708ull, .payload_len = 0x00a0b0c0 & (MAX_PAYLOAD - 1),
+};
+
+/* Every field where the layout puts it, big-endian. */
+static void
+test_header_bytes(void **state)
+{
+	static const uint8_t want[RPC_FRAME_HDR_SIZE] = {
+		'D', 'R', 'P', 'C', 1, RPC_RESPONSE, 0x00, 0x02, 0x03, 0xe7, 0xff, 0xea,
+		0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 32, 2, 0, 0, 0,
+	};
+	struct rpc_frame f = { .kind = RPC_RESPONSE, .flags = RPC_FLAG_RNDV, .service = 999,
+			       .status = -22, .seq = 0x0102030405060708ull, .payload_len = 32,
+			       .rndv_count = 2 };
+	uint8_t out[RPC_FRAME_HDR_SIZE];
+
+	(void)state;
+	rpc_frame_encode(&f, out);
+	assert_memory_equal(out, want, sizeof(want));
+}
+
+/* Each kind with what it may carry: decoded as encoded. */
+static void
+test_round_trip(void **state)
+{
+	const struct rpc_frame frames[] = {
+		{ .kind = RPC_HELLO, .payload_len = 70 },
+		{ .kind = RPC_WELCOME, .status = -2, .payload_len = 0 },
+		request,
+		{ .kind = RPC_REQUEST, .flags = RPC_FLAG_RNDV, .service = 7, .seq = 9,
+		  .payload_len = 4 * RPC_RNDV_DESC_SIZE, .rndv_count = 4 },
+		{ .kind = RPC_RESPONSE, .service = 1, .status = 0, .seq = UINT64_MAX,
+		  .payload_len = MAX_PAYLOAD },
+		{ .kind = RPC_HEARTBEAT, .seq = 5 },
+		{ .kind = RPC_HEARTBEAT_ACK, .seq = 5 },
+		{ .kind = RPC_BYE },
+	};
+	static uint8_t buf[RPC_FRAME_HDR_SIZE + MAX_PAYLOAD];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		struct rpc_frame got;
+		size_t len = 0;
+
+		rpc_frame_encode(&frames[i], buf);
+		assert_int_equal(rpc_frame_decode(buf, RPC_FRAME_HDR_SIZE + frames[i].payload_len,
+						  MAX_PAYLOAD, &got, &len), RPC_FRAME_OK);
+		assert_int_equal(len, RPC_FRAME_HDR_SIZE + frames[i].payload_len);
+		assert_int_equal(got.kind, frames[i].kind);
+		assert_int_equal(got.flags, frames[i].flags);
+		assert_int_equal(got.service, frames[i].service);
+		assert_int_equal(got.status, frames[i].status);
+		assert_true(got.seq == frames[i].seq);
+		assert_int_equal(got.payload_len, frames[i].payload_len);
+		assert_int_equal(got.rndv_count, frames[i].rndv_count);
+	}
+}
+
+/* A valid REQUEST header with byte @p off set to @p value decodes to @p want. */
+static void
+expect_byte(size_t off, uint8_t value, int want)
+{
+	uint8_t buf[RPC_FRAME_HDR_SIZE + 64] = { 0 };
+	struct rpc_frame f = request, got = { 0 };
+	size_t len = 0;
+
+	f.payload_len = 64;
+	rpc_frame_encode(&f, buf);
+	buf[off] = value;
+	assert_int_equal(rpc_frame_decode(buf, sizeof(buf), MAX_PAYLOAD, &got, &len), want);
+	if (want < 0)
+		assert_int_equal(got.kind, 0); /* nothing set */
+}
+
+/* A valid header of @p f decodes to @p want. */
+static void
+expect_frame(const struct rpc_frame *f, int want)
+{
+	static uint8_t buf[RPC_FRAME_HDR_SIZE + 256];
+	struct rpc_frame got;
+	size_t len;
+
+	rpc_frame_encode(f, buf);
+	assert_int_equal(rpc_frame_decode(buf, sizeof(buf), 256, &got, &len), want);
+}
+
+/* Each check, each with its own answer. */
+static void
+test_refusals(void **state)
+{
+	struct rpc_frame f;
+
+	(void)state;
+	expect_byte(0, 'X', RPC_FRAME_BAD_MAGIC);
+	expect_byte(3, 'D', RPC_FRAME_BAD_MAGIC);
+	expect_byte(4, 2, RPC_FRAME_BAD_VERSION);
+	expect_byte(4, 0, RPC_FRAME_BAD_VERSION);
+	expect_byte(5, 0, RPC_FRAME_BAD_KIND);
+	expect_byte(5, RPC_KIND_END, RPC_FRAME_BAD_KIND);
+	expect_byte(5, 0xff, RPC_FRAME_BAD_KIND);
+	expect_byte(6, 0x80, RPC_FRAME_BAD_FLAGS);
+	expect_byte(7, 0x05, RPC_FRAME_BAD_FLAGS);
+	expect_byte(8, 0x04, RPC_FRAME_BAD_SERVICE);             /* 0x04e7 = 1255 */
+	expect_byte(10, 0x01, RPC_FRAME_BAD_STATUS);             /* a REQUEST has none */
+	for (size_t off = 12; off < 16; off++)
+		expect_byte(off, 1, RPC_FRAME_BAD_RESERVED);
+	for (size_t off = 29; off < 32; off++)
+		expect_byte(off, 1, RPC_FRAME_BAD_RESERVED);
+	expect_byte(28, 1, RPC_FRAME_BAD_RNDV);                  /* descriptors, no flag */
+
+	f = (struct rpc_frame){ .kind = RPC_HEARTBEAT, .payload_len = 1 };
+	expect_frame(&f, RPC_FRAME_BAD_LENGTH);
+	f = (struct rpc_frame){ .kind = RPC_BYE, .service = 1 };
+	expect_frame(&f, RPC_FRAME_BAD_SERVICE);
+	f = (struct rpc_frame){ .kind = RPC_HELLO, .flags = RPC_FLAG_WANT_RESPONSE };
+	expect_frame(&f, RPC_FRAME_BAD_FLAGS);
+	f = (struct rpc_frame){ .kind = RPC_RESPONSE, .flags = RPC_FLAG_WANT_RESPONSE };
+	expect_frame(&f, RPC_FRAME_BAD_FLAGS);
+	f = (struct rpc_frame){ .kind = RPC_HEARTBEAT_ACK, .status = -1 };
+	expect_frame(&f, RPC_FRAME_BAD_STATUS);
+	f = (struct rpc_frame){ .kind = RPC_REQUEST, .flags = RPC_FLAG_RNDV, .payload_len = 16 };
+	expect_frame(&f, RPC_FRAME_BAD_RNDV);                    /* the flag, no count */
+	f.rndv_count = 5;
+	f.payload_len = 5 * RPC_RNDV_DESC_SIZE;
+	expect_frame(&f, RPC_FRAME_BAD_RNDV);
+	f.rndv_count = 2;
+	f.payload_len = 3 * RPC_RNDV_DESC_SIZE;
+	expect_frame(&f, RPC_FRAME_BAD_RNDV);                    /* payload not the count's */
+	f = (struct rpc_frame){ .kind = RPC_HELLO, .payload_len = 257 };
+	expect_frame(&f, RPC_FRAME_TOO_LONG);
+	assert_string_equal(rpc_frame_result_str(RPC_FRAME_TOO_LONG),
+			    "payload over the session's limit");
+}
+
+/* Two frames on a stream cut at every byte: until a frame is whole, the
+ * decoder says how much it needs; then the next one follows.
+ */
+static void
+test_stream_cut_anywhere(void **state)
+{
+	struct rpc_frame a = request, b = { .kind = RPC_HEARTBEAT, .seq = 3 }, got;
+	uint8_t stream[2 * RPC_FRAME_HDR_SIZE + 100];
+	size_t len, a_len = RPC_FRAME_HDR_SIZE + 100;
+
+	(void)state;
+	a.payload_len = 100;
+	rpc_frame_encode(&a, stream);
+	memset(stream + RPC_FRAME_HDR_SIZE, 0xab, 100);
+	rpc_frame_encode(&b, stream + a_len);
+	for (size_t cut = 0; cut < a_len; cut++) {
+		len = 0;
+		assert_int_equal(rpc_frame_decode(stream, cut, MAX_PAYLOAD, &got, &len),
+				 RPC_FRAME_SHORT);
+		assert_int_equal(len, cut < RPC_FRAME_HDR_SIZE ? RPC_FRAME_HDR_SIZE : a_len);
+	}
+	assert_int_equal(rpc_frame_decode(stream, sizeof(stream), MAX_PAYLOAD, &got, &len),
+			 RPC_FRAME_OK);
+	assert_int_equal(len, a_len);
+	assert_int_equal(got.payload_len, 100);
+	assert_int_equal(rpc_frame_decode(stream + a_len, sizeof(stream) - a_len, MAX_PAYLOAD,
+					  &got, &len), RPC_FRAME_OK);
+	assert_int_equal(got.kind, RPC_HEARTBEAT);
+	assert_true(got.seq == 3);
+	assert_int_equal(len, RPC_FRAME_HDR_SIZE);
+}
+
+/* Descriptors as sent; zero-length buffers and totals over the limit
+ * refused.
+ */
+static void
+test_rndv_descriptors(void **state)
+{
+	const struct rpc_rndv sent[RPC_RNDV_MAX] = {
+		{ 0x7f0000001000ull, 4096, 0x1234 }, { 0x7f0000102000ull, 1, 0x1235 },
+		{ 0x10, 0xffffffffu, 0xabcdef01 }, { 0xffffffffffffffffull, 100, 0 },
+	};
+	struct rpc_frame f = { .kind = RPC_REQUEST, .flags = RPC_FLAG_RNDV, .service = 3,
+			       .payload_len = 4 * RPC_RNDV_DESC_SIZE, .rndv_count = 4 };
+	uint64_t total = 4096ull + 1 + 0xffffffffull + 100;
+	struct rpc_rndv got[RPC_RNDV_MAX];
+	uint8_t payload[4 * RPC_RNDV_DESC_SIZE];
+
+	(void)state;
+	rpc_rndv_encode(sent, 4, payload);
+	assert_int_equal(payload[0], 0x00);
+	assert_int_equal(payload[2], 0x7f);
+	assert_int_equal(payload[8 + 2], 0x10);                  /* 4096, big-endian */
+	assert_true(rpc_rndv_decode(&f, payload, total, got) == total);
+	assert_memory_equal(got, sent, sizeof(sent));
+	assert_true(rpc_rndv_decode(&f, payload, total - 1, got) == 0);
+	payload[RPC_RNDV_DESC_SIZE + 11] = 0;                    /* the second: 0 bytes */
+	assert_true(rpc_rndv_decode(&f, payload, total, got) == 0);
+	f.flags = 0;
+	assert_true(rpc_rndv_decode(&f, payload, total, got) == 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_bytes),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_stream_cut_anywhere),
+		cmocka_unit_test(test_rndv_descriptors),
+	};
+
+	return cmocka_run_group_tests_name("RPC frames", tests, NULL, NULL);
+}

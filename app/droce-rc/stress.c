@@ -35,11 +35,15 @@
 #define STRESS_WINDOW 8
 /* Receives the server keeps posted. */
 #define STRESS_RECVS 8
-/* Places for WRITEs: message i lands in slot i % STRESS_WRITE_SLOTS. The
- * client posts message i + STRESS_WRITE_SLOTS only after message
- * i + STRESS_WRITE_SLOTS - STRESS_WINDOW completed, which took a receive
- * the server posted after checking message i + STRESS_WRITE_SLOTS -
- * STRESS_WINDOW - STRESS_RECVS >= i: the server is done with slot i first.
+/* Places for WRITEs, counted in the messages that take a receive (SENDs
+ * and WRITEs; READs take none, so they prove nothing of the server's
+ * progress): the k-th such message lands in slot k % STRESS_WRITE_SLOTS.
+ * The client posts the (k + STRESS_WRITE_SLOTS)-th only with at most
+ * STRESS_WINDOW - 1 others in flight, so the (k + STRESS_RECVS)-th has
+ * completed; it took the receive the server posted after checking the
+ * k-th: the server is done with slot k first. (A WRITE's first packets
+ * land before its last one finds no receive, so receives alone do not
+ * hold it back.)
  */
 #define STRESS_WRITE_SLOTS (STRESS_WINDOW + STRESS_RECVS)
 /* Scatter/gather entries of a client's work request, at most. */
@@ -91,6 +95,7 @@ struct stress_run {
 	uint64_t remote_vaddr;
 	uint32_t remote_rkey;
 	uint64_t counts[3], bytes;
+	uint64_t recv_seq;              /* messages so far that take a receive: a WRITE's slot */
 };
 
 static uint64_t
@@ -347,7 +352,7 @@ client_post(struct stress_run *r, uint64_t index, char *err, size_t errlen)
 	if (m.op == STRESS_WRITE_IMM) {
 		wr.imm_data = htonl((uint32_t)index);
 		wr.wr.rdma.remote_addr = r->remote_vaddr +
-			(uint64_t)(STRESS_RECVS + index % STRESS_WRITE_SLOTS) * r->max_size;
+			(uint64_t)(STRESS_RECVS + r->recv_seq % STRESS_WRITE_SLOTS) * r->max_size;
 		wr.wr.rdma.rkey = r->remote_rkey;
 	} else if (m.op == STRESS_READ) {
 		wr.wr.rdma.remote_addr = r->remote_vaddr +
@@ -362,6 +367,7 @@ client_post(struct stress_run *r, uint64_t index, char *err, size_t errlen)
 	}
 	r->counts[m.op]++;
 	r->bytes += m.len;
+	r->recv_seq += m.op != STRESS_READ;
 	return 0;
 }
 
@@ -473,7 +479,7 @@ server_check(struct stress_run *r, const struct droce_wc *wc, uint64_t index, un
 		return -1;
 	}
 	at = m.op == STRESS_SEND ? server_recv_slot(r, slot)
-		: r->app->buf + (size_t)(STRESS_RECVS + index % STRESS_WRITE_SLOTS) * r->max_size;
+		: r->app->buf + (size_t)(STRESS_RECVS + r->recv_seq % STRESS_WRITE_SLOTS) * r->max_size;
 	fill_pattern(r->expect, m.len, r->seed, index);
 	if (mismatch(at, r->expect, m.len, stress_op_name[m.op], index, err, errlen) != 0)
 		return -1;
@@ -501,6 +507,7 @@ server_loop(struct stress_run *r, char *err, size_t errlen)
 		    server_post_recv(r, slot, err, errlen) != 0)
 			return -1;
 		slot = (slot + 1) % STRESS_RECVS;
+		r->recv_seq++;
 	}
 	return 0;
 }

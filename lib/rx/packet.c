@@ -248,6 +248,93 @@ packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st
 }
 
 /*
+ * The fast path. Most of a sensor's packets are WRITE ONLYs of the frame
+ * in progress, each the one its stream expects next. For a packet of the
+ * burst's last stream, one look at its BTH and RETH against what the
+ * stream expects tells whether it is such a packet; if so, it skips the
+ * opcode table, the stream lookup and the general cases of the checks
+ * and the responder's steps, and rx_respond_write_only() takes it. Any
+ * other packet, and any packet a check would refuse, takes the general
+ * path, which judges it as before: the fast path changes nothing until
+ * it has decided to take the packet.
+ */
+bool rx_fast_path = true;
+
+#define FAST_HDR_LEN (sizeof(struct droce_bth) + sizeof(struct droce_reth))
+#define FAST_OPCODE (DROCE_OP_UC | DROCE_OP_WRITE_ONLY)
+
+static inline uint32_t
+fast_be32(const uint8_t *p)
+{
+	rte_be32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return rte_be_to_cpu_32(v);
+}
+
+static __rte_always_inline bool
+fast_take(struct rx_burst *b, const struct rx_last_stream *last, struct rte_mbuf *m,
+	  const struct rx_icrc_ahead *ahead)
+{
+	struct droce_rx_stream *st = last->st;
+	uint32_t l3 = m->l2_len, udp_off = l3 + m->l3_len;
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, l3);
+	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
+			const struct rte_udp_hdr *, udp_off);
+	const struct droce_bth *bth = (const struct droce_bth *)(udp + 1);
+	const uint8_t *reth = (const uint8_t *)(bth + 1);
+	uint32_t roce_len, len;
+	uint64_t from_near;
+	struct rx_packet p;
+	struct rx_dest d;
+
+	if (st == NULL || atomic_load_explicit(&st->owner, memory_order_relaxed) != b->me ||
+	    !st->cur.open || !st->psn_valid || st->reorder.held != 0)
+		return false;
+	/* The UDP length lies inside the frame (the worker checked it). */
+	roce_len = rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp);
+	if (roce_len < FAST_HDR_LEN + DROCE_ICRC_LEN ||
+	    rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m))
+		return false;
+	len = roce_len - (uint32_t)FAST_HDR_LEN - DROCE_ICRC_LEN;
+	/* Opcode; no pad, transport version 0; P_Key; QP; PSN; peer. */
+	if (bth->opcode != FAST_OPCODE ||
+	    (bth->flags & (DROCE_BTH_PAD_MASK | DROCE_BTH_TVER_MASK)) != 0 ||
+	    bth->pkey != rte_cpu_to_be_16(st->pkey) ||
+	    (fast_be32((const uint8_t *)&bth->qpn) & DROCE_QPN_MASK) != last->qpn ||
+	    ((fast_be32((const uint8_t *)&bth->apsn) ^ st->expected_psn) & st->psn_mask) != 0 ||
+	    ip->src_addr != st->peer)
+		return false;
+	/* RETH: the rkey, the whole payload, in the frame's page before its
+	 * metadata block.
+	 */
+	if (fast_be32(reth + offsetof(struct droce_reth, rkey)) != st->rkey ||
+	    fast_be32(reth + offsetof(struct droce_reth, dma_len)) != len ||
+	    st->near_page != st->cur.page)
+		return false;
+	d.buf_off = (((uint64_t)fast_be32(reth) << 32) | fast_be32(reth + 4)) - st->device_va;
+	from_near = d.buf_off - st->near_base;
+	if (from_near >= st->page_size || from_near + len > st->metadata_offset ||
+	    from_near + len > st->page_size)
+		return false;
+	if (st->icrc_first &&
+	    !(ahead->m == m ? ahead->ok : packet_icrc_ok(m, l3)))
+		return false;
+	d.page = st->near_page;
+	d.page_off = from_near;
+	d.block = false;
+	p.m = m;
+	p.pkt.payload_len = len;
+	p.l3_off = l3;
+	p.payload_off = udp_off + (uint32_t)(sizeof(*udp) + FAST_HDR_LEN);
+	p.psn = fast_be32((const uint8_t *)&bth->apsn) & DROCE_PSN_MASK;
+	p.icrc_checked = st->icrc_first;
+	rx_respond_write_only(b, st, &p, &d);
+	return true;
+}
+
+/*
  * A coming packet's lines are asked for twice: far ahead into L2 (T1),
  * then near into L1 (T0). Packets a NIC wrote lie a buffer apart, too far
  * for the hardware prefetcher to stream from one into the next, and the
@@ -297,6 +384,8 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	int wi = droce_lcore_worker_index(ctx);
 	struct rx_last_stream last = { .st = NULL };
 	struct rx_icrc_ahead icrc = { .m = NULL };
+	bool fast = rx_fast_path;
+	unsigned int fast_taken = 0;
 	struct rx_burst b;
 
 	rx_burst_init(&b, ctx, &rx->workers[wi], (unsigned int)wi + 1);
@@ -317,17 +406,23 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 			prefetch_far(pkts[i + PREFETCH_FAR]);
 		if (i + PREFETCH_NEAR < n)
 			prefetch_near(pkts[i + PREFETCH_NEAR]);
-		if (!rx_packet_parse(m, &p)) {
-			refuse_unknown(b.w, m, DROCE_RX_NOT_ROCE);
-			continue;
+		if (fast && fast_take(&b, &last, m, &icrc)) {
+			st = last.st;
+			fast_taken++;
+		} else {
+			if (!rx_packet_parse(m, &p)) {
+				refuse_unknown(b.w, m, DROCE_RX_NOT_ROCE);
+				continue;
+			}
+			st = stream_of(rx, b.w, port, queue, &p, ip, &last);
+			if (st == NULL)
+				continue;
+			packet_input(rx, &b, st, port, &p, &icrc);
 		}
-		st = stream_of(rx, b.w, port, queue, &p, ip, &last);
-		if (st == NULL)
-			continue;
-		packet_input(rx, &b, st, port, &p, &icrc);
 		if (st->icrc_first && i + 1 < n)
 			icrc_ahead_take(&icrc, pkts[i + 1]);
 	}
+	b.w->fast_taken += fast_taken;
 	rx_burst_end(&b);
 }
 

@@ -209,6 +209,7 @@ struct rx_worker {
 	unsigned int nb_waiting;
 	struct rx_waiting waiting[2 * DROCE_RX_MAX_STREAMS];
 	uint64_t refused[DROCE_RX_REFUSAL_MAX];   /* before a stream is known */
+	uint64_t fast_taken;            /* packets the fast path took (packet.c) */
 } __rte_cache_aligned;
 
 /* A burst's work on a worker: the ACKs it owes and the mbufs it frees,
@@ -279,6 +280,10 @@ void rx_burst_init(struct rx_burst *b, struct droce_lcore_ctx *ctx,
 		   struct rx_worker *w, unsigned int me);
 void rx_burst_end(struct rx_burst *b);
 void rx_list_waiting(struct rx_worker *w, struct droce_rx_stream *st);
+/* Whether the fast path runs: the tests turn it off to hold it against
+ * the general path.
+ */
+extern bool rx_fast_path;
 
 /* responder.c: the owner's work beside the per-packet steps (responder.h). */
 unsigned int rx_stream_attend(struct rx_burst *b, struct droce_rx_stream *st);

@@ -298,11 +298,12 @@ model_data(struct fixture *f, uint32_t page, size_t off, const void *p, size_t l
 	memcpy(f->g.model + (size_t)page * f->layout.page_size + off, p, len);
 }
 
-/* Send one frame; @fault may change or drop (return false) packets.
- * The model takes what should land: the caller says with @lands.
+/* Queue one frame's packets on the port; @fault may change or drop
+ * (return false) packets. The model takes what should land: the caller
+ * says with @lands.
  */
 static void
-send_frame_faulty(struct fixture *f, packet_fault_t fault, void *arg, bool lands)
+queue_frame(struct fixture *f, packet_fault_t fault, void *arg, bool lands)
 {
 	struct droce_hsb_metadata md = { .timestamp_s = 1700000000,
 					 .timestamp_ns = 123, .flags = 0 };
@@ -330,6 +331,13 @@ send_frame_faulty(struct fixture *f, packet_fault_t fault, void *arg, bool lands
 			inject(f->port, build(&spec));
 		i++;
 	}
+}
+
+/* One frame, as queue_frame() makes it, taken in. */
+static void
+send_frame_faulty(struct fixture *f, packet_fault_t fault, void *arg, bool lands)
+{
+	queue_frame(f, fault, arg, lands);
 	poll_all();
 }
 
@@ -1602,6 +1610,299 @@ test_malicious_packets_write_nothing(void **state)
 		assert_int_equal(info.page, 1);
 		fixture_fini(&f);
 	}
+}
+
+/* ---- the fast path against the general path ---------------------------- */
+
+/* What is done to one packet in the middle of a frame, where the fast
+ * path looks at it: the packets before it in its burst were its stream's.
+ */
+enum variation {
+	V_NONE, V_DROPPED, V_WRONG_PEER, V_WRONG_QP, V_WRONG_RKEY, V_WRONG_PKEY,
+	V_SEND, V_RC_WRITE, V_WRITE_FIRST, V_WRITE_MIDDLE, V_WRITE_ONLY_IMM,
+	V_BAD_ICRC, V_TVER, V_ODD_LENGTH, V_SHORT_DMA, V_LONG_DMA, V_VA_BELOW,
+	V_VA_ABOVE, V_VA_CROSSES_PAGE, V_VA_NEXT_PAGE, V_BAD_IN_NEXT_PAGE,
+	V_PART_OF_BLOCK, V_WHOLE_BLOCK, V_PSN_AHEAD, V_PSN_AGAIN, V_OTHER_WORKER, V_MAX
+};
+
+static const char *const variation_name[V_MAX] = {
+	[V_NONE] = "none", [V_DROPPED] = "dropped", [V_WRONG_PEER] = "wrong peer",
+	[V_WRONG_QP] = "wrong QP", [V_WRONG_RKEY] = "wrong rkey",
+	[V_WRONG_PKEY] = "wrong P_Key", [V_SEND] = "SEND ONLY",
+	[V_RC_WRITE] = "RC WRITE ONLY", [V_WRITE_FIRST] = "WRITE FIRST",
+	[V_WRITE_MIDDLE] = "WRITE MIDDLE", [V_WRITE_ONLY_IMM] = "WRITE ONLY with immediate",
+	[V_BAD_ICRC] = "bad ICRC", [V_TVER] = "transport version 1",
+	[V_ODD_LENGTH] = "odd length (pad)", [V_SHORT_DMA] = "DMA length short",
+	[V_LONG_DMA] = "DMA length long", [V_VA_BELOW] = "VA below the buffer",
+	[V_VA_ABOVE] = "VA above the buffer", [V_VA_CROSSES_PAGE] = "VA crosses a page",
+	[V_VA_NEXT_PAGE] = "VA in the next page",
+	[V_BAD_IN_NEXT_PAGE] = "bad ICRC in the next page, then a good one there",
+	[V_PART_OF_BLOCK] = "part of the block", [V_WHOLE_BLOCK] = "the whole block",
+	[V_PSN_AHEAD] = "PSN one ahead", [V_PSN_AGAIN] = "PSN of the packet before",
+	[V_OTHER_WORKER] = "the rest of the frame to the other worker",
+};
+
+struct variation_arg {
+	enum variation v;
+	unsigned int packet;
+	struct fixture *f;
+};
+
+static bool
+vary_one(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	const struct variation_arg *va = arg;
+	const struct fixture *f = va->f;
+	uint64_t base = droce_rx_stream_external_frame_memory(f->st);
+	uint64_t page_size = f->layout.page_size;
+	uint64_t page_start = base + (spec->va - base) / page_size * page_size;
+	struct rte_mbuf *m;
+
+	/* The packet after it goes to the next page too, with its PSN:
+	 * the refused one did not use it up.
+	 */
+	if (va->v == V_BAD_IN_NEXT_PAGE && i == va->packet + 1) {
+		spec->va = base + (spec->va - base + page_size) % (page_size * f->layout.pages);
+		spec->psn = (spec->psn - 1) & DROCE_HSB_PSN_MASK;
+		return true;
+	}
+	/* The packet again on the other worker's queue, and the packets
+	 * after it only there: that worker hands them over to the owner.
+	 */
+	if (va->v == V_OTHER_WORKER && i >= va->packet) {
+		if (i == va->packet)
+			inject(f->port, build(spec));
+		inject_queue(f->port, 1, build(spec));
+		return false;
+	}
+	if (i != va->packet || va->v == V_NONE)
+		return true;
+	switch (va->v) {
+	case V_DROPPED:
+		return false;
+	case V_WRONG_PEER:
+		spec->src_ip4 = ip("198.18.0.99");
+		break;
+	case V_WRONG_QP:
+		spec->dest_qp ^= 0x800;
+		break;
+	case V_WRONG_RKEY:
+		spec->rkey ^= 1;
+		break;
+	case V_WRONG_PKEY:
+		spec->pkey = 0x8001;
+		break;
+	case V_SEND:
+		spec->opcode = DROCE_OP_UC | DROCE_OP_SEND_ONLY;
+		break;
+	case V_RC_WRITE:
+		spec->opcode = DROCE_OP_RC | DROCE_OP_WRITE_ONLY;
+		break;
+	case V_WRITE_FIRST:
+		spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_FIRST;
+		spec->dma_len = 2 * spec->payload_len;
+		break;
+	case V_WRITE_MIDDLE:
+		spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_MIDDLE;
+		break;
+	case V_WRITE_ONLY_IMM:
+		spec->opcode = DROCE_OP_UC | DROCE_OP_WRITE_ONLY_IMM;
+		spec->imm = f->tx.page;
+		break;
+	case V_ODD_LENGTH:
+		spec->payload_len--;
+		spec->dma_len = spec->payload_len;
+		break;
+	case V_SHORT_DMA:
+		spec->dma_len--;
+		break;
+	case V_LONG_DMA:
+		spec->dma_len += 4;
+		break;
+	case V_VA_BELOW:
+		spec->va = base - spec->payload_len;
+		break;
+	case V_VA_ABOVE:
+		spec->va = base + page_size * f->layout.pages + 128;
+		break;
+	case V_VA_CROSSES_PAGE:
+		spec->va = page_start + page_size - spec->payload_len / 2;
+		break;
+	case V_VA_NEXT_PAGE:
+	case V_BAD_IN_NEXT_PAGE:
+		spec->va = base + (spec->va - base + page_size) % (page_size * f->layout.pages);
+		break;
+	case V_PART_OF_BLOCK:
+	case V_WHOLE_BLOCK:
+		spec->va = page_start + f->layout.metadata_offset -
+			   (va->v == V_PART_OF_BLOCK ? 64 : 0);
+		spec->payload_len = DROCE_HSB_METADATA_SIZE;
+		spec->dma_len = spec->payload_len;
+		break;
+	case V_PSN_AHEAD:
+		spec->psn = (spec->psn + 1) & DROCE_HSB_PSN_MASK;
+		break;
+	case V_PSN_AGAIN:
+		spec->psn = (spec->psn - 1) & DROCE_HSB_PSN_MASK;
+		break;
+	default:
+		break;
+	}
+	m = build(spec);
+	if (va->v == V_BAD_ICRC || va->v == V_BAD_IN_NEXT_PAGE)
+		rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_pkt_len(m) - 10)[0] ^= 0x40;
+	if (va->v == V_TVER) {
+		struct droce_bth *bth = rte_pktmbuf_mtod_offset(m, struct droce_bth *,
+				RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) +
+				sizeof(struct rte_udp_hdr));
+
+		bth->flags |= 1;
+		assert_int_equal(droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN), 0);
+	}
+	inject(f->port, m);
+	return false;
+}
+
+/* What a stream made of three frames, the second with a variation. */
+struct rx_outcome {
+	struct droce_rx_stream_stats stats;
+	uint64_t unknown_qp;
+	unsigned int frames;
+	struct droce_rx_frame_info info[4];
+	uint8_t *memory;
+	uint64_t fast_taken;
+};
+
+static void
+run_variation(enum variation v, enum droce_rx_icrc icrc, unsigned int pages, bool fast,
+	      struct rx_outcome *o)
+{
+	uint64_t r0[DROCE_RX_REFUSAL_MAX], r1[DROCE_RX_REFUSAL_MAX];
+	struct fixture f;
+	struct variation_arg va = { .v = v, .packet = 2, .f = &f };
+	uint64_t fast_before = rx->workers[0].fast_taken;
+
+	memset(o, 0, sizeof(*o));
+	rx_fast_path = fast;
+	fixture_init(&f, 0, FRAME, pages, 8);
+	f.params.icrc = icrc;
+	start(&f);
+	monitor_start(&f);
+	droce_rx_refusals(rx, r0);
+	/* The first two in one burst: the fast path looks on from one frame
+	 * to the next. The third after the owner took the second (a packet
+	 * handed over must be the next it expects).
+	 */
+	queue_frame(&f, NULL, NULL, false);
+	queue_frame(&f, vary_one, &va, false);
+	poll_all();
+	queue_frame(&f, NULL, NULL, false);
+	poll_all();
+	while (o->frames < RTE_DIM(o->info) &&
+	       droce_rx_stream_get_next_frame(f.st, 0, &o->info[o->frames]))
+		o->frames++;
+	droce_rx_stream_stats(f.st, &o->stats);
+	droce_rx_refusals(rx, r1);
+	o->unknown_qp = r1[DROCE_RX_UNKNOWN_QP] - r0[DROCE_RX_UNKNOWN_QP];
+	o->fast_taken = rx->workers[0].fast_taken - fast_before;
+	o->memory = malloc(f.g.size);
+	assert_non_null(o->memory);
+	memcpy(o->memory, f.g.buf.cpu, f.g.size);
+	/* The variation's bytes are the two paths' to agree on, not the
+	 * model's: only the guards are checked at the end.
+	 */
+	memcpy(f.g.model, f.g.buf.cpu, f.g.size);
+	rx_fast_path = true;
+	fixture_fini(&f);
+}
+
+#define SAME(field) \
+	do { \
+		if (a->field != b->field) \
+			fail_msg("%s: %s %" PRIu64 " with the fast path, %" PRIu64 " without", \
+				 what, #field, (uint64_t)a->field, (uint64_t)b->field); \
+	} while (0)
+
+static void
+expect_same_outcome(const char *what, const struct rx_outcome *a, const struct rx_outcome *b,
+		    size_t size)
+{
+	SAME(stats.frames);
+	SAME(stats.frames_lossy);
+	SAME(stats.frames_dropped);
+	SAME(stats.packets);
+	SAME(stats.bytes);
+	SAME(stats.lost_packets);
+	SAME(stats.held);
+	SAME(stats.handed_over);
+	SAME(stats.acks);
+	for (int r = 0; r < DROCE_RX_REFUSAL_MAX; r++)
+		if (a->stats.refused[r] != b->stats.refused[r])
+			fail_msg("%s: refused as %s %" PRIu64 " with the fast path, %" PRIu64
+				 " without", what, droce_rx_refusal_name(r), a->stats.refused[r],
+				 b->stats.refused[r]);
+	SAME(unknown_qp);
+	SAME(frames);
+	for (unsigned int i = 0; i < a->frames; i++) {
+		SAME(info[i].page);
+		SAME(info[i].immediate);
+		SAME(info[i].psn);
+		SAME(info[i].packets);
+		SAME(info[i].bytes);
+		SAME(info[i].lost_packets);
+		SAME(info[i].lossy);
+		SAME(info[i].overwritten);
+		SAME(info[i].sequence);
+		SAME(info[i].metadata.present);
+		SAME(info[i].metadata.frame_number);
+		SAME(info[i].metadata.crc);
+	}
+	if (memcmp(a->memory, b->memory, size) != 0)
+		fail_msg("%s: the buffers differ", what);
+}
+
+/*
+ * Each variation of a packet the fast path looks at, with the ICRC
+ * checked first, in the copy and not at all, with frames in turns of
+ * pages and all in one: the fast path must leave the same stream behind
+ * as the general path does alone (counters, frames, every byte of the
+ * buffer). It must also have taken packets: a fast path that never runs
+ * would agree too.
+ */
+static void
+test_fast_path_judges_as_the_general_path(void **state)
+{
+	static const enum droce_rx_icrc modes[] = {
+		DROCE_RX_ICRC_ON, DROCE_RX_ICRC_FUSED, DROCE_RX_ICRC_OFF,
+	};
+	static const unsigned int pages[] = { PAGES, 1 };
+
+	(void)state;
+	for (unsigned int k = 0; k < RTE_DIM(modes) * RTE_DIM(pages); k++)
+		for (int v = 0; v < V_MAX; v++) {
+			enum droce_rx_icrc icrc = modes[k % RTE_DIM(modes)];
+			unsigned int np = pages[k / RTE_DIM(modes)];
+			struct rx_outcome fast, general;
+			struct droce_hsb_layout l;
+			char what[128];
+
+			droce_hsb_layout(FRAME, np, 4096, &l);
+			snprintf(what, sizeof(what), "%s, ICRC %s, %u page%s", variation_name[v],
+				 icrc == DROCE_RX_ICRC_ON ? "on" :
+				 icrc == DROCE_RX_ICRC_FUSED ? "fused" : "off", np, np > 1 ? "s" : "");
+			run_variation((enum variation)v, icrc, np, true, &fast);
+			run_variation((enum variation)v, icrc, np, false, &general);
+			expect_same_outcome(what, &fast, &general, l.buffer_size);
+			/* Packets 1 to 3 of the frames before and after, and in
+			 * the clean case the middle frame's too.
+			 */
+			if (fast.fast_taken < (v == V_NONE ? 9u : 4u))
+				fail_msg("%s: the fast path took %" PRIu64 " packets", what,
+					 fast.fast_taken);
+			assert_int_equal(general.fast_taken, 0);
+			free(fast.memory);
+			free(general.memory);
+		}
 }
 
 static void
@@ -2893,6 +3194,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_hsb_lite_immediate_and_24_bit_psn),
 		cmocka_unit_test(test_frame_number_extended),
 		cmocka_unit_test(test_malicious_packets_write_nothing),
+		cmocka_unit_test(test_fast_path_judges_as_the_general_path),
 		cmocka_unit_test(test_truncated_and_not_roce),
 		cmocka_unit_test(test_two_streams_one_port),
 		cmocka_unit_test(test_two_streams_in_one_burst),

@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The hcom4db.h functions over lib/rpc's sessions. Handles are pointers:
+ * an OckRpcServer is a struct rpc_server, an OckRpcClient a session (the
+ * client's own, or on a server the one a client opened), an
+ * OckRpcServerContext a struct rpc_ctx.
+ *
+ * Servers have their own workers (worker.thread.groups); the clients of
+ * a process share one worker, started with the first of them.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_log.h>
+
+#include "rpc_private.h"
+#include "rpc_tcp.h"
+
+RTE_LOG_REGISTER(rpc_logtype, droce.rpc, INFO);
+
+/* ---- the external logger ---------------------------------------------------------- */
+
+static _Atomic(OckRpcLogHandler) log_handler;
+static FILE *log_stream;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* DPDK's log levels (1 emergency .. 8 debug) as hcom4db's 0 debug .. 3 error. */
+static int
+hcom_level(uint32_t rte_level)
+{
+	if (rte_level >= RTE_LOG_DEBUG)
+		return 0;
+	if (rte_level >= RTE_LOG_NOTICE)
+		return 1;
+	if (rte_level == RTE_LOG_WARNING)
+		return 2;
+	return 3;
+}
+
+/* The log stream's writes: one line each (the stream is line-buffered). */
+static ssize_t
+log_write(void *cookie, const char *buf, size_t size)
+{
+	OckRpcLogHandler h = atomic_load(&log_handler);
+	char line[1024];
+	size_t n = RTE_MIN(size, sizeof(line) - 1);
+
+	(void)cookie;
+	memcpy(line, buf, n);
+	while (n != 0 && line[n - 1] == '\n')
+		n--;
+	line[n] = '\0';
+	if (h != NULL)
+		h(hcom_level((uint32_t)rte_log_cur_msg_loglevel()), line);
+	return (ssize_t)size;
+}
+
+void
+OckRpcSetExternalLogger(OckRpcLogHandler h)
+{
+	static const cookie_io_functions_t io = { .write = log_write };
+
+	pthread_mutex_lock(&log_lock);
+	atomic_store(&log_handler, h);
+	if (h != NULL && log_stream == NULL) {
+		log_stream = fopencookie(NULL, "w", io);
+		if (log_stream != NULL) {
+			setvbuf(log_stream, NULL, _IOLBF, 0);
+			rte_openlog_stream(log_stream);
+		}
+	} else if (h == NULL && log_stream != NULL) {
+		rte_openlog_stream(NULL);
+		fclose(log_stream);
+		log_stream = NULL;
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+/* ---- servers -------------------------------------------------------------------------- */
+
+static struct rpc_server *
+server_of(OckRpcServer h)
+{
+	return (struct rpc_server *)h;
+}
+
+static struct rpc_session *
+session_of(OckRpcClient h)
+{
+	return (struct rpc_session *)h;
+}
+
+static struct rpc_ctx *
+ctx_of(OckRpcServerContext h)
+{
+	return (struct rpc_ctx *)h;
+}
+
+OckRpcStatus
+OckRpcServerCreateWithCfg(const char *ip, uint16_t port, OckRpcServer *server,
+			  OckRpcCreateConfig *configs)
+{
+	struct rpc_server *srv;
+	OckRpcStatus st;
+
+	if (ip == NULL || server == NULL) {
+		RPC_LOG(ERR, "server create: no %s", ip == NULL ? "address" : "place for the server");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	if (port != 0 && port < 1024) {
+		RPC_LOG(ERR, "server create: port %u: 0 (one of server.create.range) or 1024..65535",
+			port);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	srv = calloc(1, sizeof(*srv));
+	if (srv == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	st = rpc_conf_read(configs, false, &srv->conf);
+	if (st == OCK_RPC_OK && srv->conf.type == RPC_TRANSPORT_RDMA) {
+		RPC_LOG(ERR, "server %s: %s=RDMA: RPC over droce's RoCE is not built yet; use TCP",
+			srv->conf.name, OCK_RPC_STR_COMMUNICATION_TYPE);
+		st = OCK_RPC_ERR_UNSUPPORT;
+	}
+	if (st != OCK_RPC_OK) {
+		free(srv);
+		return st;
+	}
+	snprintf(srv->ip, sizeof(srv->ip), "%s", ip);
+	srv->port = port;
+	srv->listen_fd = -1;
+	pthread_mutex_init(&srv->lock, NULL);
+	TAILQ_INIT(&srv->sessions);
+	atomic_init(&srv->nb_sessions, 0);
+	*server = (OckRpcServer)(uintptr_t)srv;
+	return OCK_RPC_OK;
+}
+
+bool
+OckRpcGetOobIpAndPort(OckRpcServer server, char ***ipArray, uint16_t **portArray, int *length)
+{
+	struct rpc_server *srv = server_of(server);
+	char **ips;
+	uint16_t *ports;
+
+	if (srv == NULL || ipArray == NULL || portArray == NULL || length == NULL)
+		return false;
+	ips = malloc(sizeof(*ips));
+	ports = malloc(sizeof(*ports));
+	if (ips == NULL || ports == NULL || (ips[0] = strdup(srv->ip)) == NULL) {
+		free(ips);
+		free(ports);
+		return false;
+	}
+	ports[0] = srv->port;
+	*ipArray = ips;
+	*portArray = ports;
+	*length = 1;
+	return true;
+}
+
+OckRpcStatus
+OckRpcServerAddService(OckRpcServer server, OckRpcService *service)
+{
+	struct rpc_server *srv = server_of(server);
+
+	if (srv == NULL || service == NULL || service->handler == NULL ||
+	    service->id > RPC_SERVICE_MAX) {
+		RPC_LOG(ERR, "add service: %s", srv == NULL ? "no server" : service == NULL ? "no service"
+			: service->handler == NULL ? "no handler" : "ids are 0..999");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	atomic_store_explicit(&srv->services[service->id], service->handler, memory_order_release);
+	return OCK_RPC_OK;
+}
+
+OckRpcStatus
+OckRpcServerAddRndvService(OckRpcServer server, OckRpcRndvService *service)
+{
+	struct rpc_server *srv = server_of(server);
+
+	if (srv == NULL || service == NULL || service->handler == NULL ||
+	    service->id > RPC_SERVICE_MAX)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	if (!srv->conf.rndv) {
+		RPC_LOG(ERR, "server %s: rendezvous service %u needs %s=yes", srv->conf.name,
+			service->id, OCK_RPC_STR_ENABLE_SEND_RNDV);
+		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	}
+	atomic_store_explicit(&srv->rndv_services[service->id], service->handler,
+			      memory_order_release);
+	return OCK_RPC_OK;
+}
+
+OckRpcStatus
+OckRpcServerStart(OckRpcServer server)
+{
+	struct rpc_server *srv = server_of(server);
+	OckRpcStatus st;
+	int ret;
+
+	if (srv == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	if (srv->started) {
+		RPC_LOG(ERR, "server %s: started already", srv->conf.name);
+		return OCK_RPC_ERR;
+	}
+	ret = rpc_engine_create(&srv->conf, srv->conf.name, &srv->engine);
+	if (ret != 0)
+		return ret == -ENOMEM ? OCK_RPC_ERR_NO_MEMORY : OCK_RPC_ERR;
+	st = rpc_tcp_listen(srv);
+	if (st != OCK_RPC_OK) {
+		rpc_engine_destroy(srv->engine);
+		srv->engine = NULL;
+		return st;
+	}
+	srv->started = true;
+	return OCK_RPC_OK;
+}
+
+void
+rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const char *info)
+{
+	s->announced = true;
+	if (srv->conf.on_new != NULL)
+		srv->conf.on_new((OckRpcClient)(uintptr_t)s,
+				 atomic_load_explicit(&s->up_ctx, memory_order_relaxed), info);
+}
+
+void
+rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s)
+{
+	pthread_mutex_lock(&srv->lock);
+	TAILQ_INSERT_TAIL(&srv->sessions, s, server_link);
+	atomic_fetch_add(&srv->nb_sessions, 1);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void
+rpc_server_session_ended(struct rpc_server *srv, struct rpc_session *s)
+{
+	pthread_mutex_lock(&srv->lock);
+	TAILQ_REMOVE(&srv->sessions, s, server_link);
+	pthread_mutex_unlock(&srv->lock);
+	if (atomic_fetch_sub(&srv->nb_sessions, 1) == 1)
+		rpc_wake_state(&srv->nb_sessions);
+}
+
+void
+OckRpcServerDestroy(OckRpcServer server)
+{
+	struct rpc_server *srv = server_of(server);
+	struct rpc_session *s;
+
+	if (srv == NULL)
+		return;
+	if (srv->engine != NULL) {
+		for (unsigned int i = 0; i < srv->engine->nb_workers; i++)
+			if (rpc_worker_self() == &srv->engine->workers[i]) {
+				RPC_LOG(ERR, "server %s: destroyed from one of its own handlers; it cannot wait for itself",
+					srv->conf.name);
+				return;
+			}
+		rpc_tcp_unlisten(srv);
+	}
+	/* Every session ends on its worker (its break handler runs there);
+	 * then the workers stop.
+	 */
+	pthread_mutex_lock(&srv->lock);
+	TAILQ_FOREACH(s, &srv->sessions, server_link)
+		rpc_session_end(s, OCK_RPC_ERR_CONN_BROKEN, false);
+	pthread_mutex_unlock(&srv->lock);
+	rpc_wait_zero(&srv->nb_sessions);
+	rpc_engine_destroy(srv->engine);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
+
+/* ---- contexts and replies --------------------------------------------------------------- */
+
+OckRpcStatus
+OckRpcServerReply(OckRpcServerContext ctx, uint16_t msgId, OckRpcMessage *reply,
+		  OckRpcCallDone *done)
+{
+	if (ctx == 0 || msgId > RPC_SERVICE_MAX || (done != NULL && done->cb == NULL)) {
+		RPC_LOG(ERR, "reply: %s", ctx == 0 ? "no context" : msgId > RPC_SERVICE_MAX
+			? "ids are 0..999" : "a done without a callback");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	return rpc_ctx_reply(ctx_of(ctx), msgId, reply, done);
+}
+
+OckRpcStatus
+OckRpcServerReplyRndv(OckRpcServerRndvContext ctx, uint16_t msgId, OckRpcMessage *reply,
+		      OckRpcCallDone *done)
+{
+	(void)msgId;
+	(void)reply;
+	(void)done;
+	if (ctx == 0)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	/* No rendezvous context exists without RDMA. */
+	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+}
+
+int
+OckRpcGetClient(OckRpcServerContext ctx, OckRpcClient *client)
+{
+	if (ctx == 0 || client == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	*client = (OckRpcClient)(uintptr_t)ctx_of(ctx)->s;
+	return OCK_RPC_OK;
+}
+
+int
+OckRpcGetRndvClient(OckRpcServerRndvContext ctx, OckRpcClient *client)
+{
+	if (ctx == 0 || client == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+}
+
+OckRpcServerContext
+OckRpcCloneCtx(OckRpcServerContext ctx)
+{
+	if (ctx == 0 || !rpc_ctx_clone(ctx_of(ctx)))
+		return 0;
+	return ctx;
+}
+
+void
+OckRpcDeCloneCtx(OckRpcServerContext ctx)
+{
+	if (ctx != 0)
+		rpc_ctx_unref(ctx_of(ctx));
+}
+
+void
+OckRpcServerCleanupCtx(OckRpcServerContext ctx)
+{
+	(void)ctx;      /* contexts end with their handlers, or DeClone */
+}
+
+int
+OckRpcServerCleanupRndvCtx(OckRpcServerRndvContext ctx)
+{
+	return ctx == 0 ? OCK_RPC_ERR_INVALID_PARAM : OCK_RPC_ERR_RDMA_NOT_ENABLE;
+}
+
+OckRpcServerContext
+OckRpcServerCtxBuilderThreadLocal(OckRpcServer server)
+{
+	(void)server;
+	return 0;
+}
+
+void
+OckRpcServerCtxCleanupThreadLocal(OckRpcServer server, OckRpcServerContext ctx)
+{
+	(void)server;
+	(void)ctx;
+}
+
+void
+OckRpcDisableSecureHmac(void)
+{
+}
+
+/* ---- clients ---------------------------------------------------------------------------- */
+
+static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rpc_engine *client_engine;
+
+/* The clients' worker, started by the first client with its settings. */
+static struct rpc_engine *
+clients_engine(const struct rpc_conf *conf)
+{
+	struct rpc_engine *e;
+	struct rpc_conf one = *conf;
+	char err[DROCE_ERR_LEN];
+
+	pthread_mutex_lock(&clients_lock);
+	if (client_engine == NULL) {
+		droce_workers_parse(&one.workers, "1", "", false, err, sizeof(err));
+		if (rpc_engine_create(&one, "clients", &client_engine) != 0)
+			client_engine = NULL;
+	}
+	e = client_engine;
+	pthread_mutex_unlock(&clients_lock);
+	return e;
+}
+
+OckRpcStatus
+OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
+			   OckRpcCreateConfig *configs)
+{
+	struct rpc_conf conf;
+	struct rpc_engine *e;
+	struct rpc_session *s;
+	char peer[64];
+	OckRpcStatus st;
+	int fd;
+
+	if (ip == NULL || client == NULL || port == 0) {
+		RPC_LOG(ERR, "connect: %s", ip == NULL ? "no address" : client == NULL
+			? "no place for the client" : "port 0");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	st = rpc_conf_read(configs, true, &conf);
+	if (st == OCK_RPC_OK && conf.type == RPC_TRANSPORT_RDMA) {
+		RPC_LOG(ERR, "connect to %s:%u: %s=RDMA: RPC over droce's RoCE is not built yet; use TCP",
+			ip, port, OCK_RPC_STR_COMMUNICATION_TYPE);
+		st = OCK_RPC_ERR_UNSUPPORT;
+	}
+	if (st != OCK_RPC_OK)
+		return st;
+	e = clients_engine(&conf);
+	if (e == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	st = rpc_tcp_connect(ip, port, &conf, &fd);
+	if (st != OCK_RPC_OK)
+		return st;
+	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
+	s = rpc_session_new(rpc_engine_pick(e), fd, true, &conf, peer);
+	if (s == NULL) {
+		close(fd);
+		return OCK_RPC_ERR_NO_MEMORY;
+	}
+	/* A client hears of its session's break if it gave a handler. */
+	s->announced = conf.on_break != NULL;
+	rpc_session_ref(s);     /* the application's, until it disconnects */
+	rpc_session_adopt(s);
+	*client = (OckRpcClient)(uintptr_t)s;
+	return OCK_RPC_OK;
+}
+
+void
+OckRpcClientDisconnect(OckRpcClient client)
+{
+	struct rpc_session *s = session_of(client);
+
+	if (s == NULL || !s->client)
+		return;
+	/* Asked for: the break handler does not run. */
+	rpc_session_end(s, OCK_RPC_ERR_CONN_BROKEN, true);
+	rpc_session_unref(s);
+}
+
+void
+OckRpcClientDisconnectBreakHandler(OckRpcClient client)
+{
+	OckRpcClientDisconnect(client);
+}
+
+int
+OckRpcSetUpCtx(OckRpcClient client, uint64_t ctx)
+{
+	if (client == 0)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	atomic_store(&session_of(client)->up_ctx, ctx);
+	return OCK_RPC_OK;
+}
+
+int
+OckRpcGetUpCtx(OckRpcClient client, uint64_t *ctx)
+{
+	if (client == 0 || ctx == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	*ctx = atomic_load(&session_of(client)->up_ctx);
+	return OCK_RPC_OK;
+}
+
+void
+OckRpcClientSetTimeout(OckRpcClient client, int64_t timeout)
+{
+	if (client != 0)
+		atomic_store(&session_of(client)->timeout_ms, timeout);
+}
+
+/* ---- calls ---------------------------------------------------------------------------- */
+
+/* How the caller wants its answer: none, allocated, or into buffers. */
+static OckRpcStatus
+response_mode(OckRpcMessage *rsp, size_t count, struct rpc_call *c)
+{
+	c->response = rsp;
+	c->response_count = count;
+	if (rsp == NULL || count == 0) {
+		c->mode = RESPONSE_NONE;
+		return OCK_RPC_OK;
+	}
+	if (count == 1 && rsp->data == NULL && rsp->len == 0) {
+		c->mode = RESPONSE_ALLOC;
+		return OCK_RPC_OK;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (rsp[i].data == NULL && rsp[i].len != 0)
+			return OCK_RPC_ERR_INVALID_PARAM;
+	c->mode = count == 1 ? RESPONSE_BUFFER : RESPONSE_IOV;
+	return OCK_RPC_OK;
+}
+
+/* The call's frame: its header and the pieces one after another. */
+static OckRpcStatus
+build_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
+	      const OckRpcMessage *pieces, size_t count)
+{
+	struct rpc_frame f = { .kind = RPC_REQUEST, .service = service };
+	uint64_t total = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < count; i++) {
+		if (pieces[i].len != 0 && pieces[i].data == NULL)
+			return OCK_RPC_ERR_INVALID_PARAM;
+		total += pieces[i].len;
+	}
+	if (total > s->max_payload) {
+		RPC_LOG(ERR, "call to service %u: %" PRIu64 " bytes, more than the segment size %"
+			PRIu32, service, total, s->max_payload);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	f.payload_len = (uint32_t)total;
+	f.flags = c->mode != RESPONSE_NONE ? RPC_FLAG_WANT_RESPONSE : 0;
+	f.seq = atomic_fetch_add_explicit(&s->next_seq, 1, memory_order_relaxed);
+	c->seq = f.seq;
+	c->frame_len = RPC_FRAME_HDR_SIZE + total;
+	c->frame = malloc(c->frame_len);
+	if (c->frame == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	rpc_frame_encode(&f, c->frame);
+	p = c->frame + RPC_FRAME_HDR_SIZE;
+	for (size_t i = 0; i < count; i++) {
+		if (pieces[i].len != 0)
+			memcpy(p, pieces[i].data, pieces[i].len);
+		p += pieces[i].len;
+	}
+	return OCK_RPC_OK;
+}
+
+/* A synchronous call's wait: its end, or its deadline (then given up). */
+static OckRpcStatus
+wait_call(struct rpc_call *c)
+{
+	const unsigned int done = 1u << CALL_DONE;
+	int state = rpc_wait_state(&c->state, done, c->deadline_ns);
+	OckRpcStatus st;
+
+	while (state != CALL_DONE) {
+		if (state == CALL_ANSWERING) {
+			/* Its result is being written: it comes at once. */
+			state = rpc_wait_state(&c->state, done, 0);
+			continue;
+		}
+		if (atomic_compare_exchange_strong(&c->state, &state, CALL_ABANDONED))
+			return OCK_RPC_ERR_UCP_TIMEOUT;   /* the worker frees it */
+	}
+	st = c->status;
+	rpc_call_release(c);
+	return st;
+}
+
+static OckRpcStatus
+start_call(struct rpc_session *s, uint16_t service, const OckRpcMessage *pieces, size_t count,
+	   OckRpcMessage *rsp, size_t rsp_count, const OckRpcCallDone *done)
+{
+	int64_t timeout = atomic_load(&s->timeout_ms);
+	struct rpc_call *c;
+	OckRpcStatus st;
+	bool async;
+
+	if (service > RPC_SERVICE_MAX || (done != NULL && done->cb == NULL)) {
+		RPC_LOG(ERR, "call: %s", service > RPC_SERVICE_MAX ? "ids are 0..999"
+			: "a done without a callback");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	if (done == NULL && rpc_worker_self() == s->w) {
+		RPC_LOG(ERR, "call to service %u: a synchronous call from the session's own worker would wait for itself",
+			service);
+		return OCK_RPC_ERR;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	st = response_mode(rsp, rsp_count, c);
+	if (st == OCK_RPC_OK)
+		st = build_request(s, c, service, pieces, count);
+	if (st != OCK_RPC_OK) {
+		free(c->frame);
+		free(c);
+		return st;
+	}
+	c->async = done != NULL;
+	if (done != NULL)
+		c->done = *done;
+	if (timeout >= 0)
+		c->deadline_ns = rpc_now_ns() + (uint64_t)timeout * 1000000ull;
+	/* An asynchronous call is the worker's once handed over. */
+	async = c->async;
+	st = rpc_session_call(s, c);
+	if (st != OCK_RPC_OK) {
+		free(c->frame);
+		free(c);
+		return st;
+	}
+	return async ? OCK_RPC_OK : wait_call(c);
+}
+
+OckRpcStatus
+OckRpcClientCall(OckRpcClient client, uint16_t msgId, OckRpcMessage *request,
+		 OckRpcMessage *response, OckRpcCallDone *done)
+{
+	if (client == 0 || request == NULL) {
+		RPC_LOG(ERR, "call: no %s", client == 0 ? "client" : "request");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	return start_call(session_of(client), msgId, request, 1, response, 1, done);
+}
+
+OckRpcStatus
+OckRpcClientCallWithParam(OckRpcClientCallParams *params)
+{
+	if (params == NULL || params->client == 0 || params->reqIov.count == 0 ||
+	    params->reqIov.count > 8 || params->reqIov.msgs == NULL ||
+	    (params->rspIov.count != 0 && params->rspIov.msgs == NULL)) {
+		RPC_LOG(ERR, "call with params: %s", params == NULL || params->client == 0
+			? "no client" : "1..8 request pieces, and response buffers where counted");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	return start_call(session_of(params->client), params->msgId, params->reqIov.msgs,
+			  params->reqIov.count, params->rspIov.msgs, params->rspIov.count,
+			  params->done);
+}
+
+OckRpcStatus
+OckRpcClientCallRndv(OckRpcClient client, uint16_t msgId, OckRpcMessageInfo *request,
+		     OckRpcMessage *response, OckRpcCallDone *done)
+{
+	(void)msgId;
+	(void)response;
+	(void)done;
+	if (client == 0 || request == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	RPC_LOG(ERR, "rendezvous call: needs RDMA (server.create.type=RDMA), which droce's RPC has not yet");
+	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+}
+
+OckRpcStatus
+OckRpcClientCallRndvIov(OckRpcClient client, uint16_t msgId, OckRpcMessageInfoIov *request,
+			OckRpcMessage *response, OckRpcCallDone *done)
+{
+	(void)msgId;
+	(void)response;
+	(void)done;
+	if (client == 0 || request == NULL || request->count == 0 || request->count > RPC_RNDV_MAX)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	RPC_LOG(ERR, "rendezvous call: needs RDMA (server.create.type=RDMA), which droce's RPC has not yet");
+	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+}

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The threads that run sessions. Each worker waits on one epoll set: its
+ * sessions' sockets, its wake eventfd and, for a server, the listening
+ * socket. With worker.poll.enable=yes it never sleeps (epoll_wait with
+ * no timeout, in a loop); otherwise it sleeps in epoll_wait until a
+ * socket, a task or the next deadline of its sessions (heartbeat, a
+ * call's timeout) wakes it. Other threads hand work to a worker through
+ * its task queue, a lock-free intrusive list (Vyukov's), and wake it
+ * with the eventfd.
+ */
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+
+#include <rte_common.h>
+#include <rte_pause.h>
+
+#include "rpc_private.h"
+
+/* Heartbeats and deadlines are looked at at least this often. */
+#define SCAN_PERIOD_NS 100000000ull
+#define EVENTS_PER_WAIT 64
+
+static __thread struct rpc_worker *self;
+
+uint64_t
+rpc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct rpc_worker *
+rpc_worker_self(void)
+{
+	return self;
+}
+
+/* ---- the task queue ------------------------------------------------------------ */
+
+static void
+queue_init(struct rpc_task_queue *q)
+{
+	atomic_init(&q->stub.next, NULL);
+	atomic_init(&q->head, &q->stub);
+	q->tail = &q->stub;
+}
+
+static void
+queue_push(struct rpc_task_queue *q, struct rpc_task *t)
+{
+	struct rpc_task *prev;
+
+	atomic_store_explicit(&t->next, NULL, memory_order_relaxed);
+	prev = atomic_exchange_explicit(&q->head, t, memory_order_acq_rel);
+	atomic_store_explicit(&prev->next, t, memory_order_release);
+}
+
+/* The oldest task, or NULL: none, or a push half done (its pusher wakes
+ * the worker once it is whole).
+ */
+static struct rpc_task *
+queue_pop(struct rpc_task_queue *q)
+{
+	struct rpc_task *tail = q->tail;
+	struct rpc_task *next = atomic_load_explicit(&tail->next, memory_order_acquire);
+
+	if (tail == &q->stub) {
+		if (next == NULL)
+			return NULL;
+		q->tail = next;
+		tail = next;
+		next = atomic_load_explicit(&next->next, memory_order_acquire);
+	}
+	if (next != NULL) {
+		q->tail = next;
+		return tail;
+	}
+	if (tail != atomic_load_explicit(&q->head, memory_order_acquire))
+		return NULL;
+	queue_push(q, &q->stub);
+	next = atomic_load_explicit(&tail->next, memory_order_acquire);
+	if (next == NULL)
+		return NULL;
+	q->tail = next;
+	return tail;
+}
+
+void
+rpc_worker_push(struct rpc_worker *w, struct rpc_task *t)
+{
+	queue_push(&w->tasks, t);
+	if (!w->engine->busy_poll) {
+		uint64_t one = 1;
+
+		/* Only a full counter refuses, and then the worker wakes anyway. */
+		if (write(w->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			RPC_LOG(ERR, "worker %u: wake: %s", w->index, strerror(errno));
+	}
+}
+
+/* ---- epoll ---------------------------------------------------------------------- */
+
+int
+rpc_worker_watch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = watch };
+
+	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+int
+rpc_worker_rewatch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = watch };
+
+	return epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+void
+rpc_worker_unwatch(struct rpc_worker *w, int fd)
+{
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+void
+rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns)
+{
+	if (when_ns < w->next_scan_ns)
+		w->next_scan_ns = when_ns;
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+static void
+run_tasks(struct rpc_worker *w)
+{
+	struct rpc_task *t;
+
+	while ((t = queue_pop(&w->tasks)) != NULL)
+		t->run(t);
+}
+
+static void
+scan_sessions(struct rpc_worker *w, uint64_t now)
+{
+	struct rpc_session *s, *next;
+
+	w->next_scan_ns = now + SCAN_PERIOD_NS;
+	for (s = TAILQ_FIRST(&w->sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, link);
+		rpc_session_scan(s, now);
+	}
+}
+
+/* Milliseconds epoll may sleep: until the next scan, rounded up. */
+static int
+sleep_ms(const struct rpc_worker *w, uint64_t now)
+{
+	uint64_t ns;
+
+	if (w->engine->busy_poll)
+		return 0;
+	if (w->next_scan_ns <= now)
+		return 0;
+	ns = w->next_scan_ns - now;
+	return (int)RTE_MIN((ns + 999999) / 1000000, (uint64_t)INT_MAX);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct rpc_worker *w = arg;
+	struct epoll_event ev[EVENTS_PER_WAIT];
+
+	self = w;
+	while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
+		uint64_t now;
+		int n;
+
+		run_tasks(w);
+		now = rpc_now_ns();
+		if (now >= w->next_scan_ns)
+			scan_sessions(w, now);
+		n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, sleep_ms(w, rpc_now_ns()));
+		for (int i = 0; i < n; i++) {
+			struct rpc_watch *watch = ev[i].data.ptr;
+
+			if (watch == NULL) {
+				uint64_t v;
+
+				if (read(w->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					RPC_LOG(ERR, "worker %u: wake: %s", w->index, strerror(errno));
+				continue;
+			}
+			watch->ready(watch, ev[i].events);
+		}
+	}
+	run_tasks(w);
+	self = NULL;
+	return NULL;
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static int
+worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+	w->engine = e;
+	w->index = index;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	queue_init(&w->tasks);
+	TAILQ_INIT(&w->sessions);
+	atomic_init(&w->stop, false);
+	w->next_scan_ns = 0;
+	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
+		return -errno;
+	return 0;
+}
+
+static int
+worker_start(struct rpc_worker *w, int cpu, const char *name)
+{
+	char tname[16];
+	int ret;
+
+	ret = pthread_create(&w->thread, NULL, worker_main, w);
+	if (ret != 0)
+		return -ret;
+	w->thread_started = true;
+	snprintf(tname, sizeof(tname), "rpc-%.6s-%u", name, w->index);
+	pthread_setname_np(w->thread, tname);
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		ret = pthread_setaffinity_np(w->thread, sizeof(set), &set);
+		if (ret != 0)
+			RPC_LOG(WARNING, "worker %u: cannot run on cpu %d: %s", w->index, cpu,
+				strerror(ret));
+	}
+	return 0;
+}
+
+int
+rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engine **out)
+{
+	const struct droce_workers *wk = &conf->workers;
+	struct rpc_engine *e = calloc(1, sizeof(*e));
+	unsigned int i = 0;
+	int ret = 0;
+
+	if (e == NULL)
+		return -ENOMEM;
+	e->busy_poll = conf->busy_poll;
+	e->nb_workers = wk->nb_workers;
+	e->workers = calloc(e->nb_workers, sizeof(*e->workers));
+	if (e->workers == NULL) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (uint16_t g = 0; g < wk->nb_groups && ret == 0; g++)
+		for (uint16_t k = 0; k < wk->group[g].workers && ret == 0; k++, i++) {
+			ret = worker_init(e, &e->workers[i], i);
+			if (ret == 0)
+				ret = worker_start(&e->workers[i], droce_workers_cpu(wk, g, k), name);
+		}
+	if (ret != 0) {
+		RPC_LOG(ERR, "%s: cannot start worker %u: %s", name, i, strerror(-ret));
+		e->nb_workers = i + 1;
+		rpc_engine_destroy(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+static void
+stop_task(struct rpc_task *t)
+{
+	(void)t;
+}
+
+void
+rpc_engine_destroy(struct rpc_engine *e)
+{
+	if (e == NULL)
+		return;
+	for (unsigned int i = 0; i < e->nb_workers; i++) {
+		struct rpc_worker *w = &e->workers[i];
+		struct rpc_task wake = { .run = stop_task };
+
+		if (!w->thread_started)
+			continue;
+		atomic_store_explicit(&w->stop, true, memory_order_release);
+		rpc_worker_push(w, &wake);
+		pthread_join(w->thread, NULL);
+	}
+	for (unsigned int i = 0; i < e->nb_workers; i++) {
+		if (e->workers[i].epfd > 0)
+			close(e->workers[i].epfd);
+		if (e->workers[i].wakefd > 0)
+			close(e->workers[i].wakefd);
+	}
+	free(e->workers);
+	free(e);
+}
+
+struct rpc_worker *
+rpc_engine_pick(struct rpc_engine *e)
+{
+	unsigned int i = atomic_fetch_add_explicit(&e->next, 1, memory_order_relaxed);
+
+	return &e->workers[i % e->nb_workers];
+}
+
+/* ---- waiting for a state -------------------------------------------------------- */
+
+/* Looks before a waiter sleeps (tens of microseconds): a response over
+ * a fast link comes in that while.
+ */
+#define WAIT_SPINS 2000
+
+int
+rpc_wait_state(atomic_int *state, unsigned int done_mask, uint64_t deadline_ns)
+{
+	int v;
+
+	for (unsigned int i = 0; i < WAIT_SPINS; i++) {
+		v = atomic_load_explicit(state, memory_order_acquire);
+		if ((1u << v) & done_mask)
+			return v;
+		rte_pause();
+	}
+	for (;;) {
+		struct timespec ts, *tsp = NULL;
+		uint64_t now;
+
+		v = atomic_load_explicit(state, memory_order_acquire);
+		if ((1u << v) & done_mask)
+			return v;
+		if (deadline_ns != 0) {
+			now = rpc_now_ns();
+			if (now >= deadline_ns)
+				return v;
+			ts.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull);
+			ts.tv_nsec = (long)((deadline_ns - now) % 1000000000ull);
+			tsp = &ts;
+		}
+		syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, v, tsp, NULL, 0);
+	}
+}
+
+void
+rpc_wait_zero(atomic_int *count)
+{
+	int v;
+
+	while ((v = atomic_load_explicit(count, memory_order_acquire)) != 0)
+		syscall(SYS_futex, count, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+void
+rpc_wake_state(atomic_int *state)
+{
+	syscall(SYS_futex, state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}

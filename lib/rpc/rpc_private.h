@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_RPC_PRIVATE_H
+#define DROCE_RPC_PRIVATE_H
+
+/*
+ * lib/rpc: the hcom4db.h API (hcom4db.c) over sessions (rpc_session.c)
+ * that worker threads run (rpc_engine.c), on a transport: kernel TCP
+ * (rpc_tcp.c) for now. Frames are rpc_frame.h's.
+ *
+ * Every session belongs to one worker thread, which does all of its I/O,
+ * runs its handlers and keeps its calls; other threads hand it work
+ * through the worker's lock-free task queue.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+
+#include "droce_core.h"
+#include "hcom4db.h"
+#include "rpc_frame.h"
+
+extern int rpc_logtype;
+
+#define RPC_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, rpc_logtype, "droce.rpc: " fmt "\n", ##__VA_ARGS__)
+
+/* ---- configuration (rpc_conf.c) ------------------------------------------------ */
+
+#define RPC_NAME_MAX 64
+#define RPC_INFO_MAX 64
+#define RPC_SEGSIZE_MAX 943718400u
+#define RPC_SEGCOUNT_MAX 65535u
+
+enum rpc_transport {
+	RPC_TRANSPORT_RDMA,
+	RPC_TRANSPORT_TCP,
+};
+
+struct rpc_conf {
+	char name[RPC_NAME_MAX + 1];
+	uint16_t range_first, range_last;
+	enum rpc_transport type;
+	uint32_t segsize, segcount;
+	OckRpcClientHandler on_new, on_break;
+	struct droce_workers workers;   /* worker.thread.groups and .cpuset */
+	bool busy_poll;
+	bool rndv;
+	OckRpcRndvMemAllocate rndv_alloc;
+	OckRpcRndvMemFree rndv_free;
+	unsigned int heartbeat_idle_s;
+	bool tls;
+	char info[RPC_INFO_MAX + 1];    /* a client's client.create.info */
+	bool self_polling;
+};
+
+/* Read @p c (may be NULL) over the defaults; a refused value is logged
+ * with its key and what is allowed. @p client: a client's configuration.
+ */
+OckRpcStatus rpc_conf_read(const OckRpcCreateConfig *c, bool client, struct rpc_conf *conf);
+
+/* ---- workers and their task queues (rpc_engine.c) ------------------------------- */
+
+/* Work handed to a worker: run there, in the order pushed. */
+struct rpc_task {
+	_Atomic(struct rpc_task *) next;
+	void (*run)(struct rpc_task *t);
+};
+
+/* Many producers, the worker consumes (intrusive, lock-free). */
+struct rpc_task_queue {
+	_Atomic(struct rpc_task *) head;
+	struct rpc_task *tail;
+	struct rpc_task stub;
+};
+
+struct rpc_session;
+TAILQ_HEAD(rpc_session_list, rpc_session);
+
+struct rpc_engine;
+
+struct rpc_worker {
+	struct rpc_engine *engine;
+	unsigned int index;
+	pthread_t thread;
+	bool thread_started;
+	int epfd, wakefd;
+	struct rpc_task_queue tasks;
+	struct rpc_session_list sessions;
+	atomic_bool stop;
+	uint64_t next_scan_ns;          /* heartbeats and call deadlines */
+};
+
+struct rpc_engine {
+	bool busy_poll;
+	unsigned int nb_workers;
+	atomic_uint next;               /* round robin of new sessions */
+	struct rpc_worker *workers;
+};
+
+/* A readiness callback registered with a worker's epoll. */
+struct rpc_watch {
+	void (*ready)(struct rpc_watch *w, uint32_t events);
+};
+
+int rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engine **out);
+void rpc_engine_destroy(struct rpc_engine *e);
+struct rpc_worker *rpc_engine_pick(struct rpc_engine *e);
+/* Run @p t on @p w. */
+void rpc_worker_push(struct rpc_worker *w, struct rpc_task *t);
+/* The worker this thread is, or NULL. */
+struct rpc_worker *rpc_worker_self(void);
+int rpc_worker_watch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
+int rpc_worker_rewatch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
+void rpc_worker_unwatch(struct rpc_worker *w, int fd);
+/* Look at the worker's sessions again by @p when_ns at the latest. */
+void rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns);
+
+uint64_t rpc_now_ns(void);
+
+/* ---- sessions (rpc_session.c) --------------------------------------------------- */
+
+enum rpc_session_state {
+	SESSION_HELLO,          /* server: accepted, its HELLO not read yet */
+	SESSION_OPEN,           /* calls go both ways */
+	SESSION_ENDED,          /* closed: broken, said BYE, or ended here */
+};
+
+enum rpc_call_state {
+	CALL_QUEUED,            /* handed to the worker */
+	CALL_SENT,              /* on the wire, its response awaited */
+	CALL_ANSWERING,         /* the worker writes its result */
+	CALL_DONE,
+	CALL_ABANDONED,         /* its synchronous caller gave up */
+};
+
+enum rpc_response_mode {
+	RESPONSE_NONE,          /* none awaited */
+	RESPONSE_ALLOC,         /* the library allocates it */
+	RESPONSE_BUFFER,        /* into the caller's buffer */
+	RESPONSE_IOV,           /* into the caller's buffers, in order */
+};
+
+struct rpc_call {
+	struct rpc_task task;
+	TAILQ_ENTRY(rpc_call) link;
+	struct rpc_session *s;
+	uint64_t seq;
+	uint8_t *frame;                 /* header and request */
+	size_t frame_len;
+	enum rpc_response_mode mode;
+	OckRpcMessage *response;        /* where the answer is told */
+	size_t response_count;          /* RESPONSE_IOV: buffers at response */
+	bool async;
+	OckRpcCallDone done;
+	uint64_t deadline_ns;           /* 0: none */
+	atomic_int state;
+	OckRpcStatus status;
+};
+TAILQ_HEAD(rpc_call_list, rpc_call);
+
+/* Bytes waiting to go out, and who to tell when they went. */
+struct rpc_out {
+	STAILQ_ENTRY(rpc_out) link;
+	uint8_t *buf;
+	size_t len, off;
+	OckRpcCallDone done;            /* an asynchronous reply's */
+	struct rpc_call *call;          /* a call that awaits no response */
+};
+STAILQ_HEAD(rpc_out_list, rpc_out);
+
+struct rpc_server;
+
+struct rpc_session {
+	struct rpc_watch watch;
+	TAILQ_ENTRY(rpc_session) link;          /* its worker's */
+	TAILQ_ENTRY(rpc_session) server_link;   /* its server's */
+	struct rpc_worker *w;
+	struct rpc_server *server;      /* server side: the one it belongs to */
+	bool client;
+	enum rpc_session_state state;
+	int fd;
+	uint32_t max_payload;
+	unsigned int heartbeat_idle_s;
+	OckRpcClientHandler on_break;
+	bool announced;                 /* on_new ran: on_break will */
+	/* Bytes read and not yet taken; the frame being taken ends at
+	 * rx_frame_end. A clone of its context takes the buffer with it
+	 * (rx_detached) and leaves the bytes after it in a new one.
+	 */
+	uint8_t *rx;
+	size_t rx_len, rx_cap, rx_frame_end;
+	bool rx_detached;
+	struct rpc_out_list out;
+	bool want_out;                  /* EPOLLOUT asked for */
+	struct rpc_call_list calls;     /* sent, awaiting their responses */
+	_Atomic uint64_t next_seq;
+	uint64_t last_rx_ns, probe_ns;  /* probe_ns: a HEARTBEAT unanswered since */
+	_Atomic uint64_t up_ctx;
+	_Atomic int64_t timeout_ms;
+	atomic_int refs;
+	atomic_bool ending;             /* its end asked; no new calls */
+	atomic_bool end_queued;
+	OckRpcStatus end_asked;         /* what its calls fail with then */
+	bool end_quiet;
+	struct rpc_task end_task, adopt_task;
+	OckRpcStatus end_status;        /* once ENDED */
+	char peer[64];
+};
+
+/* A received REQUEST and its answer (OckRpcServerContext). */
+struct rpc_ctx {
+	struct rpc_task task;           /* a reply handed over */
+	struct rpc_session *s;
+	uint64_t seq;
+	uint16_t service;
+	bool want_response;
+	OckRpcMessage msg;
+	bool in_handler;                /* msg lies in the receive buffer */
+	uint8_t *held_rx;               /* cloned: that buffer, now its own */
+	atomic_int refs;                /* the handler's, and each clone's */
+	atomic_bool replied;
+	struct rpc_out *reply;          /* handed over with the task */
+};
+
+struct rpc_session *rpc_session_new(struct rpc_worker *w, int fd, bool client,
+				    const struct rpc_conf *conf, const char *peer);
+/* Take @p s onto its worker (from any thread). */
+void rpc_session_adopt(struct rpc_session *s);
+/* On its worker: a whole frame arrived; @p o was written; the end. */
+void rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload);
+void rpc_session_out_sent(struct rpc_session *s, struct rpc_out *o);
+void rpc_session_close(struct rpc_session *s, OckRpcStatus status);
+void rpc_session_ref(struct rpc_session *s);
+void rpc_session_unref(struct rpc_session *s);
+/* End @p s (from any thread): its calls fail with @p status; @p quiet:
+ * without its break handler (the application asked).
+ */
+void rpc_session_end(struct rpc_session *s, OckRpcStatus status, bool quiet);
+/* On its worker: the heartbeat and the calls' deadlines. */
+void rpc_session_scan(struct rpc_session *s, uint64_t now);
+/* Start @p c (built by the caller): from any thread. */
+OckRpcStatus rpc_session_call(struct rpc_session *s, struct rpc_call *c);
+OckRpcStatus rpc_ctx_reply(struct rpc_ctx *ctx, uint16_t service, const OckRpcMessage *reply,
+			   const OckRpcCallDone *done);
+void rpc_ctx_unref(struct rpc_ctx *ctx);
+/* Keep @p ctx's message past its handler; false if out of memory. */
+bool rpc_ctx_clone(struct rpc_ctx *ctx);
+/* A synchronous call's end, by its caller. */
+void rpc_call_release(struct rpc_call *c);
+
+/* Wait (spin, then sleep) until *state is one of @p done_mask's bits
+ * or @p deadline_ns passes (0: never). Returns the state seen.
+ */
+int rpc_wait_state(atomic_int *state, unsigned int done_mask, uint64_t deadline_ns);
+/* Wait until *count is 0. */
+void rpc_wait_zero(atomic_int *count);
+void rpc_wake_state(atomic_int *state);
+
+/* ---- servers (hcom4db.c) ------------------------------------------------------ */
+
+struct rpc_server {
+	struct rpc_watch watch;         /* the listening socket */
+	struct rpc_conf conf;
+	char ip[64];
+	uint16_t port;
+	int listen_fd;
+	struct rpc_engine *engine;
+	_Atomic(OckRpcMsgHandler) services[RPC_SERVICE_MAX + 1];
+	_Atomic(OckRpcMsgRndvHandler) rndv_services[RPC_SERVICE_MAX + 1];
+	bool started;
+	atomic_bool destroying;
+	pthread_mutex_t lock;           /* its sessions' list */
+	struct rpc_session_list sessions;
+	atomic_int nb_sessions;
+};
+
+/* A session of @p srv: accepted (add), its HELLO taken (opened: the
+ * new-client handler), ended.
+ */
+void rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s);
+void rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s,
+			       const char *info);
+void rpc_server_session_ended(struct rpc_server *srv, struct rpc_session *s);
+
+#endif /* DROCE_RPC_PRIVATE_H */

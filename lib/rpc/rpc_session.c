@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * A session: one connection between a client and a server, run by one
+ * worker. Frames come in whole from the transport (rpc_tcp.c) and are
+ * taken here by kind; what goes out is queued and written by the
+ * transport. Calls and replies from other threads arrive as tasks.
+ *
+ * A call ends exactly once (finish_call()): its response, its deadline,
+ * the session's end, or, for a synchronous call, its caller giving up
+ * first (CALL_ABANDONED; the worker then frees it when it would have
+ * answered). An asynchronous call's done callback runs at that end; the
+ * API returned OK for it, so it always runs.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "rpc_private.h"
+#include "rpc_tcp.h"
+
+/* ---- lifetime ------------------------------------------------------------------- */
+
+struct rpc_session *
+rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf *conf,
+		const char *peer)
+{
+	struct rpc_session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->w = w;
+	s->fd = fd;
+	s->client = client;
+	s->state = client ? SESSION_OPEN : SESSION_HELLO;
+	s->max_payload = conf->segsize;
+	s->heartbeat_idle_s = conf->heartbeat_idle_s;
+	s->on_break = conf->on_break;
+	STAILQ_INIT(&s->out);
+	TAILQ_INIT(&s->calls);
+	atomic_init(&s->up_ctx, 0);
+	atomic_init(&s->timeout_ms, -1);
+	atomic_init(&s->refs, 1);       /* the worker's, until it ends */
+	atomic_init(&s->ending, false);
+	atomic_init(&s->next_seq, 1);
+	atomic_init(&s->end_queued, false);
+	snprintf(s->peer, sizeof(s->peer), "%s", peer);
+	return s;
+}
+
+void
+rpc_session_ref(struct rpc_session *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void
+rpc_session_unref(struct rpc_session *s)
+{
+	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(s->rx);
+	free(s);
+}
+
+static void
+adopt_task(struct rpc_task *t)
+{
+	struct rpc_session *s = container_of(t, struct rpc_session, adopt_task);
+	int ret;
+
+	TAILQ_INSERT_TAIL(&s->w->sessions, s, link);
+	s->last_rx_ns = rpc_now_ns();
+	s->watch.ready = rpc_tcp_ready;
+	ret = rpc_worker_watch(s->w, s->fd, EPOLLIN | EPOLLRDHUP, &s->watch);
+	if (ret != 0) {
+		RPC_LOG(ERR, "session with %s: cannot watch its socket: %s", s->peer,
+			strerror(-ret));
+		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+		return;
+	}
+	rpc_worker_scan_by(s->w, s->last_rx_ns + (uint64_t)s->heartbeat_idle_s * 1000000000ull);
+	/* Bytes may have come before the socket was watched. */
+	rpc_tcp_ready(&s->watch, EPOLLIN);
+}
+
+void
+rpc_session_adopt(struct rpc_session *s)
+{
+	s->adopt_task.run = adopt_task;
+	rpc_worker_push(s->w, &s->adopt_task);
+}
+
+/* ---- sending ---------------------------------------------------------------------- */
+
+/* A frame of @p f with @p payload copied after its header. */
+static struct rpc_out *
+out_new(const struct rpc_frame *f, const void *payload)
+{
+	struct rpc_out *o = calloc(1, sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	o->len = RPC_FRAME_HDR_SIZE + f->payload_len;
+	o->buf = malloc(o->len);
+	if (o->buf == NULL) {
+		free(o);
+		return NULL;
+	}
+	rpc_frame_encode(f, o->buf);
+	if (f->payload_len != 0 && payload != NULL)
+		memcpy(o->buf + RPC_FRAME_HDR_SIZE, payload, f->payload_len);
+	return o;
+}
+
+static void finish_call(struct rpc_call *c, OckRpcStatus status);
+
+/* @p o left (OK) or never will (an error): whoever waits for it hears. */
+static void
+out_done(struct rpc_out *o, OckRpcStatus status)
+{
+	if (o->call != NULL)
+		finish_call(o->call, status);
+	if (o->done.cb != NULL)
+		o->done.cb(status, o->done.arg);
+	free(o->buf);
+	free(o);
+}
+
+void
+rpc_session_out_sent(struct rpc_session *s, struct rpc_out *o)
+{
+	(void)s;
+	out_done(o, OCK_RPC_OK);
+}
+
+/* Queue @p o and write what the socket takes. On the worker. */
+static void
+send_out(struct rpc_session *s, struct rpc_out *o)
+{
+	if (s->state == SESSION_ENDED) {
+		out_done(o, s->end_status);
+		return;
+	}
+	STAILQ_INSERT_TAIL(&s->out, o, link);
+	rpc_tcp_flush(s);
+}
+
+static void
+send_control(struct rpc_session *s, enum rpc_kind kind, int16_t status, const void *payload,
+	     uint32_t len)
+{
+	struct rpc_frame f = { .kind = kind, .status = status, .payload_len = len };
+	struct rpc_out *o = out_new(&f, payload);
+
+	if (o == NULL) {
+		rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+		return;
+	}
+	send_out(s, o);
+}
+
+/* ---- ending ----------------------------------------------------------------------- */
+
+void
+rpc_session_close(struct rpc_session *s, OckRpcStatus status)
+{
+	struct rpc_call *c;
+	struct rpc_out *o;
+
+	if (s->state == SESSION_ENDED)
+		return;
+	s->state = SESSION_ENDED;
+	s->end_status = status;
+	rpc_worker_unwatch(s->w, s->fd);
+	close(s->fd);
+	s->fd = -1;
+	while ((c = TAILQ_FIRST(&s->calls)) != NULL) {
+		TAILQ_REMOVE(&s->calls, c, link);
+		finish_call(c, status);
+	}
+	while ((o = STAILQ_FIRST(&s->out)) != NULL) {
+		STAILQ_REMOVE_HEAD(&s->out, link);
+		out_done(o, status);
+	}
+	TAILQ_REMOVE(&s->w->sessions, s, link);
+	if (s->announced && s->on_break != NULL)
+		s->on_break((OckRpcClient)(uintptr_t)s,
+			    atomic_load_explicit(&s->up_ctx, memory_order_relaxed), "");
+	s->announced = false;
+	if (s->server != NULL)
+		rpc_server_session_ended(s->server, s);
+	rpc_session_unref(s);
+}
+
+static void
+end_task(struct rpc_task *t)
+{
+	struct rpc_session *s = container_of(t, struct rpc_session, end_task);
+
+	if (s->end_quiet)
+		s->announced = false;
+	/* Told it ends here: the peer hears, if it still listens. */
+	if (s->state == SESSION_OPEN)
+		rpc_tcp_say_bye(s);
+	rpc_session_close(s, s->end_asked);
+	rpc_session_unref(s);           /* the task's */
+}
+
+void
+rpc_session_end(struct rpc_session *s, OckRpcStatus status, bool quiet)
+{
+	bool queued = false;
+
+	if (!atomic_compare_exchange_strong(&s->end_queued, &queued, true))
+		return;
+	atomic_store(&s->ending, true);
+	s->end_asked = status;
+	s->end_quiet = quiet;
+	rpc_session_ref(s);
+	s->end_task.run = end_task;
+	rpc_worker_push(s->w, &s->end_task);
+}
+
+/* ---- calls ------------------------------------------------------------------------ */
+
+static void
+call_free(struct rpc_call *c)
+{
+	rpc_session_unref(c->s);
+	free(c->frame);
+	free(c);
+}
+
+void
+rpc_call_release(struct rpc_call *c)
+{
+	call_free(c);
+}
+
+/* Take @p c to write its end: false if its caller gave up on it (then
+ * it is freed here).
+ */
+static bool
+claim_call(struct rpc_call *c)
+{
+	int state = atomic_load_explicit(&c->state, memory_order_acquire);
+
+	if (state != CALL_ABANDONED &&
+	    atomic_compare_exchange_strong(&c->state, &state, CALL_ANSWERING))
+		return true;
+	call_free(c);
+	return false;
+}
+
+/* The end of a claimed call: its callback, or its waiting caller. */
+static void
+complete_call(struct rpc_call *c, OckRpcStatus status)
+{
+	c->status = status;
+	if (c->async) {
+		OckRpcCallDone done = c->done;
+
+		call_free(c);
+		done.cb(status, done.arg);
+		return;
+	}
+	/* The caller frees it once it sees DONE. */
+	atomic_store_explicit(&c->state, CALL_DONE, memory_order_release);
+	rpc_wake_state(&c->state);
+}
+
+/* The end of @p c, once, on the worker. */
+static void
+finish_call(struct rpc_call *c, OckRpcStatus status)
+{
+	if (claim_call(c))
+		complete_call(c, status);
+}
+
+/* The response to @p c: into the caller's buffer or one allocated. */
+static OckRpcStatus
+take_response(struct rpc_call *c, const struct rpc_frame *f, const uint8_t *payload)
+{
+	OckRpcMessage *r = c->response;
+
+	if (f->status != OCK_RPC_OK)
+		return (OckRpcStatus)f->status;
+	if (c->mode == RESPONSE_ALLOC) {
+		r->data = NULL;
+		r->len = f->payload_len;
+		if (f->payload_len == 0)
+			return OCK_RPC_OK;
+		r->data = malloc(f->payload_len);
+		if (r->data == NULL) {
+			r->len = 0;
+			return OCK_RPC_ERR_NO_MEMORY;
+		}
+		memcpy(r->data, payload, f->payload_len);
+		return OCK_RPC_OK;
+	}
+	if (c->mode == RESPONSE_IOV) {
+		size_t room = 0, left = f->payload_len;
+
+		for (size_t i = 0; i < c->response_count; i++)
+			room += r[i].len;
+		if (left > room) {
+			RPC_LOG(ERR, "session with %s: response of %" PRIu32 " bytes to call %"
+				PRIu64 " (service %u) does not fit its %zu bytes of buffers",
+				c->s->peer, f->payload_len, c->seq, f->service, room);
+			return OCK_RPC_ERR_DESERIALIZE;
+		}
+		for (size_t i = 0; i < c->response_count; i++) {
+			size_t take = RTE_MIN(left, r[i].len);
+
+			if (take != 0)
+				memcpy(r[i].data, payload + (f->payload_len - left), take);
+			r[i].len = take;
+			left -= take;
+		}
+		return OCK_RPC_OK;
+	}
+	if (f->payload_len > r->len) {
+		RPC_LOG(ERR, "session with %s: response of %" PRIu32 " bytes to call %" PRIu64
+			" (service %u) does not fit its %zu-byte buffer",
+			c->s->peer, f->payload_len, c->seq, f->service, r->len);
+		return OCK_RPC_ERR_DESERIALIZE;
+	}
+	if (f->payload_len != 0)
+		memcpy(r->data, payload, f->payload_len);
+	r->len = f->payload_len;
+	return OCK_RPC_OK;
+}
+
+static void
+call_answered(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payload)
+{
+	struct rpc_call *c;
+
+	TAILQ_FOREACH(c, &s->calls, link)
+		if (c->seq == f->seq)
+			break;
+	if (c == NULL)
+		return;         /* late: its deadline passed */
+	TAILQ_REMOVE(&s->calls, c, link);
+	/* Claimed first: a caller that gave up owns its buffer again. */
+	if (claim_call(c))
+		complete_call(c, take_response(c, f, payload));
+}
+
+static void
+call_task(struct rpc_task *t)
+{
+	struct rpc_call *c = container_of(t, struct rpc_call, task);
+	struct rpc_session *s = c->s;
+	struct rpc_out *o;
+	int state = CALL_QUEUED;
+
+	if (s->state != SESSION_OPEN) {
+		finish_call(c, OCK_RPC_ERR_CONN_BROKEN);
+		return;
+	}
+	if (!atomic_compare_exchange_strong(&c->state, &state, CALL_SENT)) {
+		call_free(c);   /* abandoned before it went */
+		return;
+	}
+	o = calloc(1, sizeof(*o));
+	if (o == NULL) {
+		finish_call(c, OCK_RPC_ERR_NO_MEMORY);
+		return;
+	}
+	o->buf = c->frame;
+	o->len = c->frame_len;
+	c->frame = NULL;
+	if (c->mode == RESPONSE_NONE) {
+		o->call = c;    /* done once written */
+	} else {
+		TAILQ_INSERT_TAIL(&s->calls, c, link);
+		if (c->deadline_ns != 0)
+			rpc_worker_scan_by(s->w, c->deadline_ns);
+	}
+	send_out(s, o);
+}
+
+OckRpcStatus
+rpc_session_call(struct rpc_session *s, struct rpc_call *c)
+{
+	if (atomic_load(&s->ending))
+		return OCK_RPC_ERR_CONN_BROKEN;
+	c->s = s;
+	rpc_session_ref(s);
+	atomic_init(&c->state, CALL_QUEUED);
+	c->task.run = call_task;
+	rpc_worker_push(s->w, &c->task);
+	return OCK_RPC_OK;
+}
+
+/* ---- contexts and replies ------------------------------------------------------------ */
+
+void
+rpc_ctx_unref(struct rpc_ctx *ctx)
+{
+	if (atomic_fetch_sub_explicit(&ctx->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(ctx->held_rx);
+	rpc_session_unref(ctx->s);
+	free(ctx);
+}
+
+bool
+rpc_ctx_clone(struct rpc_ctx *ctx)
+{
+	struct rpc_session *s = ctx->s;
+
+	if (ctx->in_handler && ctx->held_rx == NULL && ctx->msg.len != 0) {
+		/* The buffer goes with the context; what follows the frame
+		 * moves to a new one.
+		 */
+		size_t rest = s->rx_len - s->rx_frame_end;
+		size_t cap = RTE_MAX(rest, (size_t)RPC_FRAME_HDR_SIZE);
+		uint8_t *b = malloc(cap);
+
+		if (b == NULL)
+			return false;
+		memcpy(b, s->rx + s->rx_frame_end, rest);
+		ctx->held_rx = s->rx;
+		s->rx = b;
+		s->rx_len = rest;
+		s->rx_cap = cap;
+		s->rx_detached = true;
+	}
+	atomic_fetch_add_explicit(&ctx->refs, 1, memory_order_relaxed);
+	return true;
+}
+
+static void
+reply_task(struct rpc_task *t)
+{
+	struct rpc_ctx *ctx = container_of(t, struct rpc_ctx, task);
+	struct rpc_out *o = ctx->reply;
+
+	ctx->reply = NULL;
+	send_out(ctx->s, o);
+	rpc_ctx_unref(ctx);
+}
+
+OckRpcStatus
+rpc_ctx_reply(struct rpc_ctx *ctx, uint16_t service, const OckRpcMessage *reply,
+	      const OckRpcCallDone *done)
+{
+	struct rpc_session *s = ctx->s;
+	struct rpc_frame f = {
+		.kind = RPC_RESPONSE, .service = service, .seq = ctx->seq,
+		.payload_len = reply != NULL ? (uint32_t)reply->len : 0,
+	};
+	bool replied = false;
+	struct rpc_out *o;
+
+	if (reply != NULL && reply->len > s->max_payload) {
+		RPC_LOG(ERR, "reply of %zu bytes to service %u: more than the segment size %" PRIu32,
+			reply->len, service, s->max_payload);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	if (reply != NULL && reply->len != 0 && reply->data == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	if (!atomic_compare_exchange_strong(&ctx->replied, &replied, true)) {
+		RPC_LOG(ERR, "service %u: call %" PRIu64 " was answered already", service, ctx->seq);
+		return OCK_RPC_ERR;
+	}
+	if (atomic_load(&s->ending) || (rpc_worker_self() == s->w && s->state == SESSION_ENDED))
+		return OCK_RPC_ERR_CONN_BROKEN;
+	if (!ctx->want_response) {
+		/* A one-way message: nobody waits for an answer. */
+		if (done != NULL && done->cb != NULL)
+			done->cb(OCK_RPC_OK, done->arg);
+		return OCK_RPC_OK;
+	}
+	o = out_new(&f, reply != NULL ? reply->data : NULL);
+	if (o == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	if (done != NULL)
+		o->done = *done;
+	if (rpc_worker_self() == s->w) {
+		send_out(s, o);
+		return OCK_RPC_OK;
+	}
+	atomic_fetch_add_explicit(&ctx->refs, 1, memory_order_relaxed);
+	ctx->reply = o;
+	ctx->task.run = reply_task;
+	rpc_worker_push(s->w, &ctx->task);
+	return OCK_RPC_OK;
+}
+
+/* ---- frames in ------------------------------------------------------------------------- */
+
+static void
+take_request(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload)
+{
+	OckRpcMsgHandler handler = NULL;
+	struct rpc_ctx *ctx;
+
+	if (s->server != NULL)
+		handler = atomic_load_explicit(&s->server->services[f->service],
+					       memory_order_acquire);
+	if (handler == NULL) {
+		RPC_LOG(WARNING, "session with %s: no service %u", s->peer, f->service);
+		if (f->flags & RPC_FLAG_WANT_RESPONSE) {
+			struct rpc_frame r = { .kind = RPC_RESPONSE, .service = f->service,
+					       .seq = f->seq,
+					       .status = OCK_RPC_ERR_MISMATCH_MSG_ID };
+			struct rpc_out *o = out_new(&r, NULL);
+
+			if (o != NULL)
+				send_out(s, o);
+		}
+		return;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+		return;
+	}
+	rpc_session_ref(s);
+	ctx->s = s;
+	ctx->seq = f->seq;
+	ctx->service = f->service;
+	ctx->want_response = (f->flags & RPC_FLAG_WANT_RESPONSE) != 0;
+	ctx->msg.data = f->payload_len != 0 ? payload : NULL;
+	ctx->msg.len = f->payload_len;
+	atomic_init(&ctx->refs, 1);
+	atomic_init(&ctx->replied, false);
+	ctx->in_handler = true;
+	handler((OckRpcServerContext)(uintptr_t)ctx, ctx->msg);
+	/* The message was the receive buffer's: a clone has its own copy. */
+	ctx->in_handler = false;
+	rpc_ctx_unref(ctx);
+}
+
+static void
+take_hello(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payload)
+{
+	/* "name\0info\0": two strings, each ended within the payload. */
+	const char *name = (const char *)payload;
+	size_t name_len = f->payload_len != 0 ? strnlen(name, f->payload_len) : 0;
+	size_t rest = f->payload_len - RTE_MIN(name_len + 1, (size_t)f->payload_len);
+	const char *info;
+	char text[2 * RPC_NAME_MAX + 32];
+
+	if (f->payload_len == 0 || name_len == f->payload_len || rest == 0 ||
+	    strnlen(name + name_len + 1, rest) == rest) {
+		RPC_LOG(ERR, "session with %s: a HELLO without name and info", s->peer);
+		rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
+		return;
+	}
+	info = name + name_len + 1;
+	if (strcmp(name, s->server->conf.name) != 0) {
+		snprintf(text, sizeof(text), "server \"%s\" is not \"%.64s\"", s->server->conf.name,
+			 name);
+		RPC_LOG(NOTICE, "session with %s refused: %s", s->peer, text);
+		send_control(s, RPC_WELCOME, OCK_RPC_ERR_INVALID_PARAM, text,
+			     (uint32_t)strlen(text) + 1);
+		rpc_session_close(s, OCK_RPC_ERR_INVALID_PARAM);
+		return;
+	}
+	send_control(s, RPC_WELCOME, OCK_RPC_OK, NULL, 0);
+	if (s->state == SESSION_ENDED)
+		return;
+	s->state = SESSION_OPEN;
+	rpc_server_session_opened(s->server, s, info);
+}
+
+/* Whether @p f may come now; a frame that may not ends the session. */
+static bool
+frame_allowed(const struct rpc_session *s, const struct rpc_frame *f)
+{
+	if (s->state == SESSION_HELLO)
+		return f->kind == RPC_HELLO;
+	switch (f->kind) {
+	case RPC_REQUEST:
+		return !s->client;
+	case RPC_RESPONSE:
+		return s->client;
+	case RPC_HEARTBEAT:
+	case RPC_HEARTBEAT_ACK:
+	case RPC_BYE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void
+rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload)
+{
+	s->last_rx_ns = rpc_now_ns();
+	s->probe_ns = 0;
+	if (!frame_allowed(s, f)) {
+		RPC_LOG(ERR, "session with %s: a frame of kind %d here is a protocol error",
+			s->peer, f->kind);
+		rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
+		return;
+	}
+	switch (f->kind) {
+	case RPC_HELLO:
+		take_hello(s, f, payload);
+		break;
+	case RPC_REQUEST:
+		take_request(s, f, payload);
+		break;
+	case RPC_RESPONSE:
+		call_answered(s, f, payload);
+		break;
+	case RPC_HEARTBEAT:
+		send_control(s, RPC_HEARTBEAT_ACK, 0, NULL, 0);
+		break;
+	case RPC_BYE:
+		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- time --------------------------------------------------------------------------- */
+
+/*
+ * An idle session is probed after heartbeat.idle seconds without a frame
+ * from its peer, and ends broken when another idle time passes without
+ * one: a peer that is gone is found within twice the idle time.
+ */
+static void
+heartbeat(struct rpc_session *s, uint64_t now)
+{
+	uint64_t idle = (uint64_t)s->heartbeat_idle_s * 1000000000ull;
+
+	if (s->state == SESSION_ENDED)
+		return;
+	if (s->probe_ns != 0 && now - s->probe_ns >= idle) {
+		RPC_LOG(NOTICE, "session with %s: no heartbeat for %u s; it is broken", s->peer,
+			2 * s->heartbeat_idle_s);
+		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+		return;
+	}
+	if (s->probe_ns == 0 && now - s->last_rx_ns >= idle) {
+		s->probe_ns = now;
+		send_control(s, RPC_HEARTBEAT, 0, NULL, 0);
+	}
+	rpc_worker_scan_by(s->w, (s->probe_ns != 0 ? s->probe_ns : s->last_rx_ns) + idle);
+}
+
+void
+rpc_session_scan(struct rpc_session *s, uint64_t now)
+{
+	struct rpc_call *c, *next;
+
+	for (c = TAILQ_FIRST(&s->calls); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, link);
+		if (c->deadline_ns == 0)
+			continue;
+		if (c->deadline_ns > now) {
+			rpc_worker_scan_by(s->w, c->deadline_ns);
+			continue;
+		}
+		TAILQ_REMOVE(&s->calls, c, link);
+		finish_call(c, OCK_RPC_ERR_UCP_TIMEOUT);
+	}
+	heartbeat(s, now);
+}

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * RPC over kernel TCP: non-blocking sockets on the workers' epoll sets.
+ * A session's bytes are read into its buffer and cut into frames there
+ * (rpc_frame_decode() says how many bytes a frame still needs, and the
+ * buffer grows to that, never past one frame of the segment size); what
+ * goes out waits in the session's queue while the socket is full.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "rpc_tcp.h"
+
+/* Bytes a session reads at once, and its buffer's first size. */
+#define READ_CHUNK 65536
+/* How long the opening of a session (connect, HELLO, WELCOME) may take. */
+#define CONNECT_TIMEOUT_MS 10000
+
+/* ---- sessions --------------------------------------------------------------------- */
+
+static void
+want_out(struct rpc_session *s, bool want)
+{
+	if (s->want_out == want)
+		return;
+	s->want_out = want;
+	rpc_worker_rewatch(s->w, s->fd, EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0), &s->watch);
+}
+
+void
+rpc_tcp_flush(struct rpc_session *s)
+{
+	struct rpc_out *o;
+
+	while (s->state != SESSION_ENDED && (o = STAILQ_FIRST(&s->out)) != NULL) {
+		ssize_t n = send(s->fd, o->buf + o->off, o->len - o->off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			want_out(s, true);
+			return;
+		}
+		if (n < 0) {
+			RPC_LOG(NOTICE, "session with %s: send: %s", s->peer, strerror(errno));
+			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+			return;
+		}
+		o->off += (size_t)n;
+		if (o->off < o->len)
+			continue;
+		STAILQ_REMOVE_HEAD(&s->out, link);
+		rpc_session_out_sent(s, o);
+	}
+	if (s->state != SESSION_ENDED)
+		want_out(s, false);
+}
+
+void
+rpc_tcp_say_bye(struct rpc_session *s)
+{
+	struct rpc_frame f = { .kind = RPC_BYE };
+	uint8_t hdr[RPC_FRAME_HDR_SIZE];
+
+	/* Only between frames: after a part-written one it would be noise. */
+	if (s->fd < 0 || !STAILQ_EMPTY(&s->out))
+		return;
+	rpc_frame_encode(&f, hdr);
+	if (send(s->fd, hdr, sizeof(hdr), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		RPC_LOG(DEBUG, "session with %s: BYE: %s", s->peer, strerror(errno));
+}
+
+/* Room for @p need bytes in the receive buffer. */
+static bool
+rx_room(struct rpc_session *s, size_t need)
+{
+	uint8_t *b;
+	size_t cap;
+
+	if (need <= s->rx_cap)
+		return true;
+	cap = RTE_MAX(need, s->rx_cap * 2);
+	cap = RTE_MIN(cap, (size_t)RPC_FRAME_HDR_SIZE + s->max_payload);
+	cap = RTE_MAX(cap, need);
+	b = realloc(s->rx, cap);
+	if (b == NULL)
+		return false;
+	s->rx = b;
+	s->rx_cap = cap;
+	return true;
+}
+
+/* The whole frames in the buffer, in order; the rest moves to its start. */
+static void
+take_frames(struct rpc_session *s)
+{
+	size_t off = 0;
+
+	while (s->state != SESSION_ENDED) {
+		struct rpc_frame f;
+		size_t len;
+		int ret = rpc_frame_decode(s->rx + off, s->rx_len - off, s->max_payload, &f, &len);
+
+		if (ret == RPC_FRAME_SHORT) {
+			if (!rx_room(s, len)) {
+				rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+				return;
+			}
+			break;
+		}
+		if (ret != RPC_FRAME_OK) {
+			RPC_LOG(ERR, "session with %s: a bad frame (%s) at byte %zu of what came",
+				s->peer, rpc_frame_result_str(ret), off);
+			rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
+			return;
+		}
+		s->rx_frame_end = off + len;
+		rpc_session_frame_in(s, &f, s->rx + off + RPC_FRAME_HDR_SIZE);
+		if (s->rx_detached) {
+			/* A clone took the buffer: the rest is at a new one's start. */
+			s->rx_detached = false;
+			off = 0;
+			continue;
+		}
+		off += len;
+	}
+	if (s->state != SESSION_ENDED && off != 0) {
+		memmove(s->rx, s->rx + off, s->rx_len - off);
+		s->rx_len -= off;
+	}
+}
+
+void
+rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
+{
+	struct rpc_session *s = container_of(watch, struct rpc_session, watch);
+
+	/* Handlers may end it meanwhile: it stays until this returns. */
+	rpc_session_ref(s);
+	if (events & EPOLLOUT)
+		rpc_tcp_flush(s);
+	while (s->state != SESSION_ENDED) {
+		ssize_t n;
+
+		if (!rx_room(s, RTE_MIN(s->rx_len + READ_CHUNK,
+					(size_t)RPC_FRAME_HDR_SIZE + s->max_payload))) {
+			rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+			break;
+		}
+		n = recv(s->fd, s->rx + s->rx_len, s->rx_cap - s->rx_len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			if (n < 0)
+				RPC_LOG(NOTICE, "session with %s: recv: %s", s->peer, strerror(errno));
+			else
+				RPC_LOG(INFO, "session with %s: the peer closed it", s->peer);
+			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+			break;
+		}
+		s->rx_len += (size_t)n;
+		take_frames(s);
+	}
+	rpc_session_unref(s);
+}
+
+/* ---- servers ------------------------------------------------------------------------ */
+
+static void
+peer_name(const struct sockaddr_in *a, char *out, size_t len)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+	snprintf(out, len, "%s:%u", ip, ntohs(a->sin_port));
+}
+
+static void
+no_delay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void
+accept_ready(struct rpc_watch *watch, uint32_t events)
+{
+	struct rpc_server *srv = container_of(watch, struct rpc_server, watch);
+
+	(void)events;
+	for (;;) {
+		struct sockaddr_in a;
+		socklen_t alen = sizeof(a);
+		struct rpc_session *s;
+		char peer[64];
+		int fd = accept4(srv->listen_fd, (struct sockaddr *)&a, &alen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				RPC_LOG(WARNING, "server %s: accept: %s", srv->conf.name,
+					strerror(errno));
+			return;
+		}
+		no_delay(fd);
+		peer_name(&a, peer, sizeof(peer));
+		s = rpc_session_new(rpc_engine_pick(srv->engine), fd, false, &srv->conf, peer);
+		if (s == NULL) {
+			close(fd);
+			continue;
+		}
+		s->server = srv;
+		rpc_server_session_add(srv, s);
+		rpc_session_adopt(s);
+	}
+}
+
+static int
+bind_port(int fd, const struct in_addr *ip, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr = *ip,
+				 .sin_port = htons(port) };
+
+	return bind(fd, (struct sockaddr *)&a, sizeof(a));
+}
+
+OckRpcStatus
+rpc_tcp_listen(struct rpc_server *srv)
+{
+	struct in_addr ip;
+	int fd, one = 1, ret = -1;
+
+	if (inet_pton(AF_INET, srv->ip, &ip) != 1) {
+		RPC_LOG(ERR, "server %s: \"%s\" is not an IPv4 address", srv->conf.name, srv->ip);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		RPC_LOG(ERR, "server %s: socket: %s", srv->conf.name, strerror(errno));
+		return OCK_RPC_ERR;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (srv->port != 0) {
+		ret = bind_port(fd, &ip, srv->port);
+	} else {
+		for (uint32_t p = srv->conf.range_first; p <= srv->conf.range_last && ret != 0; p++)
+			if ((ret = bind_port(fd, &ip, (uint16_t)p)) == 0)
+				srv->port = (uint16_t)p;
+	}
+	if (ret != 0 || listen(fd, SOMAXCONN) != 0) {
+		if (srv->port != 0)
+			RPC_LOG(ERR, "server %s: cannot listen on %s:%u: %s", srv->conf.name, srv->ip,
+				srv->port, strerror(errno));
+		else
+			RPC_LOG(ERR, "server %s: no free port on %s in %u-%u", srv->conf.name, srv->ip,
+				srv->conf.range_first, srv->conf.range_last);
+		close(fd);
+		return OCK_RPC_ERR;
+	}
+	srv->listen_fd = fd;
+	srv->watch.ready = accept_ready;
+	ret = rpc_worker_watch(&srv->engine->workers[0], fd, EPOLLIN, &srv->watch);
+	if (ret != 0) {
+		RPC_LOG(ERR, "server %s: cannot watch its socket: %s", srv->conf.name,
+			strerror(-ret));
+		close(fd);
+		srv->listen_fd = -1;
+		return OCK_RPC_ERR;
+	}
+	RPC_LOG(INFO, "server %s listens on %s:%u (TCP)", srv->conf.name, srv->ip, srv->port);
+	return OCK_RPC_OK;
+}
+
+struct unlisten {
+	struct rpc_task task;
+	struct rpc_server *srv;
+	atomic_int done;
+};
+
+static void
+unlisten_task(struct rpc_task *t)
+{
+	struct unlisten *u = container_of(t, struct unlisten, task);
+
+	rpc_worker_unwatch(&u->srv->engine->workers[0], u->srv->listen_fd);
+	atomic_store_explicit(&u->done, 1, memory_order_release);
+	rpc_wake_state(&u->done);
+}
+
+void
+rpc_tcp_unlisten(struct rpc_server *srv)
+{
+	struct unlisten u = { .task.run = unlisten_task, .srv = srv };
+
+	if (srv->listen_fd < 0)
+		return;
+	/* On the worker that may be in accept_ready() for it. */
+	atomic_init(&u.done, 0);
+	rpc_worker_push(&srv->engine->workers[0], &u.task);
+	rpc_wait_state(&u.done, 1u << 1, 0);
+	close(srv->listen_fd);
+	srv->listen_fd = -1;
+}
+
+/* ---- clients ------------------------------------------------------------------------ */
+
+/* All of @p len bytes, by @p deadline_ms (a poll() clock). */
+static int
+io_all(int fd, void *buf, size_t len, bool out)
+{
+	uint8_t *p = buf;
+
+	while (len != 0) {
+		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, CONNECT_TIMEOUT_MS) <= 0)
+			return -ETIMEDOUT;
+		n = out ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+			: recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			return n == 0 ? -ECONNRESET : -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+connect_socket(const struct sockaddr_in *a)
+{
+	struct pollfd pfd;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), err = 0;
+	socklen_t elen = sizeof(err);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) != 0 && errno != EINPROGRESS) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	if (poll(&pfd, 1, CONNECT_TIMEOUT_MS) != 1) {
+		close(fd);
+		return -ETIMEDOUT;
+	}
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+	if (err != 0) {
+		close(fd);
+		return -err;
+	}
+	no_delay(fd);
+	return fd;
+}
+
+/* HELLO with our server name and info; the WELCOME read exactly (the
+ * worker reads what follows it).
+ */
+static OckRpcStatus
+open_session(int fd, const struct rpc_conf *conf, const char *where)
+{
+	size_t name_len = strlen(conf->name) + 1, info_len = strlen(conf->info) + 1;
+	struct rpc_frame f = { .kind = RPC_HELLO, .payload_len = (uint32_t)(name_len + info_len) };
+	uint8_t hello[RPC_FRAME_HDR_SIZE + 2 * (RPC_NAME_MAX + 1)];
+	uint8_t welcome[RPC_FRAME_HDR_SIZE + 4 * RPC_NAME_MAX];
+	size_t len = RPC_FRAME_HDR_SIZE;
+	int ret;
+
+	rpc_frame_encode(&f, hello);
+	memcpy(hello + RPC_FRAME_HDR_SIZE, conf->name, name_len);
+	memcpy(hello + RPC_FRAME_HDR_SIZE + name_len, conf->info, info_len);
+	ret = io_all(fd, hello, RPC_FRAME_HDR_SIZE + f.payload_len, true);
+	if (ret == 0)
+		ret = io_all(fd, welcome, RPC_FRAME_HDR_SIZE, false);
+	while (ret == 0) {
+		size_t need;
+		int got = rpc_frame_decode(welcome, len, sizeof(welcome) - RPC_FRAME_HDR_SIZE - 1,
+					   &f, &need);
+
+		if (got == RPC_FRAME_SHORT) {
+			ret = io_all(fd, welcome + len, need - len, false);
+			len = need;
+			continue;
+		}
+		if (got != RPC_FRAME_OK || f.kind != RPC_WELCOME) {
+			RPC_LOG(ERR, "connect to %s: the server's answer is not a WELCOME (%s)", where,
+				got < 0 ? rpc_frame_result_str(got) : "another kind");
+			return OCK_RPC_ERR_DESERIALIZE;
+		}
+		if (f.status != OCK_RPC_OK) {
+			welcome[len] = '\0';
+			RPC_LOG(ERR, "connect to %s refused: %s", where,
+				(const char *)welcome + RPC_FRAME_HDR_SIZE);
+			return (OckRpcStatus)f.status;
+		}
+		return OCK_RPC_OK;
+	}
+	RPC_LOG(ERR, "connect to %s: %s", where, strerror(-ret));
+	return OCK_RPC_ERR_CONN_UNCONNECTED;
+}
+
+OckRpcStatus
+rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int *fd_out)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	char where[2 * RPC_NAME_MAX];
+	OckRpcStatus st;
+	int fd;
+
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		RPC_LOG(ERR, "connect: \"%s\" is not an IPv4 address", ip);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	snprintf(where, sizeof(where), "%s:%u (server %s)", ip, port, conf->name);
+	fd = connect_socket(&a);
+	if (fd < 0) {
+		RPC_LOG(ERR, "connect to %s: %s", where, strerror(-fd));
+		return OCK_RPC_ERR_CONN_UNCONNECTED;
+	}
+	st = open_session(fd, conf, where);
+	if (st != OCK_RPC_OK) {
+		close(fd);
+		return st;
+	}
+	*fd_out = fd;
+	return OCK_RPC_OK;
+}

@@ -1,0 +1,895 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The hcom4db.h API over TCP, written as an hcom4db application would
+ * use it: a server and its clients in this process, talking over the
+ * loopback of a network namespace of the test's own where it may make
+ * one (as root), else over this host's loopback. Peers that stop
+ * answering are played with raw sockets that speak the opening and then
+ * nothing.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "hcom4db.h"
+#include "rpc_frame.h"
+
+#define LOCAL_IP "127.0.0.1"
+#define SERVER_NAME "droce-test"
+#define SEGSIZE 65536
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait up to @p seconds for *v to reach @p want. */
+static bool
+wait_for(atomic_int *v, int want, double seconds)
+{
+	double until = now_s() + seconds;
+
+	while (atomic_load(v) < want) {
+		if (now_s() > until)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* Config pairs, as an application writes them. */
+struct cfg {
+	RpcConfigPair pairs[24];
+	OckRpcCreateConfig c;
+};
+
+static void
+cfg_init(struct cfg *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->c.mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS;
+	g->c.configs.pairs = g->pairs;
+}
+
+static void
+cfg_set(struct cfg *g, const char *key, const char *value)
+{
+	g->pairs[g->c.configs.size++] = (RpcConfigPair){ key, value };
+}
+
+static void
+cfg_tcp(struct cfg *g)
+{
+	cfg_init(g);
+	cfg_set(g, OCK_RPC_STR_SERVER_NAME, SERVER_NAME);
+	cfg_set(g, OCK_RPC_STR_COMMUNICATION_TYPE, "TCP");
+	cfg_set(g, OCK_RPC_STR_ENABLE_TLS, "no");
+	cfg_set(g, OCK_RPC_STR_SERVER_PORT_RANGE, "21000-21999");
+}
+
+/* ---- the server under test ---------------------------------------------------------- */
+
+enum {
+	SVC_ECHO = 0,           /* answers with the request */
+	SVC_SINK = 1,           /* one-way: counts and checks, never answers */
+	SVC_SILENT = 2,         /* takes a call and never answers */
+	SVC_LATER = 3,          /* clones the context; a thread answers later */
+	SVC_WHO = 4,            /* answers with its client's up ctx, sets it */
+	SVC_LONG = 5,           /* answers with 1000 bytes */
+	SVC_NONE = 999,         /* nothing is added here */
+};
+
+static struct {
+	OckRpcServer server;
+	uint16_t port;
+	atomic_int news, breaks, sinks, sink_bytes_bad;
+	OckRpcClient last_new;
+	char last_info[80];
+	atomic_int later_pending;
+	OckRpcServerContext later[64];
+	pthread_mutex_t later_lock;
+} S;
+
+static int
+on_new(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	(void)usr;
+	S.last_new = client;
+	snprintf(S.last_info, sizeof(S.last_info), "%s", payload);
+	atomic_fetch_add(&S.news, 1);
+	return 0;
+}
+
+static int
+on_break(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	(void)client;
+	(void)usr;
+	(void)payload;
+	atomic_fetch_add(&S.breaks, 1);
+	return 0;
+}
+
+static void
+svc_echo(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	assert_int_equal(OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL), OCK_RPC_OK);
+}
+
+/* A one-way message's bytes are i * 7 + len, each. */
+static void
+svc_sink(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	const uint8_t *p = msg.data;
+
+	(void)ctx;
+	for (size_t i = 0; i < msg.len; i++)
+		if (p[i] != (uint8_t)(i * 7 + msg.len))
+			atomic_fetch_add(&S.sink_bytes_bad, 1);
+	atomic_fetch_add(&S.sinks, 1);
+}
+
+static void
+svc_silent(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+static void
+svc_later(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcServerContext kept = OckRpcCloneCtx(ctx);
+
+	(void)msg;
+	assert_true(kept != 0);
+	pthread_mutex_lock(&S.later_lock);
+	S.later[atomic_fetch_add(&S.later_pending, 1)] = kept;
+	pthread_mutex_unlock(&S.later_lock);
+}
+
+static void
+svc_who(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcClient client = 0;
+	uint64_t up = 0;
+	OckRpcMessage r = { &up, sizeof(up) };
+	uint64_t next;
+
+	assert_int_equal(msg.len, sizeof(next));
+	memcpy(&next, msg.data, sizeof(next));
+	assert_int_equal(OckRpcGetClient(ctx, &client), 0);
+	assert_true(client == S.last_new);
+	assert_int_equal(OckRpcGetUpCtx(client, &up), 0);
+	assert_int_equal(OckRpcSetUpCtx(client, next), 0);
+	assert_int_equal(OckRpcServerReply(ctx, SVC_WHO, &r, NULL), OCK_RPC_OK);
+}
+
+static void
+svc_long(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	static uint8_t bytes[1000];
+	OckRpcMessage r = { bytes, sizeof(bytes) };
+
+	(void)msg;
+	memset(bytes, 0xab, sizeof(bytes));
+	assert_int_equal(OckRpcServerReply(ctx, SVC_LONG, &r, NULL), OCK_RPC_OK);
+}
+
+static void
+server_up(const char *idle)
+{
+	static OckRpcService services[] = {
+		{ SVC_ECHO, svc_echo }, { SVC_SINK, svc_sink }, { SVC_SILENT, svc_silent },
+		{ SVC_LATER, svc_later }, { SVC_WHO, svc_who },
+	};
+	OckRpcService late = { SVC_LONG, svc_long };
+	char **ips = NULL;
+	uint16_t *ports = NULL;
+	int n = 0;
+	struct cfg g;
+
+	memset(&S, 0, sizeof(S));
+	pthread_mutex_init(&S.later_lock, NULL);
+	cfg_tcp(&g);
+	cfg_set(&g, OCK_RPC_STR_CLIENT_NEW, (const char *)(uintptr_t)on_new);
+	cfg_set(&g, OCK_RPC_STR_CLIENT_BREAK, (const char *)(uintptr_t)on_break);
+	cfg_set(&g, OCK_RPC_STR_WRK_THR_GRP, "2");
+	cfg_set(&g, OCK_RPC_STR_HEATBEAT_IDLE, idle);
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 0, &S.server, &g.c), OCK_RPC_OK);
+	for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++)
+		assert_int_equal(OckRpcServerAddService(S.server, &services[i]), OCK_RPC_OK);
+	assert_int_equal(OckRpcServerStart(S.server), OCK_RPC_OK);
+	/* Services may come after the start too. */
+	assert_int_equal(OckRpcServerAddService(S.server, &late), OCK_RPC_OK);
+	assert_true(OckRpcGetOobIpAndPort(S.server, &ips, &ports, &n));
+	assert_int_equal(n, 1);
+	assert_string_equal(ips[0], LOCAL_IP);
+	assert_true(ports[0] >= 21000 && ports[0] <= 21999);
+	S.port = ports[0];
+	free(ips[0]);
+	free(ips);
+	free(ports);
+}
+
+static void
+server_down(void)
+{
+	OckRpcServerDestroy(S.server);
+	pthread_mutex_destroy(&S.later_lock);
+}
+
+static OckRpcClient
+client_up(const char *info, const char *idle, OckRpcClientHandler brk)
+{
+	OckRpcClient c = 0;
+	struct cfg g;
+
+	cfg_tcp(&g);
+	if (info != NULL)
+		cfg_set(&g, OCK_RPC_STR_CLIENT_CREATE_INFO, info);
+	if (idle != NULL)
+		cfg_set(&g, OCK_RPC_STR_HEATBEAT_IDLE, idle);
+	if (brk != NULL)
+		cfg_set(&g, OCK_RPC_STR_CLIENT_BREAK, (const char *)(uintptr_t)brk);
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c), OCK_RPC_OK);
+	return c;
+}
+
+/* ---- configuration -------------------------------------------------------------------- */
+
+static void
+expect_create(const char *key, const char *value, OckRpcStatus want)
+{
+	OckRpcServer srv = 0;
+	struct cfg g;
+
+	cfg_tcp(&g);
+	cfg_set(&g, key, value);
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 0, &srv, &g.c), want);
+	if (want == OCK_RPC_OK)
+		OckRpcServerDestroy(srv);
+}
+
+static atomic_int logged_errors;
+
+static void
+count_log(int level, const char *msg)
+{
+	if (level == 3 && strstr(msg, "droce.rpc") != NULL)
+		atomic_fetch_add(&logged_errors, 1);
+}
+
+static void
+test_config_refusals(void **state)
+{
+	OckRpcServer srv = 0;
+	struct cfg g;
+
+	(void)state;
+	OckRpcSetExternalLogger(count_log);
+	expect_create(OCK_RPC_STR_COMMUNICATION_TYPE, "HCCS", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_COMMUNICATION_TYPE, "UBC", OCK_RPC_ERR_UNSUPPORT);
+	expect_create(OCK_RPC_STR_SERVER_NAME,
+		      "a-name-of-sixty-five-characters-is-one-more-than-hcom-takes-12345",
+		      OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_SERVER_NAME,
+		      "a-name-of-sixty-four-characters-is-what-hcom-takes-at-most-12345",
+		      OCK_RPC_OK);
+	expect_create(OCK_RPC_STR_PRE_SEGMENT_SIZE, "0", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_PRE_SEGMENT_SIZE, "943718401", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_PRE_SEGMENT_SIZE, "64k", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_PRE_SEGMENT_COUNT, "65536", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_PRE_SEGMENT_COUNT, "0", OCK_RPC_OK);
+	expect_create(OCK_RPC_STR_ENABLE_POLL_WORKER, "true", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_HEATBEAT_IDLE, "0", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_SERVER_PORT_RANGE, "5000-4000", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_SERVER_PORT_RANGE, "80-90", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_WRK_THR_GRP, "x", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create(OCK_RPC_STR_ENABLE_SEND_RNDV, "yes", OCK_RPC_ERR_INVALID_PARAM);
+	expect_create("netstack.exclusive.enable", "yes", OCK_RPC_OK);      /* unknown: ignored */
+	/* TLS asked for without its callbacks cannot be had. */
+	cfg_init(&g);
+	cfg_set(&g, OCK_RPC_STR_COMMUNICATION_TYPE, "TCP");
+	cfg_set(&g, OCK_RPC_STR_ENABLE_TLS, "yes");
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 0, &srv, &g.c),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	/* droce's RPC over RoCE is not there yet: a clear refusal. */
+	cfg_init(&g);
+	cfg_set(&g, OCK_RPC_STR_ENABLE_TLS, "no");
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 0, &srv, &g.c), OCK_RPC_ERR_UNSUPPORT);
+	/* Ports below 1024 other than 0, and missing arguments. */
+	cfg_tcp(&g);
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 80, &srv, &g.c),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcServerCreateWithCfg(NULL, 0, &srv, &g.c), OCK_RPC_ERR_INVALID_PARAM);
+	assert_true(atomic_load(&logged_errors) >= 15);
+	OckRpcSetExternalLogger(NULL);
+}
+
+/* ---- calls -------------------------------------------------------------------------- */
+
+static void
+test_sync_calls(void **state)
+{
+	uint8_t req[3000], rsp[3000], small[10];
+	OckRpcMessage q = { req, sizeof(req) };
+	OckRpcMessage r = { rsp, sizeof(rsp) };
+	OckRpcMessage alloc = { NULL, 0 };
+	OckRpcMessage too_small = { small, sizeof(small) };
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up("hello-test", NULL, NULL);
+	assert_true(wait_for(&S.news, 1, 5));
+	assert_string_equal(S.last_info, "hello-test");
+	for (size_t i = 0; i < sizeof(req); i++)
+		req[i] = (uint8_t)(i * 13);
+	/* Into the caller's buffer: its length becomes the answer's. */
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, sizeof(req));
+	assert_memory_equal(rsp, req, sizeof(req));
+	/* Allocated by the library, freed by the caller. */
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &alloc, NULL), OCK_RPC_OK);
+	assert_int_equal(alloc.len, sizeof(req));
+	assert_memory_equal(alloc.data, req, sizeof(req));
+	free(alloc.data);
+	/* An empty call and its empty answer. */
+	q.len = 0;
+	r.len = sizeof(rsp);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 0);
+	/* A longer answer than the buffer is an error, never an overflow. */
+	memset(small, 0x11, sizeof(small));
+	assert_int_equal(OckRpcClientCall(c, SVC_LONG, &q, &too_small, NULL),
+			 OCK_RPC_ERR_DESERIALIZE);
+	for (size_t i = 0; i < sizeof(small); i++)
+		assert_int_equal(small[i], 0x11);
+	/* No such service: the server says so. */
+	r.len = sizeof(rsp);
+	assert_int_equal(OckRpcClientCall(c, SVC_NONE, &q, &r, NULL), OCK_RPC_ERR_MISMATCH_MSG_ID);
+	/* Bad arguments. */
+	assert_int_equal(OckRpcClientCall(c, 1000, &q, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, NULL, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	q.len = SEGSIZE + 1;
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	/* A one-way message: the handler runs, nothing comes back. */
+	q.len = 100;
+	for (size_t i = 0; i < q.len; i++)
+		req[i] = (uint8_t)(i * 7 + q.len);
+	assert_int_equal(OckRpcClientCall(c, SVC_SINK, &q, NULL, NULL), OCK_RPC_OK);
+	assert_true(wait_for(&S.sinks, 1, 5));
+	assert_int_equal(atomic_load(&S.sink_bytes_bad), 0);
+	OckRpcClientDisconnect(c);
+	assert_true(wait_for(&S.breaks, 1, 5));
+	server_down();
+}
+
+static void
+test_call_with_params(void **state)
+{
+	uint8_t a[10], b[20], d[30], out1[25], out2[40];
+	OckRpcMessage req[3] = { { a, sizeof(a) }, { b, sizeof(b) }, { d, sizeof(d) } };
+	OckRpcMessage rsp[2] = { { out1, sizeof(out1) }, { out2, sizeof(out2) } };
+	OckRpcClientCallParams p = {
+		.msgId = SVC_ECHO, .reqIov = { 3, req }, .rspIov = { 2, rsp },
+	};
+	OckRpcMessage nine[9];
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	p.client = c;
+	memset(a, 1, sizeof(a));
+	memset(b, 2, sizeof(b));
+	memset(d, 3, sizeof(d));
+	/* The pieces arrive as one message; the answer fills the buffers in turn. */
+	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_OK);
+	assert_int_equal(rsp[0].len, 25);
+	assert_int_equal(rsp[1].len, 35);
+	assert_int_equal(out1[9], 1);
+	assert_int_equal(out1[10], 2);
+	assert_int_equal(out1[24], 2);
+	assert_int_equal(out2[4], 2);
+	assert_int_equal(out2[5], 3);
+	assert_int_equal(out2[34], 3);
+	/* 1..8 pieces. */
+	for (int i = 0; i < 9; i++)
+		nine[i] = (OckRpcMessage){ a, 1 };
+	p.reqIov = (OckRpcMessageIov){ 9, nine };
+	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_ERR_INVALID_PARAM);
+	p.reqIov = (OckRpcMessageIov){ 0, nine };
+	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+struct done_log {
+	atomic_int calls, ok, bad;
+	OckRpcStatus last;
+};
+
+static void
+count_done(OckRpcStatus status, void *arg)
+{
+	struct done_log *l = arg;
+
+	l->last = status;
+	if (status == OCK_RPC_OK)
+		atomic_fetch_add(&l->ok, 1);
+	else
+		atomic_fetch_add(&l->bad, 1);
+	atomic_fetch_add(&l->calls, 1);
+}
+
+/* One of 4 application threads: async calls of random sizes to the echo. */
+#define ASYNC_THREADS 4
+#define ASYNC_CALLS 500
+
+struct async_call {
+	uint8_t req[2048], rsp[2048];
+	OckRpcMessage q, r;
+	OckRpcCallDone done;
+	atomic_int finished;
+	OckRpcStatus status;
+};
+
+static void
+async_done(OckRpcStatus status, void *arg)
+{
+	struct async_call *a = arg;
+
+	a->status = status;
+	atomic_fetch_add(&a->finished, 1);
+}
+
+static void *
+async_thread(void *arg)
+{
+	OckRpcClient c = (OckRpcClient)arg;
+	struct async_call *calls = calloc(ASYNC_CALLS, sizeof(*calls));
+	unsigned int seed = (unsigned int)(uintptr_t)&calls;
+	long bad = 0;
+
+	for (int i = 0; i < ASYNC_CALLS; i++) {
+		struct async_call *a = &calls[i];
+
+		a->q = (OckRpcMessage){ a->req, (size_t)rand_r(&seed) % sizeof(a->req) };
+		a->r = (OckRpcMessage){ a->rsp, sizeof(a->rsp) };
+		for (size_t k = 0; k < a->q.len; k++)
+			a->req[k] = (uint8_t)rand_r(&seed);
+		a->done = (OckRpcCallDone){ async_done, a };
+		if (OckRpcClientCall(c, SVC_ECHO, &a->q, &a->r, &a->done) != OCK_RPC_OK)
+			bad++;
+	}
+	for (int i = 0; i < ASYNC_CALLS; i++) {
+		struct async_call *a = &calls[i];
+
+		if (!wait_for(&a->finished, 1, 20) || atomic_load(&a->finished) != 1 ||
+		    a->status != OCK_RPC_OK || a->r.len != a->q.len ||
+		    memcmp(a->req, a->rsp, a->q.len) != 0)
+			bad++;
+	}
+	free(calls);
+	return (void *)bad;
+}
+
+static void
+test_async_calls_from_four_threads(void **state)
+{
+	pthread_t t[ASYNC_THREADS];
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "x", 1 };
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	for (int i = 0; i < ASYNC_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, async_thread, (void *)c), 0);
+	for (int i = 0; i < ASYNC_THREADS; i++) {
+		void *bad;
+
+		assert_int_equal(pthread_join(t[i], &bad), 0);
+		assert_int_equal((long)bad, 0);
+	}
+	/* An error return never calls back; a one-way async call does, once. */
+	assert_int_equal(OckRpcClientCall(c, 1000, &q, NULL, &done), OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcClientCall(c, SVC_SINK, &q, NULL, &done), OCK_RPC_OK);
+	assert_true(wait_for(&log.calls, 1, 5));
+	usleep(50000);
+	assert_int_equal(atomic_load(&log.calls), 1);
+	assert_int_equal(atomic_load(&log.ok), 1);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+/* ---- contexts ------------------------------------------------------------------------ */
+
+static void *
+answer_later(void *arg)
+{
+	int n = *(int *)arg;
+
+	for (int i = 0; i < n; i++) {
+		OckRpcServerContext ctx = S.later[i];
+		OckRpcMessage r = { NULL, 0 };
+		OckRpcCallDone none = { NULL, NULL };
+
+		(void)none;
+		/* The message is the context's until it is let go. */
+		r.data = &i;
+		r.len = sizeof(i);
+		assert_int_equal(OckRpcServerReply(ctx, SVC_LATER, &r, NULL), OCK_RPC_OK);
+		/* Once only. */
+		assert_int_equal(OckRpcServerReply(ctx, SVC_LATER, &r, NULL), OCK_RPC_ERR);
+		OckRpcDeCloneCtx(ctx);
+	}
+	return NULL;
+}
+
+struct later_call {
+	int msg;
+	int answer;
+	OckRpcMessage q, r;
+	OckRpcCallDone done;
+	atomic_int finished;
+	OckRpcStatus status;
+};
+
+static void
+later_done(OckRpcStatus status, void *arg)
+{
+	struct later_call *l = arg;
+
+	l->status = status;
+	atomic_fetch_add(&l->finished, 1);
+}
+
+static void
+test_cloned_context_answers_from_another_thread(void **state)
+{
+	enum { N = 16 };
+	struct later_call calls[N];
+	pthread_t t;
+	int n = N;
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	/* Many messages in one read: a clone keeps its own while the rest
+	 * of the buffer is taken.
+	 */
+	for (int i = 0; i < N; i++) {
+		calls[i] = (struct later_call){ .msg = i * 1000 };
+		calls[i].q = (OckRpcMessage){ &calls[i].msg, sizeof(int) };
+		calls[i].r = (OckRpcMessage){ &calls[i].answer, sizeof(int) };
+		calls[i].done = (OckRpcCallDone){ later_done, &calls[i] };
+		assert_int_equal(OckRpcClientCall(c, SVC_LATER, &calls[i].q, &calls[i].r,
+						  &calls[i].done), OCK_RPC_OK);
+	}
+	assert_true(wait_for(&S.later_pending, N, 5));
+	assert_int_equal(pthread_create(&t, NULL, answer_later, &n), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	for (int i = 0; i < N; i++) {
+		assert_true(wait_for(&calls[i].finished, 1, 5));
+		assert_int_equal(calls[i].status, OCK_RPC_OK);
+	}
+	/* The answers came in the order the contexts were kept. */
+	for (int i = 0; i < N; i++)
+		assert_int_equal(calls[i].answer, i);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+static void
+test_client_handle_and_up_ctx(void **state)
+{
+	uint64_t next, seen = 99;
+	OckRpcMessage q = { &next, sizeof(next) }, r = { &seen, sizeof(seen) };
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	assert_true(wait_for(&S.news, 1, 5));
+	/* The up ctx set in one handler is read in the next. */
+	next = 0x1234;
+	assert_int_equal(OckRpcClientCall(c, SVC_WHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(seen, 0);
+	next = 0x5678;
+	assert_int_equal(OckRpcClientCall(c, SVC_WHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(seen, 0x1234);
+	/* And on the client's own handle. */
+	assert_int_equal(OckRpcSetUpCtx(c, 42), 0);
+	assert_int_equal(OckRpcGetUpCtx(c, &seen), 0);
+	assert_int_equal(seen, 42);
+	assert_int_equal(OckRpcGetUpCtx(0, &seen), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+/* ---- time ------------------------------------------------------------------------------ */
+
+static void
+test_timeouts(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	uint8_t buf[16];
+	OckRpcMessage q = { "q", 1 }, r = { buf, sizeof(buf) };
+	OckRpcClient c;
+	double t0, took;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	OckRpcClientSetTimeout(c, 150);
+	t0 = now_s();
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
+	took = now_s() - t0;
+	print_message("  a sync call to a silent service with 150 ms: %.0f ms\n", took * 1000);
+	assert_true(took >= 0.149 && took < 2.0);
+	/* Asynchronous: its callback hears of it, once. */
+	t0 = now_s();
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_for(&log.calls, 1, 5));
+	took = now_s() - t0;
+	print_message("  an async call to a silent service with 150 ms: %.0f ms\n", took * 1000);
+	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
+	assert_true(took >= 0.149 && took < 2.0);
+	/* 0: what cannot be done at once fails at once. */
+	OckRpcClientSetTimeout(c, 0);
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
+	/* Still usable. */
+	OckRpcClientSetTimeout(c, -1);
+	r.len = sizeof(buf);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 1);
+	usleep(50000);
+	assert_int_equal(atomic_load(&log.calls), 1);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+/* ---- ends ------------------------------------------------------------------------------ */
+
+static atomic_int client_breaks;
+
+static int
+on_client_break(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	(void)client;
+	(void)usr;
+	(void)payload;
+	atomic_fetch_add(&client_breaks, 1);
+	return 0;
+}
+
+static void
+test_wrong_server_name_refused(void **state)
+{
+	OckRpcClient c = 0;
+	struct cfg g;
+
+	(void)state;
+	server_up("5");
+	cfg_tcp(&g);
+	g.pairs[0].value = "another-server";
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(atomic_load(&S.news), 0);
+	/* Nobody there. */
+	cfg_tcp(&g);
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, 1023, &c, &g.c),
+			 OCK_RPC_ERR_CONN_UNCONNECTED);
+	server_down();
+}
+
+/* The server goes while calls wait: they fail, the client hears. */
+static void
+test_server_destroy_fails_calls(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+	OckRpcClient c;
+
+	(void)state;
+	atomic_store(&client_breaks, 0);
+	server_up("5");
+	c = client_up(NULL, NULL, on_client_break);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_for(&S.news, 1, 5));
+	server_down();
+	assert_true(wait_for(&log.calls, 10, 5));
+	assert_int_equal(atomic_load(&log.bad), 10);
+	assert_int_equal(log.last, OCK_RPC_ERR_CONN_BROKEN);
+	assert_true(wait_for(&client_breaks, 1, 5));
+	/* A broken session takes no calls. */
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_ERR_CONN_BROKEN);
+	assert_int_equal(atomic_load(&client_breaks), 1);
+	OckRpcClientDisconnect(c);
+}
+
+/* A raw TCP client: its HELLO, then nothing. */
+static int
+raw_connect(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint8_t buf[RPC_FRAME_HDR_SIZE + 64];
+	struct rpc_frame f = { .kind = RPC_HELLO };
+	const char body[] = SERVER_NAME "\0silent";
+
+	inet_pton(AF_INET, LOCAL_IP, &a.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	f.payload_len = sizeof(body);
+	rpc_frame_encode(&f, buf);
+	memcpy(buf + RPC_FRAME_HDR_SIZE, body, sizeof(body));
+	assert_int_equal(send(fd, buf, RPC_FRAME_HDR_SIZE + sizeof(body), 0),
+			 RPC_FRAME_HDR_SIZE + sizeof(body));
+	return fd;
+}
+
+/*
+ * Heartbeat with an idle time of 1 s: a client that opens its session and
+ * then says nothing (a process stopped dead, a cut link) is found broken
+ * within twice the idle time, and its break handler runs once.
+ */
+static void
+test_heartbeat_finds_a_silent_client(void **state)
+{
+	double t0, took;
+	int fd;
+
+	(void)state;
+	server_up("1");
+	fd = raw_connect(S.port);
+	assert_true(wait_for(&S.news, 1, 5));
+	t0 = now_s();
+	assert_true(wait_for(&S.breaks, 1, 10));
+	took = now_s() - t0;
+	print_message("  a silent client found broken after %.2f s (idle 1 s)\n", took);
+	assert_true(took >= 1.0 && took < 3.5);
+	usleep(100000);
+	assert_int_equal(atomic_load(&S.breaks), 1);
+	close(fd);
+	server_down();
+}
+
+/* The same from the client's side: a server (a child process) that
+ * welcomes and then says nothing.
+ */
+static void
+test_heartbeat_finds_a_silent_server(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+	socklen_t alen = sizeof(a);
+	struct rpc_frame f = { .kind = RPC_WELCOME };
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	OckRpcClient c = 0;
+	double t0, took;
+	struct cfg g;
+	pid_t pid;
+
+	(void)state;
+	atomic_store(&client_breaks, 0);
+	inet_pton(AF_INET, LOCAL_IP, &a.sin_addr);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	pid = fork();
+	if (pid == 0) {
+		uint8_t buf[256];
+		int s = accept(lfd, NULL, NULL);
+
+		if (recv(s, buf, sizeof(buf), 0) > 0) {
+			rpc_frame_encode(&f, buf);
+			if (send(s, buf, RPC_FRAME_HDR_SIZE, 0) != RPC_FRAME_HDR_SIZE)
+				_exit(1);
+		}
+		sleep(30);      /* silent until the parent ends it */
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	cfg_tcp(&g);
+	cfg_set(&g, OCK_RPC_STR_HEATBEAT_IDLE, "1");
+	cfg_set(&g, OCK_RPC_STR_CLIENT_BREAK, (const char *)(uintptr_t)on_client_break);
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, ntohs(a.sin_port), &c, &g.c),
+			 OCK_RPC_OK);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, &done), OCK_RPC_OK);
+	t0 = now_s();
+	assert_true(wait_for(&client_breaks, 1, 10));
+	took = now_s() - t0;
+	print_message("  a silent server found broken after %.2f s (idle 1 s)\n", took);
+	assert_true(took >= 1.0 && took < 3.5);
+	assert_true(wait_for(&log.calls, 1, 1));
+	assert_int_equal(log.last, OCK_RPC_ERR_CONN_BROKEN);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(lfd);
+	OckRpcClientDisconnect(c);
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+/* A network namespace of our own with its loopback up, where we may. */
+static void
+private_loopback(void)
+{
+	struct ifreq ifr = { 0 };
+	int fd;
+
+	if (unshare(CLONE_NEWNET) != 0) {
+		print_message("  (no network namespace of our own: %s; using this host's loopback)\n",
+			      strerror(errno));
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+		abort();
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+		abort();
+	close(fd);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_refusals),
+		cmocka_unit_test(test_sync_calls),
+		cmocka_unit_test(test_call_with_params),
+		cmocka_unit_test(test_async_calls_from_four_threads),
+		cmocka_unit_test(test_cloned_context_answers_from_another_thread),
+		cmocka_unit_test(test_client_handle_and_up_ctx),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_wrong_server_name_refused),
+		cmocka_unit_test(test_server_destroy_fails_calls),
+		cmocka_unit_test(test_heartbeat_finds_a_silent_client),
+		cmocka_unit_test(test_heartbeat_finds_a_silent_server),
+	};
+
+	private_loopback();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

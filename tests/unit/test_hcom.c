@@ -849,6 +849,141 @@ test_heartbeat_finds_a_silent_server(void **state)
 	OckRpcClientDisconnect(c);
 }
 
+/* ---- memory ------------------------------------------------------------------------------ */
+
+static void
+test_memory_allocator(void **state)
+{
+	static uint8_t region[1 << 20] __attribute__((aligned(4096)));
+	OckRpcMemoryAllocatorOptions o = {
+		.address = (uintptr_t)region, .size = sizeof(region), .minBlockSize = 4096,
+		.bucketCount = 16, .alignedAddress = 1,
+	};
+	OckRpcMemoryAllocator a;
+	uintptr_t addr[300], free_size, off, x;
+	uint32_t key;
+
+	(void)state;
+	/* Plain: first fit, neighbours merge when they come back. */
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE, &o, &a), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorSetMrKey(a, 0xabc), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFreeSize(a, &free_size), OCK_RPC_OK);
+	assert_int_equal(free_size, sizeof(region));
+	for (int i = 0; i < 256; i++) {
+		assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 1 + (uint64_t)i % 4096, &addr[i], &key),
+				 OCK_RPC_OK);
+		assert_int_equal(key, 0xabc);
+		assert_int_equal(OckRpcMemoryAllocatorMemOffset(a, addr[i], &off), OCK_RPC_OK);
+		assert_int_equal(off, (uintptr_t)i * 4096);
+	}
+	/* Full: nothing more, and 0 bytes is no size. */
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 1, &x, &key), OCK_RPC_ERR_NO_MEMORY);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 0, &x, &key), OCK_RPC_ERR_INVALID_PARAM);
+	/* Every other block back: 128 holes of one block, no two together. */
+	for (int i = 0; i < 256; i += 2)
+		assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[i]), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFreeSize(a, &free_size), OCK_RPC_OK);
+	assert_int_equal(free_size, 128 * 4096);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 8192, &x, &key), OCK_RPC_ERR_NO_MEMORY);
+	/* A block twice, or an address never handed out, is an error. */
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[0]), OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[1] + 1), OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, (uintptr_t)region + sizeof(region)),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	/* The rest back: one piece again. */
+	for (int i = 1; i < 256; i += 2)
+		assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[i]), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, sizeof(region), &x, &key), OCK_RPC_OK);
+	assert_int_equal(x, (uintptr_t)region);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, x), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorDestroy(a), OCK_RPC_OK);
+
+	/* Cached, tiers by powers of two: a freed tier block comes back as is. */
+	o.cacheTierCount = 4;
+	o.cacheBlockCountPerTier = 2;
+	o.cacheTierPolicy = MEM_TIER_POWER;
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE_WITH_CACHE, &o, &a), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 5000, &addr[0], &key), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 3 * 4096, &addr[1], &key), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorMemOffset(a, addr[1], &off), OCK_RPC_OK);
+	assert_int_equal(off, 2 * 4096);        /* 5000 bytes took the 2-block tier */
+	assert_int_equal(OckRpcMemoryAllocatorFreeSize(a, &free_size), OCK_RPC_OK);
+	assert_int_equal(free_size, sizeof(region) - 6 * 4096);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[0]), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFreeSize(a, &free_size), OCK_RPC_OK);
+	assert_int_equal(free_size, sizeof(region) - 4 * 4096);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 8000, &x, &key), OCK_RPC_OK);
+	assert_int_equal(x, addr[0]);
+	/* Above the last tier (8 blocks): not cached. */
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 9 * 4096, &addr[2], &key), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[2]), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, x), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[1]), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[1]), OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcMemoryAllocatorFreeSize(a, &free_size), OCK_RPC_OK);
+	assert_int_equal(free_size, sizeof(region));
+	assert_int_equal(OckRpcMemoryAllocatorDestroy(a), OCK_RPC_OK);
+
+	/* Tiers by multiples: 3 blocks is a tier of its own. */
+	o.cacheTierPolicy = MEM_TIER_TIMES;
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE_WITH_CACHE, &o, &a), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 3 * 4096 - 1, &addr[0], &key), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 1, &addr[1], &key), OCK_RPC_OK);
+	assert_int_equal(addr[1] - addr[0], 3 * 4096);
+	assert_int_equal(OckRpcMemoryAllocatorDestroy(a), OCK_RPC_OK);
+
+	/* Bad options. */
+	o.minBlockSize = 3000;
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE, &o, &a), OCK_RPC_ERR_INVALID_PARAM);
+	o.minBlockSize = 4096;
+	o.address = (uintptr_t)region + 8;
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE, &o, &a), OCK_RPC_ERR_INVALID_PARAM);
+	o.address = (uintptr_t)region;
+	o.cacheTierCount = 0;
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE_WITH_CACHE, &o, &a),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcMemoryAllocatorCreate(7, &o, &a), OCK_RPC_ERR_INVALID_PARAM);
+}
+
+static void
+test_memory_regions_and_one_sided(void **state)
+{
+	static uint8_t mine[8192];
+	OckRpcMemoryRegionInfo info, info2;
+	OckRpcMemoryRegion mr, mr2;
+	OckRpcRequest req = { 0 };
+	OckRpcSglRequest sgl = { &req, 1 };
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	assert_int_equal(OckRpcRegisterMemoryRegion(S.server, 1 << 20, &mr), OCK_RPC_OK);
+	assert_int_equal(OckRpcGetMemoryRegionInfo(mr, &info), OCK_RPC_OK);
+	assert_int_equal(info.size, 1 << 20);
+	assert_true(info.lAddress != 0 && info.lKey != 0);
+	memset((void *)info.lAddress, 0x5a, info.size);     /* it is memory */
+	assert_int_equal(OckRpcRegisterAssignMemoryRegion(S.server, (uintptr_t)mine, sizeof(mine),
+							  &mr2), OCK_RPC_OK);
+	assert_int_equal(OckRpcGetMemoryRegionInfo(mr2, &info2), OCK_RPC_OK);
+	assert_int_equal(info2.lAddress, (uintptr_t)mine);
+	assert_int_equal(info2.size, sizeof(mine));
+	assert_true(info2.lKey != info.lKey);
+	assert_int_equal(OckRpcRegisterMemoryRegion(S.server, 0, &mr), OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(OckRpcRegisterMemoryRegion(0, 4096, &mr2), OCK_RPC_ERR_INVALID_PARAM);
+	/* Over TCP: one-sided operations and rendezvous are not enabled. */
+	c = client_up(NULL, NULL, NULL);
+	req = (OckRpcRequest){ .lAddress = info.lAddress, .lKey = info.lKey, .size = 64 };
+	assert_int_equal(OckRpcRead(c, &req, NULL), OCK_RPC_ERR_RDMA_NOT_ENABLE);
+	assert_int_equal(OckRpcWrite(c, &req, NULL), OCK_RPC_ERR_RDMA_NOT_ENABLE);
+	assert_int_equal(OckRpcReadSgl(c, &sgl, NULL), OCK_RPC_ERR_RDMA_NOT_ENABLE);
+	assert_int_equal(OckRpcWriteSgl(c, &sgl, NULL), OCK_RPC_ERR_RDMA_NOT_ENABLE);
+	assert_int_equal(OckRpcRead(c, NULL, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcDestroyMemoryRegion(S.server, mr);
+	OckRpcDestroyMemoryRegion(S.server, mr2);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
 /* ---- setup ------------------------------------------------------------------------------ */
 
 /* A network namespace of our own with its loopback up, where we may. */
@@ -888,6 +1023,8 @@ main(void)
 		cmocka_unit_test(test_server_destroy_fails_calls),
 		cmocka_unit_test(test_heartbeat_finds_a_silent_client),
 		cmocka_unit_test(test_heartbeat_finds_a_silent_server),
+		cmocka_unit_test(test_memory_allocator),
+		cmocka_unit_test(test_memory_regions_and_one_sided),
 	};
 
 	private_loopback();

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * hcom4db's memory regions and one-sided operations. A region is memory
+ * the library allocated or the caller assigned, with a key; over TCP no
+ * device needs it registered, and one-sided READ and WRITE, which only
+ * RDMA has, are refused as not enabled.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_random.h>
+
+#include "rpc_private.h"
+
+#define MR_ALIGN 4096
+
+struct rpc_mr {
+	uintptr_t addr;
+	uint64_t size;
+	uint32_t key;
+	bool owned;             /* allocated here: freed with it */
+};
+
+static int
+mr_new(uintptr_t addr, uint64_t size, bool owned, OckRpcMemoryRegion *out)
+{
+	struct rpc_mr *mr = calloc(1, sizeof(*mr));
+
+	if (mr == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	mr->addr = addr;
+	mr->size = size;
+	mr->owned = owned;
+	do
+		mr->key = (uint32_t)rte_rand();
+	while (mr->key == 0);
+	*out = (OckRpcMemoryRegion)(uintptr_t)mr;
+	return OCK_RPC_OK;
+}
+
+/* What a region's info can say: a size of 1 byte to 4 GiB - 1. */
+static bool
+size_ok(uint64_t size)
+{
+	if (size != 0 && size <= UINT32_MAX)
+		return true;
+	RPC_LOG(ERR, "memory region of %" PRIu64 " bytes: 1..%" PRIu32, size, UINT32_MAX);
+	return false;
+}
+
+int
+OckRpcRegisterMemoryRegion(OckRpcServer server, uint64_t size, OckRpcMemoryRegion *mr)
+{
+	void *p;
+	int ret;
+
+	if (server == 0 || mr == NULL || !size_ok(size))
+		return OCK_RPC_ERR_INVALID_PARAM;
+	if (posix_memalign(&p, MR_ALIGN, size) != 0)
+		return OCK_RPC_ERR_NO_MEMORY;
+	ret = mr_new((uintptr_t)p, size, true, mr);
+	if (ret != OCK_RPC_OK)
+		free(p);
+	return ret;
+}
+
+int
+OckRpcRegisterAssignMemoryRegion(OckRpcServer server, uintptr_t address, uint64_t size,
+				 OckRpcMemoryRegion *mr)
+{
+	if (server == 0 || mr == NULL || address == 0 || !size_ok(size))
+		return OCK_RPC_ERR_INVALID_PARAM;
+	return mr_new(address, size, false, mr);
+}
+
+int
+OckRpcGetMemoryRegionInfo(OckRpcMemoryRegion mr, OckRpcMemoryRegionInfo *info)
+{
+	const struct rpc_mr *m = (const struct rpc_mr *)mr;
+
+	if (m == NULL || info == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	*info = (OckRpcMemoryRegionInfo){ .lAddress = m->addr, .lKey = m->key,
+					  .size = (uint32_t)m->size };
+	return OCK_RPC_OK;
+}
+
+void
+OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
+{
+	struct rpc_mr *m = (struct rpc_mr *)mr;
+
+	(void)server;
+	if (m == NULL)
+		return;
+	if (m->owned)
+		free((void *)m->addr);
+	free(m);
+}
+
+/* One-sided operations need RDMA: refused on what droce's RPC runs. */
+static int
+one_sided(OckRpcClient client, const void *req, const char *what)
+{
+	if (client == 0 || req == NULL)
+		return OCK_RPC_ERR_INVALID_PARAM;
+	RPC_LOG(ERR, "%s: one-sided operations need RDMA (server.create.type=RDMA), which droce's RPC has not yet",
+		what);
+	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+}
+
+int
+OckRpcRead(OckRpcClient client, OckRpcRequest *req, OckRpcCallDone *cb)
+{
+	(void)cb;
+	return one_sided(client, req, "read");
+}
+
+int
+OckRpcReadSgl(OckRpcClient client, OckRpcSglRequest *req, OckRpcCallDone *cb)
+{
+	(void)cb;
+	return one_sided(client, req, "read SGL");
+}
+
+int
+OckRpcWrite(OckRpcClient client, OckRpcRequest *req, OckRpcCallDone *cb)
+{
+	(void)cb;
+	return one_sided(client, req, "write");
+}
+
+int
+OckRpcWriteSgl(OckRpcClient client, OckRpcSglRequest *req, OckRpcCallDone *cb)
+{
+	(void)cb;
+	return one_sided(client, req, "write SGL");
+}

@@ -84,6 +84,17 @@ OckRpcSetExternalLogger(OckRpcLogHandler h)
 	pthread_mutex_unlock(&log_lock);
 }
 
+/* openGauss looks this one up by name and does without it where it is
+ * missing; it is OckRpcSetExternalLogger under an older name.
+ */
+void Hcom4dbSetLogFunc(OckRpcLogHandler h);
+
+void
+Hcom4dbSetLogFunc(OckRpcLogHandler h)
+{
+	OckRpcSetExternalLogger(h);
+}
+
 /* ---- servers -------------------------------------------------------------------------- */
 
 static struct rpc_server *

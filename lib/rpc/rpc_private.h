@@ -39,6 +39,10 @@ extern int rpc_logtype;
 #define RPC_INFO_MAX 64
 #define RPC_SEGSIZE_MAX 943718400u
 #define RPC_SEGCOUNT_MAX 65535u
+/* Calls in flight on a session whose segment count is 0 (none
+ * registered): hcom's default count.
+ */
+#define RPC_DEFAULT_IN_FLIGHT 1024
 
 enum rpc_transport {
 	RPC_TRANSPORT_RDMA,
@@ -206,6 +210,11 @@ struct rpc_session {
 	uint64_t last_rx_ns, probe_ns;  /* probe_ns: a HEARTBEAT unanswered since */
 	_Atomic uint64_t up_ctx;
 	_Atomic int64_t timeout_ms;
+	/* Calls started and not ended, and how many may be: a full session
+	 * refuses the next (its caller tries again, as hcom's callers do).
+	 */
+	atomic_int in_flight;
+	int max_in_flight;
 	atomic_int refs;
 	atomic_bool ending;             /* its end asked; no new calls */
 	atomic_bool end_queued;

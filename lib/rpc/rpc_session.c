@@ -46,6 +46,8 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 	TAILQ_INIT(&s->calls);
 	atomic_init(&s->up_ctx, 0);
 	atomic_init(&s->timeout_ms, -1);
+	atomic_init(&s->in_flight, 0);
+	s->max_in_flight = conf->segcount != 0 ? (int)conf->segcount : RPC_DEFAULT_IN_FLIGHT;
 	atomic_init(&s->refs, 1);       /* the worker's, until it ends */
 	atomic_init(&s->ending, false);
 	atomic_init(&s->next_seq, 1);
@@ -233,6 +235,7 @@ rpc_session_end(struct rpc_session *s, OckRpcStatus status, bool quiet)
 static void
 call_free(struct rpc_call *c)
 {
+	atomic_fetch_sub_explicit(&c->s->in_flight, 1, memory_order_relaxed);
 	rpc_session_unref(c->s);
 	free(c->frame);
 	free(c);
@@ -393,6 +396,12 @@ rpc_session_call(struct rpc_session *s, struct rpc_call *c)
 {
 	if (atomic_load(&s->ending))
 		return OCK_RPC_ERR_CONN_BROKEN;
+	if (atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed) >= s->max_in_flight) {
+		atomic_fetch_sub_explicit(&s->in_flight, 1, memory_order_relaxed);
+		RPC_LOG(DEBUG, "session with %s: %d calls in flight; try again", s->peer,
+			s->max_in_flight);
+		return OCK_RPC_ERR_NO_MEMORY;
+	}
 	c->s = s;
 	rpc_session_ref(s);
 	atomic_init(&c->state, CALL_QUEUED);

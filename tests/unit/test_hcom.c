@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "hcom4db.h"
+#include "private_loopback.h"
 #include "rpc_frame.h"
 
 #define LOCAL_IP "127.0.0.1"
@@ -490,8 +491,18 @@ async_thread(void *arg)
 		for (size_t k = 0; k < a->q.len; k++)
 			a->req[k] = (uint8_t)rand_r(&seed);
 		a->done = (OckRpcCallDone){ async_done, a };
-		if (OckRpcClientCall(c, SVC_ECHO, &a->q, &a->r, &a->done) != OCK_RPC_OK)
-			bad++;
+		/* A full session says so; callers try again, as hcom's do. */
+		for (;;) {
+			OckRpcStatus st = OckRpcClientCall(c, SVC_ECHO, &a->q, &a->r, &a->done);
+
+			if (st == OCK_RPC_OK)
+				break;
+			if (st != OCK_RPC_ERR_NO_MEMORY) {
+				bad++;
+				break;
+			}
+			usleep(100);
+		}
 	}
 	for (int i = 0; i < ASYNC_CALLS; i++) {
 		struct async_call *a = &calls[i];
@@ -681,6 +692,36 @@ test_timeouts(void **state)
 	assert_int_equal(r.len, 1);
 	usleep(50000);
 	assert_int_equal(atomic_load(&log.calls), 1);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+/* A session takes as many calls at once as its segment count. */
+static void
+test_full_session_refuses_then_takes(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+	OckRpcClient c = 0;
+	struct cfg g;
+
+	(void)state;
+	server_up("5");
+	cfg_tcp(&g);
+	cfg_set(&g, OCK_RPC_STR_PRE_SEGMENT_COUNT, "3");
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c), OCK_RPC_OK);
+	OckRpcClientSetTimeout(c, 300);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_ERR_NO_MEMORY);
+	/* Once they end (here by their deadline), it takes calls again. */
+	assert_true(wait_for(&log.calls, 3, 5));
+	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
+	r = (OckRpcMessage){ NULL, 0 };
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 1);
+	free(r.data);
 	OckRpcClientDisconnect(c);
 	server_down();
 }
@@ -986,28 +1027,6 @@ test_memory_regions_and_one_sided(void **state)
 
 /* ---- setup ------------------------------------------------------------------------------ */
 
-/* A network namespace of our own with its loopback up, where we may. */
-static void
-private_loopback(void)
-{
-	struct ifreq ifr = { 0 };
-	int fd;
-
-	if (unshare(CLONE_NEWNET) != 0) {
-		print_message("  (no network namespace of our own: %s; using this host's loopback)\n",
-			      strerror(errno));
-		return;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
-		abort();
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
-		abort();
-	close(fd);
-}
-
 int
 main(void)
 {
@@ -1019,6 +1038,7 @@ main(void)
 		cmocka_unit_test(test_cloned_context_answers_from_another_thread),
 		cmocka_unit_test(test_client_handle_and_up_ctx),
 		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_full_session_refuses_then_takes),
 		cmocka_unit_test(test_wrong_server_name_refused),
 		cmocka_unit_test(test_server_destroy_fails_calls),
 		cmocka_unit_test(test_heartbeat_finds_a_silent_client),

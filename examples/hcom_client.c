@@ -36,6 +36,17 @@ data_done(OckRpcStatus status, void *arg)
 		atomic_fetch_add(&done_failed, 1);
 }
 
+/* The session broke (not a disconnect of ours): once. */
+static int
+server_went(OckRpcClient client, uint64_t usr, const char *info)
+{
+	(void)client;
+	(void)usr;
+	(void)info;
+	fprintf(stderr, "hcom_client: the session with the server broke\n");
+	return 0;
+}
+
 static int
 handshake(OckRpcClient c, struct example_welcome *w)
 {
@@ -58,6 +69,8 @@ main(int argc, char **argv)
 		{ OCK_RPC_STR_ENABLE_TLS, "no" },
 		{ OCK_RPC_STR_PRE_SEGMENT_COUNT, "0" },
 		{ OCK_RPC_STR_CLIENT_CREATE_INFO, info },
+		{ OCK_RPC_STR_CLIENT_BREAK, (const char *)(uintptr_t)server_went },
+		{ OCK_RPC_STR_HEATBEAT_IDLE, "1" },
 	};
 	OckRpcCreateConfig cfg = {
 		.mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
@@ -68,6 +81,7 @@ main(int argc, char **argv)
 	uint64_t bytes = 0;
 	struct example_welcome w;
 	unsigned int seed = (unsigned int)getpid();
+	OckRpcStatus st;
 	OckRpcClient c;
 
 	if (argc < 3 || max_bytes == 0 || max_bytes > 65536) {
@@ -94,17 +108,28 @@ main(int argc, char **argv)
 			return 1;
 		for (size_t i = 0; i < len; i++)
 			buf[i] = example_byte(n, i);
-		while (OckRpcClientCall(c, EXAMPLE_DATA, &msg, NULL, &done) != OCK_RPC_OK)
+		/* A full session asks to try again; anything else ends the run. */
+		while ((st = OckRpcClientCall(c, EXAMPLE_DATA, &msg, NULL, &done)) ==
+		       OCK_RPC_ERR_NO_MEMORY)
 			usleep(1000);
+		if (st != OCK_RPC_OK) {
+			free(buf);
+			fprintf(stderr, "hcom_client: message %lu: status %d; %lu sent before\n", n,
+				(int)st, n);
+			messages = n;
+			break;
+		}
 		bytes += len;
 	}
-	/* The session keeps order: the answer comes after every message. */
-	if (handshake(c, &w) != 0) {
-		fprintf(stderr, "hcom_client: no last handshake\n");
-		return 1;
-	}
+	/* Every started call ends, one way or the other. */
 	while (atomic_load(&done_ok) + atomic_load(&done_failed) < messages)
 		usleep(1000);
+	/* The session keeps order: the answer comes after every message. */
+	if (handshake(c, &w) != 0) {
+		fprintf(stderr, "hcom_client: no last handshake; %lu of %lu messages failed\n",
+			atomic_load(&done_failed), messages);
+		return 1;
+	}
 	printf("client (session %u): sent %lu messages, %lu bytes; the server took %lu, %lu bytes, %lu bad; %lu callbacks failed\n",
 	       w.session, messages, (unsigned long)bytes, (unsigned long)w.messages,
 	       (unsigned long)w.bytes, (unsigned long)w.bad, atomic_load(&done_failed));

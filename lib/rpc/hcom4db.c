@@ -77,9 +77,10 @@ OckRpcSetExternalLogger(OckRpcLogHandler h)
 			rte_openlog_stream(log_stream);
 		}
 	} else if (h == NULL && log_stream != NULL) {
+		/* The stream stays: a worker may be writing to it now. */
 		rte_openlog_stream(NULL);
-		fclose(log_stream);
-		log_stream = NULL;
+	} else if (h != NULL) {
+		rte_openlog_stream(log_stream);
 	}
 	pthread_mutex_unlock(&log_lock);
 }
@@ -236,13 +237,14 @@ OckRpcServerStart(OckRpcServer server)
 	return OCK_RPC_OK;
 }
 
-void
+int
 rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const char *info)
 {
 	s->announced = true;
-	if (srv->conf.on_new != NULL)
-		srv->conf.on_new((OckRpcClient)(uintptr_t)s,
-				 atomic_load_explicit(&s->up_ctx, memory_order_relaxed), info);
+	if (srv->conf.on_new == NULL)
+		return 0;
+	return srv->conf.on_new((OckRpcClient)(uintptr_t)s,
+				atomic_load_explicit(&s->up_ctx, memory_order_relaxed), info);
 }
 
 void
@@ -415,6 +417,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	struct rpc_conf conf;
 	struct rpc_engine *e;
 	struct rpc_session *s;
+	uint32_t server_max;
 	char peer[64];
 	OckRpcStatus st;
 	int fd;
@@ -435,7 +438,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	e = clients_engine(&conf);
 	if (e == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
-	st = rpc_tcp_connect(ip, port, &conf, &fd);
+	st = rpc_tcp_connect(ip, port, &conf, &fd, &server_max);
 	if (st != OCK_RPC_OK)
 		return st;
 	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
@@ -444,6 +447,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 		close(fd);
 		return OCK_RPC_ERR_NO_MEMORY;
 	}
+	s->peer_max_payload = server_max;
 	/* A client hears of its session's break if it gave a handler. */
 	s->announced = conf.on_break != NULL;
 	rpc_session_ref(s);     /* the application's, until it disconnects */
@@ -488,11 +492,15 @@ OckRpcGetUpCtx(OckRpcClient client, uint64_t *ctx)
 	return OCK_RPC_OK;
 }
 
+/* Longer than this is never (about 31 years; nanoseconds stay in 64 bits). */
+#define TIMEOUT_MS_MAX 1000000000000ll
+
 void
 OckRpcClientSetTimeout(OckRpcClient client, int64_t timeout)
 {
-	if (client != 0)
-		atomic_store(&session_of(client)->timeout_ms, timeout);
+	if (client != 0 && session_of(client)->client)
+		atomic_store(&session_of(client)->timeout_ms,
+			     timeout > TIMEOUT_MS_MAX ? -1 : timeout);
 }
 
 /* ---- calls ---------------------------------------------------------------------------- */
@@ -527,15 +535,20 @@ build_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
 	uint64_t total = 0;
 	uint8_t *p;
 
+	uint32_t max = RTE_MIN(s->max_payload, s->peer_max_payload);
+
+	/* Each piece on its own first: no sum of lengths can wrap. */
 	for (size_t i = 0; i < count; i++) {
-		if (pieces[i].len != 0 && pieces[i].data == NULL)
+		if ((pieces[i].len != 0 && pieces[i].data == NULL) || pieces[i].len > max)
+			total = UINT64_MAX;
+		else
+			total += pieces[i].len;
+		if (total > max) {
+			RPC_LOG(ERR, "call to service %u: a request of more than %" PRIu32
+				" bytes (the segment size; the server's %" PRIu32 "), or a piece without data",
+				service, s->max_payload, s->peer_max_payload);
 			return OCK_RPC_ERR_INVALID_PARAM;
-		total += pieces[i].len;
-	}
-	if (total > s->max_payload) {
-		RPC_LOG(ERR, "call to service %u: %" PRIu64 " bytes, more than the segment size %"
-			PRIu32, service, total, s->max_payload);
-		return OCK_RPC_ERR_INVALID_PARAM;
+		}
 	}
 	f.payload_len = (uint32_t)total;
 	f.flags = c->mode != RESPONSE_NONE ? RPC_FLAG_WANT_RESPONSE : 0;
@@ -627,8 +640,9 @@ OckRpcStatus
 OckRpcClientCall(OckRpcClient client, uint16_t msgId, OckRpcMessage *request,
 		 OckRpcMessage *response, OckRpcCallDone *done)
 {
-	if (client == 0 || request == NULL) {
-		RPC_LOG(ERR, "call: no %s", client == 0 ? "client" : "request");
+	if (client == 0 || request == NULL || !session_of(client)->client) {
+		RPC_LOG(ERR, "call: %s", client == 0 ? "no client" : request == NULL ? "no request"
+			: "a server's session is not a client");
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
 	return start_call(session_of(client), msgId, request, 1, response, 1, done);
@@ -637,7 +651,8 @@ OckRpcClientCall(OckRpcClient client, uint16_t msgId, OckRpcMessage *request,
 OckRpcStatus
 OckRpcClientCallWithParam(OckRpcClientCallParams *params)
 {
-	if (params == NULL || params->client == 0 || params->reqIov.count == 0 ||
+	if (params == NULL || params->client == 0 || !session_of(params->client)->client ||
+	    params->reqIov.count == 0 ||
 	    params->reqIov.count > 8 || params->reqIov.msgs == NULL ||
 	    (params->rspIov.count != 0 && params->rspIov.msgs == NULL)) {
 		RPC_LOG(ERR, "call with params: %s", params == NULL || params->client == 0

@@ -315,26 +315,45 @@ OckRpcMemoryAllocatorFreeSize(OckRpcMemoryAllocator allocator, uintptr_t *size)
 static int
 used_room(struct rpc_allocator *a)
 {
-	struct rpc_allocator old = *a;
+	uint64_t *old_first = a->used_first, *old_count = a->used_count;
+	uint64_t old_cap = a->used_cap;
 
 	if (2 * (a->nb_used + 1) <= a->used_cap)
 		return 0;
-	a->used_cap *= 2;
-	a->used_first = calloc(a->used_cap, sizeof(uint64_t));
-	a->used_count = calloc(a->used_cap, sizeof(uint64_t));
+	a->used_first = calloc(old_cap * 2, sizeof(uint64_t));
+	a->used_count = calloc(old_cap * 2, sizeof(uint64_t));
 	if (a->used_first == NULL || a->used_count == NULL) {
 		free(a->used_first);
 		free(a->used_count);
-		*a = old;
+		a->used_first = old_first;
+		a->used_count = old_count;
 		return -ENOMEM;
 	}
+	a->used_cap = old_cap * 2;
 	a->nb_used = 0;
-	for (uint64_t i = 0; i < old.used_cap; i++)
-		if (old.used_count[i] != 0)
-			used_put(a, old.used_first[i], old.used_count[i]);
-	free(old.used_first);
-	free(old.used_count);
+	for (uint64_t i = 0; i < old_cap; i++)
+		if (old_count[i] != 0)
+			used_put(a, old_first[i], old_count[i]);
+	free(old_first);
+	free(old_count);
 	return 0;
+}
+
+/* Every cached block back to the extents: a request that finds no
+ * extent may fit once they merge.
+ */
+static void
+flush_caches(struct rpc_allocator *a)
+{
+	for (unsigned int t = 0; t < a->nb_tiers; t++)
+		while (a->tier[t].nb_cached != 0) {
+			uint64_t first = a->tier[t].cached[--a->tier[t].nb_cached];
+
+			if (extent_give(a, first, a->tier[t].blocks) != 0) {
+				a->tier[t].nb_cached++;         /* kept where it was */
+				return;
+			}
+		}
 }
 
 int
@@ -348,6 +367,8 @@ OckRpcMemoryAllocatorAllocate(OckRpcMemoryAllocator allocator, uint64_t size, ui
 
 	if (a == NULL || address == NULL || key == NULL || size == 0)
 		return OCK_RPC_ERR_INVALID_PARAM;
+	if (size > a->size)
+		return OCK_RPC_ERR_NO_MEMORY;
 	blocks = (size + a->block - 1) / a->block;
 	pthread_mutex_lock(&a->lock);
 	t = tier_for(a, blocks);
@@ -357,8 +378,12 @@ OckRpcMemoryAllocatorAllocate(OckRpcMemoryAllocator allocator, uint64_t size, ui
 		ret = OCK_RPC_ERR_NO_MEMORY;
 	} else if (t != NULL && t->nb_cached != 0) {
 		first = t->cached[--t->nb_cached];
-	} else if (blocks > a->free_blocks || extent_take(a, blocks, &first) != 0) {
+	} else if (blocks > a->free_blocks) {
 		ret = OCK_RPC_ERR_NO_MEMORY;
+	} else if (extent_take(a, blocks, &first) != 0) {
+		flush_caches(a);
+		if (extent_take(a, blocks, &first) != 0)
+			ret = OCK_RPC_ERR_NO_MEMORY;
 	}
 	if (ret == 0) {
 		used_put(a, first, blocks);

@@ -105,6 +105,15 @@ queue_pop(struct rpc_task_queue *q)
 void
 rpc_worker_push(struct rpc_worker *w, struct rpc_task *t)
 {
+	atomic_fetch_add(&w->pushers, 1);
+	if (atomic_load(&w->closed)) {
+		/* Its thread is gone: whatever the task does finds its session
+		 * ended, here.
+		 */
+		atomic_fetch_sub(&w->pushers, 1);
+		t->run(t);
+		return;
+	}
 	queue_push(&w->tasks, t);
 	if (!w->engine->busy_poll) {
 		uint64_t one = 1;
@@ -113,6 +122,7 @@ rpc_worker_push(struct rpc_worker *w, struct rpc_task *t)
 		if (write(w->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			RPC_LOG(ERR, "worker %u: wake: %s", w->index, strerror(errno));
 	}
+	atomic_fetch_sub(&w->pushers, 1);
 }
 
 /* ---- epoll ---------------------------------------------------------------------- */
@@ -148,6 +158,27 @@ rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns)
 
 /* ---- the loop ------------------------------------------------------------------- */
 
+void
+rpc_worker_bury(struct rpc_worker *w, struct rpc_session *s)
+{
+	if (self != w) {
+		rpc_session_unref(s);   /* not in a round of its worker */
+		return;
+	}
+	TAILQ_INSERT_TAIL(&w->ended, s, link);
+}
+
+static void
+bury_ended(struct rpc_worker *w)
+{
+	struct rpc_session *s;
+
+	while ((s = TAILQ_FIRST(&w->ended)) != NULL) {
+		TAILQ_REMOVE(&w->ended, s, link);
+		rpc_session_unref(s);
+	}
+}
+
 static void
 run_tasks(struct rpc_worker *w)
 {
@@ -164,8 +195,16 @@ scan_sessions(struct rpc_worker *w, uint64_t now)
 
 	w->next_scan_ns = now + SCAN_PERIOD_NS;
 	for (s = TAILQ_FIRST(&w->sessions); s != NULL; s = next) {
-		next = TAILQ_NEXT(s, link);
+		unsigned int gen = w->sessions_gen;
+
+		/* A scan may end sessions (its own, or another through a
+		 * callback): then the walk starts again, which looks at the
+		 * ones before a second time, to no effect.
+		 */
+		rpc_session_ref(s);
 		rpc_session_scan(s, now);
+		next = gen == w->sessions_gen ? TAILQ_NEXT(s, link) : TAILQ_FIRST(&w->sessions);
+		rpc_session_unref(s);
 	}
 }
 
@@ -211,8 +250,10 @@ worker_main(void *arg)
 			}
 			watch->ready(watch, ev[i].events);
 		}
+		bury_ended(w);
 	}
 	run_tasks(w);
+	bury_ended(w);
 	self = NULL;
 	return NULL;
 }
@@ -230,7 +271,10 @@ worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
 	w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	queue_init(&w->tasks);
 	TAILQ_INIT(&w->sessions);
+	TAILQ_INIT(&w->ended);
 	atomic_init(&w->stop, false);
+	atomic_init(&w->closed, false);
+	atomic_init(&w->pushers, 0);
 	w->next_scan_ns = 0;
 	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
 		return -errno;
@@ -272,6 +316,7 @@ rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engi
 
 	if (e == NULL)
 		return -ENOMEM;
+	atomic_init(&e->refs, 1);
 	e->busy_poll = conf->busy_poll;
 	e->nb_workers = wk->nb_workers;
 	e->workers = calloc(e->nb_workers, sizeof(*e->workers));
@@ -286,8 +331,9 @@ rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engi
 				ret = worker_start(&e->workers[i], droce_workers_cpu(wk, g, k), name);
 		}
 	if (ret != 0) {
-		RPC_LOG(ERR, "%s: cannot start worker %u: %s", name, i, strerror(-ret));
-		e->nb_workers = i + 1;
+		/* i went on past the worker that failed, which is set up in part. */
+		RPC_LOG(ERR, "%s: cannot start worker %u: %s", name, i - 1, strerror(-ret));
+		e->nb_workers = i;
 		rpc_engine_destroy(e);
 		return ret;
 	}
@@ -302,6 +348,21 @@ stop_task(struct rpc_task *t)
 }
 
 void
+rpc_engine_ref(struct rpc_engine *e)
+{
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+void
+rpc_engine_unref(struct rpc_engine *e)
+{
+	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(e->workers);
+	free(e);
+}
+
+void
 rpc_engine_destroy(struct rpc_engine *e)
 {
 	if (e == NULL)
@@ -310,20 +371,24 @@ rpc_engine_destroy(struct rpc_engine *e)
 		struct rpc_worker *w = &e->workers[i];
 		struct rpc_task wake = { .run = stop_task };
 
-		if (!w->thread_started)
-			continue;
-		atomic_store_explicit(&w->stop, true, memory_order_release);
-		rpc_worker_push(w, &wake);
-		pthread_join(w->thread, NULL);
+		if (w->thread_started) {
+			atomic_store_explicit(&w->stop, true, memory_order_release);
+			rpc_worker_push(w, &wake);
+			pthread_join(w->thread, NULL);
+		}
+		/* From here pushers run their tasks themselves; what was pushed
+		 * before runs now.
+		 */
+		atomic_store(&w->closed, true);
+		while (atomic_load(&w->pushers) != 0)
+			sched_yield();
+		run_tasks(w);
+		if (w->epfd > 0)
+			close(w->epfd);
+		if (w->wakefd > 0)
+			close(w->wakefd);
 	}
-	for (unsigned int i = 0; i < e->nb_workers; i++) {
-		if (e->workers[i].epfd > 0)
-			close(e->workers[i].epfd);
-		if (e->workers[i].wakefd > 0)
-			close(e->workers[i].wakefd);
-	}
-	free(e->workers);
-	free(e);
+	rpc_engine_unref(e);
 }
 
 struct rpc_worker *

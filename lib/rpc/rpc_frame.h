@@ -22,6 +22,11 @@
  *   28  rendezvous descriptors in the payload (0, or 1..4 with RPC_FLAG_RNDV)
  *   29  reserved, 0 (3 bytes)
  *
+ * A HELLO's payload is the server's name and the client's info, each
+ * ended by a NUL, and the client's segment size (4 bytes); an accepting
+ * WELCOME's is the server's segment size, a refusing one's a text. Each
+ * side sends the other nothing longer than the other's size.
+ *
  * A rendezvous frame's payload is its descriptors (struct rpc_rndv, 16
  * bytes each: address, length, rkey): the receiver allocates their total
  * and RDMA-READs them, so what the frame carries stays small.
@@ -115,6 +120,22 @@ uint64_t rpc_rndv_decode(const struct rpc_frame *f, const uint8_t *payload, uint
 
 /* @p n descriptors into @p out (n * RPC_RNDV_DESC_SIZE bytes). */
 void rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint8_t *out);
+
+/* A 4-byte big-endian number of a payload (the opening's segment sizes). */
+static inline uint32_t
+rpc_get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void
+rpc_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
 
 /* What a result means, for logs ("bad magic"). */
 const char *rpc_frame_result_str(int result);

@@ -43,6 +43,10 @@ extern int rpc_logtype;
  * registered): hcom's default count.
  */
 #define RPC_DEFAULT_IN_FLIGHT 1024
+/* A HELLO's payload at most: name, info, their NULs, the segment size. */
+#define RPC_HELLO_MAX_PAYLOAD (2 * (RPC_NAME_MAX + 1) + 4)
+/* How long the opening of a session (connect, HELLO, WELCOME) may take. */
+#define RPC_OPENING_TIMEOUT_MS 10000
 
 enum rpc_transport {
 	RPC_TRANSPORT_RDMA,
@@ -99,11 +103,26 @@ struct rpc_worker {
 	int epfd, wakefd;
 	struct rpc_task_queue tasks;
 	struct rpc_session_list sessions;
+	unsigned int sessions_gen;      /* counts removals from the list */
+	/* Ended in this round: let go of after it, so that an event of the
+	 * round's batch never finds its session freed.
+	 */
+	struct rpc_session_list ended;
 	atomic_bool stop;
+	/* After its thread ended (closed), tasks run on the pusher's thread;
+	 * pushers counts the pushes under way when it closes.
+	 */
+	atomic_bool closed;
+	atomic_int pushers;
 	uint64_t next_scan_ns;          /* heartbeats and call deadlines */
 };
 
+/* Its threads end with rpc_engine_destroy(); its memory with the last
+ * reference (the creator's, and each session's: a cloned context may
+ * reply after the end).
+ */
 struct rpc_engine {
+	atomic_int refs;
 	bool busy_poll;
 	unsigned int nb_workers;
 	atomic_uint next;               /* round robin of new sessions */
@@ -117,6 +136,8 @@ struct rpc_watch {
 
 int rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engine **out);
 void rpc_engine_destroy(struct rpc_engine *e);
+void rpc_engine_ref(struct rpc_engine *e);
+void rpc_engine_unref(struct rpc_engine *e);
 struct rpc_worker *rpc_engine_pick(struct rpc_engine *e);
 /* Run @p t on @p w. */
 void rpc_worker_push(struct rpc_worker *w, struct rpc_task *t);
@@ -125,6 +146,8 @@ struct rpc_worker *rpc_worker_self(void);
 int rpc_worker_watch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 int rpc_worker_rewatch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 void rpc_worker_unwatch(struct rpc_worker *w, int fd);
+/* Let go of @p s (ended) once the worker's round is over. */
+void rpc_worker_bury(struct rpc_worker *w, struct rpc_session *s);
 /* Look at the worker's sessions again by @p when_ns at the latest. */
 void rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns);
 
@@ -192,7 +215,8 @@ struct rpc_session {
 	bool client;
 	enum rpc_session_state state;
 	int fd;
-	uint32_t max_payload;
+	uint32_t max_payload;           /* what it takes: its segment size */
+	uint32_t peer_max_payload;      /* what the peer takes (the opening says) */
 	unsigned int heartbeat_idle_s;
 	OckRpcClientHandler on_break;
 	bool announced;                 /* on_new ran: on_break will */
@@ -296,8 +320,7 @@ struct rpc_server {
  * new-client handler), ended.
  */
 void rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s);
-void rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s,
-			       const char *info);
+int rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const char *info);
 void rpc_server_session_ended(struct rpc_server *srv, struct rpc_session *s);
 
 #endif /* DROCE_RPC_PRIVATE_H */

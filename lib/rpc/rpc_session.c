@@ -40,6 +40,7 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 	s->client = client;
 	s->state = client ? SESSION_OPEN : SESSION_HELLO;
 	s->max_payload = conf->segsize;
+	s->peer_max_payload = conf->segsize;
 	s->heartbeat_idle_s = conf->heartbeat_idle_s;
 	s->on_break = conf->on_break;
 	STAILQ_INIT(&s->out);
@@ -53,6 +54,7 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 	atomic_init(&s->next_seq, 1);
 	atomic_init(&s->end_queued, false);
 	snprintf(s->peer, sizeof(s->peer), "%s", peer);
+	rpc_engine_ref(w->engine);
 	return s;
 }
 
@@ -67,6 +69,7 @@ rpc_session_unref(struct rpc_session *s)
 {
 	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	rpc_engine_unref(s->w->engine);
 	free(s->rx);
 	free(s);
 }
@@ -180,6 +183,7 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 		return;
 	s->state = SESSION_ENDED;
 	s->end_status = status;
+	atomic_store(&s->ending, true);         /* new calls are refused at once */
 	rpc_worker_unwatch(s->w, s->fd);
 	close(s->fd);
 	s->fd = -1;
@@ -192,13 +196,14 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 		out_done(o, status);
 	}
 	TAILQ_REMOVE(&s->w->sessions, s, link);
+	s->w->sessions_gen++;
 	if (s->announced && s->on_break != NULL)
 		s->on_break((OckRpcClient)(uintptr_t)s,
 			    atomic_load_explicit(&s->up_ctx, memory_order_relaxed), "");
 	s->announced = false;
 	if (s->server != NULL)
 		rpc_server_session_ended(s->server, s);
-	rpc_session_unref(s);
+	rpc_worker_bury(s->w, s);       /* the worker's reference */
 }
 
 static void
@@ -471,28 +476,36 @@ rpc_ctx_reply(struct rpc_ctx *ctx, uint16_t service, const OckRpcMessage *reply,
 	bool replied = false;
 	struct rpc_out *o;
 
-	if (reply != NULL && reply->len > s->max_payload) {
-		RPC_LOG(ERR, "reply of %zu bytes to service %u: more than the segment size %" PRIu32,
-			reply->len, service, s->max_payload);
+	if (reply != NULL && reply->len > RTE_MIN(s->max_payload, s->peer_max_payload)) {
+		RPC_LOG(ERR, "reply of %zu bytes to service %u: more than the segment size %" PRIu32
+			" (the client's %" PRIu32 ")", reply->len, service, s->max_payload,
+			s->peer_max_payload);
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
 	if (reply != NULL && reply->len != 0 && reply->data == NULL)
 		return OCK_RPC_ERR_INVALID_PARAM;
-	if (!atomic_compare_exchange_strong(&ctx->replied, &replied, true)) {
+	if (atomic_load(&ctx->replied)) {
 		RPC_LOG(ERR, "service %u: call %" PRIu64 " was answered already", service, ctx->seq);
 		return OCK_RPC_ERR;
 	}
-	if (atomic_load(&s->ending) || (rpc_worker_self() == s->w && s->state == SESSION_ENDED))
+	if (atomic_load(&s->ending))
 		return OCK_RPC_ERR_CONN_BROKEN;
-	if (!ctx->want_response) {
+	o = ctx->want_response ? out_new(&f, reply != NULL ? reply->data : NULL) : NULL;
+	if (ctx->want_response && o == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	/* Once: of two replies at the same time, one goes. */
+	if (!atomic_compare_exchange_strong(&ctx->replied, &replied, true)) {
+		if (o != NULL)
+			out_done(o, OCK_RPC_ERR);
+		RPC_LOG(ERR, "service %u: call %" PRIu64 " was answered already", service, ctx->seq);
+		return OCK_RPC_ERR;
+	}
+	if (o == NULL) {
 		/* A one-way message: nobody waits for an answer. */
 		if (done != NULL && done->cb != NULL)
 			done->cb(OCK_RPC_OK, done->arg);
 		return OCK_RPC_OK;
 	}
-	o = out_new(&f, reply != NULL ? reply->data : NULL);
-	if (o == NULL)
-		return OCK_RPC_ERR_NO_MEMORY;
 	if (done != NULL)
 		o->done = *done;
 	if (rpc_worker_self() == s->w) {
@@ -554,20 +567,24 @@ take_request(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload)
 static void
 take_hello(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payload)
 {
-	/* "name\0info\0": two strings, each ended within the payload. */
+	/* "name\0info\0" and the client's segment size (4 bytes). */
 	const char *name = (const char *)payload;
 	size_t name_len = f->payload_len != 0 ? strnlen(name, f->payload_len) : 0;
 	size_t rest = f->payload_len - RTE_MIN(name_len + 1, (size_t)f->payload_len);
+	size_t info_len = rest != 0 ? strnlen(name + name_len + 1, rest) : 0;
+	uint8_t welcome[4];
 	const char *info;
 	char text[2 * RPC_NAME_MAX + 32];
+	int ret;
 
 	if (f->payload_len == 0 || name_len == f->payload_len || rest == 0 ||
-	    strnlen(name + name_len + 1, rest) == rest) {
-		RPC_LOG(ERR, "session with %s: a HELLO without name and info", s->peer);
+	    rest - info_len != 1 + sizeof(welcome)) {
+		RPC_LOG(ERR, "session with %s: a HELLO without name, info and segment size", s->peer);
 		rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
 		return;
 	}
 	info = name + name_len + 1;
+	s->peer_max_payload = rpc_get_be32((const uint8_t *)info + info_len + 1);
 	if (strcmp(name, s->server->conf.name) != 0) {
 		snprintf(text, sizeof(text), "server \"%s\" is not \"%.64s\"", s->server->conf.name,
 			 name);
@@ -577,11 +594,21 @@ take_hello(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payl
 		rpc_session_close(s, OCK_RPC_ERR_INVALID_PARAM);
 		return;
 	}
-	send_control(s, RPC_WELCOME, OCK_RPC_OK, NULL, 0);
-	if (s->state == SESSION_ENDED)
-		return;
+	/* The new-client handler may refuse it (not 0): then it never was. */
 	s->state = SESSION_OPEN;
-	rpc_server_session_opened(s->server, s, info);
+	ret = rpc_server_session_opened(s->server, s, info);
+	if (s->state != SESSION_OPEN)
+		return;
+	if (ret != 0) {
+		snprintf(text, sizeof(text), "the new-client handler said %d", ret);
+		RPC_LOG(NOTICE, "session with %s refused: %s", s->peer, text);
+		s->announced = false;
+		send_control(s, RPC_WELCOME, OCK_RPC_ERR, text, (uint32_t)strlen(text) + 1);
+		rpc_session_close(s, OCK_RPC_ERR);
+		return;
+	}
+	rpc_put_be32(welcome, s->max_payload);
+	send_control(s, RPC_WELCOME, OCK_RPC_OK, welcome, sizeof(welcome));
 }
 
 /* Whether @p f may come now; a frame that may not ends the session. */
@@ -639,26 +666,49 @@ rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *
 /* ---- time --------------------------------------------------------------------------- */
 
 /*
- * An idle session is probed after heartbeat.idle seconds without a frame
+ * An idle session is probed after heartbeat.idle seconds without a byte
  * from its peer, and ends broken when another idle time passes without
- * one: a peer that is gone is found within twice the idle time.
+ * one: a peer that is gone is found within twice the idle time. Before
+ * that verdict the socket is read once more: a handler that kept this
+ * worker busy must not make an answer waiting there look like silence.
+ * A session whose HELLO has not come is not probed (its peer is not in
+ * the protocol yet); it ends after the time an opening may take.
  */
 static void
 heartbeat(struct rpc_session *s, uint64_t now)
 {
 	uint64_t idle = (uint64_t)s->heartbeat_idle_s * 1000000000ull;
 
-	if (s->state == SESSION_ENDED)
+	if (s->state == SESSION_HELLO) {
+		uint64_t wait = RTE_MAX(2 * idle, (uint64_t)RPC_OPENING_TIMEOUT_MS * 1000000ull);
+
+		if (now - s->last_rx_ns >= wait) {
+			RPC_LOG(NOTICE, "session with %s: no HELLO in %" PRIu64 " ms", s->peer,
+				wait / 1000000);
+			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+		} else {
+			rpc_worker_scan_by(s->w, s->last_rx_ns + wait);
+		}
+		return;
+	}
+	if (s->state != SESSION_OPEN)
 		return;
 	if (s->probe_ns != 0 && now - s->probe_ns >= idle) {
-		RPC_LOG(NOTICE, "session with %s: no heartbeat for %u s; it is broken", s->peer,
-			2 * s->heartbeat_idle_s);
-		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
-		return;
+		rpc_tcp_ready(&s->watch, EPOLLIN);
+		if (s->state != SESSION_OPEN)
+			return;
+		if (s->probe_ns != 0) {
+			RPC_LOG(NOTICE, "session with %s: no heartbeat for %u s; it is broken",
+				s->peer, 2 * s->heartbeat_idle_s);
+			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+			return;
+		}
 	}
 	if (s->probe_ns == 0 && now - s->last_rx_ns >= idle) {
 		s->probe_ns = now;
 		send_control(s, RPC_HEARTBEAT, 0, NULL, 0);
+		if (s->state != SESSION_OPEN)
+			return;
 	}
 	rpc_worker_scan_by(s->w, (s->probe_ns != 0 ? s->probe_ns : s->last_rx_ns) + idle);
 }

@@ -27,8 +27,6 @@
 
 /* Bytes a session reads at once, and its buffer's first size. */
 #define READ_CHUNK 65536
-/* How long the opening of a session (connect, HELLO, WELCOME) may take. */
-#define CONNECT_TIMEOUT_MS 10000
 
 /* ---- sessions --------------------------------------------------------------------- */
 
@@ -112,7 +110,9 @@ take_frames(struct rpc_session *s)
 	while (s->state != SESSION_ENDED) {
 		struct rpc_frame f;
 		size_t len;
-		int ret = rpc_frame_decode(s->rx + off, s->rx_len - off, s->max_payload, &f, &len);
+		/* Before its HELLO a peer has said nothing it may send more for. */
+		uint32_t max = s->state == SESSION_HELLO ? RPC_HELLO_MAX_PAYLOAD : s->max_payload;
+		int ret = rpc_frame_decode(s->rx + off, s->rx_len - off, max, &f, &len);
 
 		if (ret == RPC_FRAME_SHORT) {
 			if (!rx_room(s, len)) {
@@ -171,6 +171,9 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
 			break;
 		}
+		/* Any bytes prove the peer alive, a frame's first part too. */
+		s->last_rx_ns = rpc_now_ns();
+		s->probe_ns = 0;
 		s->rx_len += (size_t)n;
 		take_frames(s);
 	}
@@ -328,7 +331,7 @@ io_all(int fd, void *buf, size_t len, bool out)
 		struct pollfd pfd = { .fd = fd, .events = out ? POLLOUT : POLLIN };
 		ssize_t n;
 
-		if (poll(&pfd, 1, CONNECT_TIMEOUT_MS) <= 0)
+		if (poll(&pfd, 1, RPC_OPENING_TIMEOUT_MS) <= 0)
 			return -ETIMEDOUT;
 		n = out ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
 			: recv(fd, p, len, MSG_DONTWAIT);
@@ -357,7 +360,7 @@ connect_socket(const struct sockaddr_in *a)
 		return -err;
 	}
 	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-	if (poll(&pfd, 1, CONNECT_TIMEOUT_MS) != 1) {
+	if (poll(&pfd, 1, RPC_OPENING_TIMEOUT_MS) != 1) {
 		close(fd);
 		return -ETIMEDOUT;
 	}
@@ -370,22 +373,25 @@ connect_socket(const struct sockaddr_in *a)
 	return fd;
 }
 
-/* HELLO with our server name and info; the WELCOME read exactly (the
- * worker reads what follows it).
+/* HELLO with our server name, info and segment size; the WELCOME read
+ * exactly (the worker reads what follows it), with the server's size.
  */
 static OckRpcStatus
-open_session(int fd, const struct rpc_conf *conf, const char *where)
+open_session(int fd, const struct rpc_conf *conf, const char *where, uint32_t *server_max)
 {
 	size_t name_len = strlen(conf->name) + 1, info_len = strlen(conf->info) + 1;
-	struct rpc_frame f = { .kind = RPC_HELLO, .payload_len = (uint32_t)(name_len + info_len) };
-	uint8_t hello[RPC_FRAME_HDR_SIZE + 2 * (RPC_NAME_MAX + 1)];
+	struct rpc_frame f = { .kind = RPC_HELLO,
+			       .payload_len = (uint32_t)(name_len + info_len + 4) };
+	uint8_t hello[RPC_FRAME_HDR_SIZE + RPC_HELLO_MAX_PAYLOAD];
 	uint8_t welcome[RPC_FRAME_HDR_SIZE + 4 * RPC_NAME_MAX];
 	size_t len = RPC_FRAME_HDR_SIZE;
+	uint8_t *p = hello + RPC_FRAME_HDR_SIZE;
 	int ret;
 
 	rpc_frame_encode(&f, hello);
-	memcpy(hello + RPC_FRAME_HDR_SIZE, conf->name, name_len);
-	memcpy(hello + RPC_FRAME_HDR_SIZE + name_len, conf->info, info_len);
+	memcpy(p, conf->name, name_len);
+	memcpy(p + name_len, conf->info, info_len);
+	rpc_put_be32(p + name_len + info_len, conf->segsize);
 	ret = io_all(fd, hello, RPC_FRAME_HDR_SIZE + f.payload_len, true);
 	if (ret == 0)
 		ret = io_all(fd, welcome, RPC_FRAME_HDR_SIZE, false);
@@ -399,9 +405,10 @@ open_session(int fd, const struct rpc_conf *conf, const char *where)
 			len = need;
 			continue;
 		}
-		if (got != RPC_FRAME_OK || f.kind != RPC_WELCOME) {
+		if (got != RPC_FRAME_OK || f.kind != RPC_WELCOME ||
+		    (f.status == OCK_RPC_OK && f.payload_len != 4)) {
 			RPC_LOG(ERR, "connect to %s: the server's answer is not a WELCOME (%s)", where,
-				got < 0 ? rpc_frame_result_str(got) : "another kind");
+				got < 0 ? rpc_frame_result_str(got) : "another kind, or a bad size");
 			return OCK_RPC_ERR_DESERIALIZE;
 		}
 		if (f.status != OCK_RPC_OK) {
@@ -410,6 +417,7 @@ open_session(int fd, const struct rpc_conf *conf, const char *where)
 				(const char *)welcome + RPC_FRAME_HDR_SIZE);
 			return (OckRpcStatus)f.status;
 		}
+		*server_max = rpc_get_be32(welcome + RPC_FRAME_HDR_SIZE);
 		return OCK_RPC_OK;
 	}
 	RPC_LOG(ERR, "connect to %s: %s", where, strerror(-ret));
@@ -417,7 +425,8 @@ open_session(int fd, const struct rpc_conf *conf, const char *where)
 }
 
 OckRpcStatus
-rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int *fd_out)
+rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int *fd_out,
+		uint32_t *server_max)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	char where[2 * RPC_NAME_MAX];
@@ -434,7 +443,7 @@ rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int 
 		RPC_LOG(ERR, "connect to %s: %s", where, strerror(-fd));
 		return OCK_RPC_ERR_CONN_UNCONNECTED;
 	}
-	st = open_session(fd, conf, where);
+	st = open_session(fd, conf, where, server_max);
 	if (st != OCK_RPC_OK) {
 		close(fd);
 		return st;

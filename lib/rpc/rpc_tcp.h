@@ -27,9 +27,10 @@ OckRpcStatus rpc_tcp_listen(struct rpc_server *srv);
 void rpc_tcp_unlisten(struct rpc_server *srv);
 
 /* Connect to @p ip:@p port and open a session there as @p conf says
- * (the server's name and our info): the socket, ready for a worker.
+ * (the server's name, our info and segment size): the socket, ready for
+ * a worker, and the server's segment size.
  */
 OckRpcStatus rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
-			     int *fd);
+			     int *fd, uint32_t *server_max);
 
 #endif /* DROCE_RPC_TCP_H */

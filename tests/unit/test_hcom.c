@@ -106,6 +106,7 @@ enum {
 	SVC_LATER = 3,          /* clones the context; a thread answers later */
 	SVC_WHO = 4,            /* answers with its client's up ctx, sets it */
 	SVC_LONG = 5,           /* answers with 1000 bytes */
+	SVC_BIG = 6,            /* tries to answer with 4096 bytes */
 	SVC_NONE = 999,         /* nothing is added here */
 };
 
@@ -116,6 +117,8 @@ static struct {
 	OckRpcClient last_new;
 	char last_info[80];
 	atomic_int later_pending;
+	atomic_int refuse_next, big_replies;
+	OckRpcStatus big_status;
 	OckRpcServerContext later[64];
 	pthread_mutex_t later_lock;
 } S;
@@ -127,7 +130,7 @@ on_new(OckRpcClient client, uint64_t usr, const char *payload)
 	S.last_new = client;
 	snprintf(S.last_info, sizeof(S.last_info), "%s", payload);
 	atomic_fetch_add(&S.news, 1);
-	return 0;
+	return atomic_exchange(&S.refuse_next, 0);
 }
 
 static int
@@ -173,8 +176,10 @@ svc_later(OckRpcServerContext ctx, OckRpcMessage msg)
 
 	(void)msg;
 	assert_true(kept != 0);
+	/* Kept first, counted then: whoever sees the count sees the context. */
 	pthread_mutex_lock(&S.later_lock);
-	S.later[atomic_fetch_add(&S.later_pending, 1)] = kept;
+	S.later[atomic_load(&S.later_pending)] = kept;
+	atomic_fetch_add(&S.later_pending, 1);
 	pthread_mutex_unlock(&S.later_lock);
 }
 
@@ -207,11 +212,22 @@ svc_long(OckRpcServerContext ctx, OckRpcMessage msg)
 }
 
 static void
+svc_big(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	static uint8_t bytes[4096];
+	OckRpcMessage r = { bytes, sizeof(bytes) };
+
+	(void)msg;
+	S.big_status = OckRpcServerReply(ctx, SVC_BIG, &r, NULL);
+	atomic_fetch_add(&S.big_replies, 1);
+}
+
+static void
 server_up(const char *idle)
 {
 	static OckRpcService services[] = {
 		{ SVC_ECHO, svc_echo }, { SVC_SINK, svc_sink }, { SVC_SILENT, svc_silent },
-		{ SVC_LATER, svc_later }, { SVC_WHO, svc_who },
+		{ SVC_LATER, svc_later }, { SVC_WHO, svc_who }, { SVC_BIG, svc_big },
 	};
 	OckRpcService late = { SVC_LONG, svc_long };
 	char **ips = NULL;
@@ -696,6 +712,99 @@ test_timeouts(void **state)
 	server_down();
 }
 
+/* Each side sends the other nothing longer than the other's segment
+ * size (the opening says it): the sender refuses, the session stays.
+ */
+static void
+test_segment_sizes_of_both_sides(void **state)
+{
+	static uint8_t big[100000];
+	uint8_t buf[64];
+	OckRpcMessage q = { big, sizeof(big) }, r = { buf, sizeof(buf) };
+	OckRpcClient c = 0;
+	struct cfg g;
+
+	(void)state;
+	server_up("5");
+	/* A client of 1 KiB segments: the server may not answer 4 KiB. */
+	cfg_tcp(&g);
+	cfg_set(&g, OCK_RPC_STR_PRE_SEGMENT_SIZE, "1024");
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c), OCK_RPC_OK);
+	OckRpcClientSetTimeout(c, 300);
+	q.len = 10;
+	assert_int_equal(OckRpcClientCall(c, SVC_BIG, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
+	assert_true(wait_for(&S.big_replies, 1, 5));
+	assert_int_equal(S.big_status, OCK_RPC_ERR_INVALID_PARAM);
+	r.len = sizeof(buf);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 10);
+	/* And over its own size it may not call. */
+	q.len = 1025;
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcClientDisconnect(c);
+	/* A client of 128 KiB segments may not send the server (64 KiB) 100000 bytes. */
+	cfg_tcp(&g);
+	cfg_set(&g, OCK_RPC_STR_PRE_SEGMENT_SIZE, "131072");
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c), OCK_RPC_OK);
+	q.len = sizeof(big);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	q.len = 10;
+	r.len = sizeof(buf);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	/* A server's session is not a client to call from. */
+	assert_true(wait_for(&S.news, 2, 5));
+	assert_int_equal(OckRpcClientCall(S.last_new, SVC_ECHO, &q, &r, NULL),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+/* The new-client handler refuses with anything but 0. */
+static void
+test_new_client_handler_refuses(void **state)
+{
+	OckRpcClient c = 0;
+	struct cfg g;
+
+	(void)state;
+	server_up("5");
+	atomic_store(&S.refuse_next, 7);
+	cfg_tcp(&g);
+	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c), OCK_RPC_ERR);
+	assert_int_equal(atomic_load(&S.news), 1);
+	/* Never taken, so never broken. */
+	usleep(100000);
+	assert_int_equal(atomic_load(&S.breaks), 0);
+	c = client_up(NULL, NULL, NULL);
+	OckRpcClientDisconnect(c);
+	assert_true(wait_for(&S.breaks, 1, 5));
+	server_down();
+}
+
+/* A context kept past the server's end: its reply fails, its release frees. */
+static void
+test_reply_after_server_destroy(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 }, a = { "a", 1 };
+	OckRpcServerContext kept;
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	assert_int_equal(OckRpcClientCall(c, SVC_LATER, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_for(&S.later_pending, 1, 5));
+	kept = S.later[0];
+	server_down();
+	assert_true(wait_for(&log.calls, 1, 5));
+	assert_int_equal(log.last, OCK_RPC_ERR_CONN_BROKEN);
+	assert_int_equal(OckRpcServerReply(kept, SVC_LATER, &a, NULL), OCK_RPC_ERR_CONN_BROKEN);
+	OckRpcDeCloneCtx(kept);
+	OckRpcClientDisconnect(c);
+}
+
 /* A session takes as many calls at once as its segment count. */
 static void
 test_full_session_refuses_then_takes(void **state)
@@ -795,15 +904,16 @@ raw_connect(uint16_t port)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	uint8_t buf[RPC_FRAME_HDR_SIZE + 64];
 	struct rpc_frame f = { .kind = RPC_HELLO };
-	const char body[] = SERVER_NAME "\0silent";
+	const char body[] = SERVER_NAME "\0silent";     /* and its NUL */
 
 	inet_pton(AF_INET, LOCAL_IP, &a.sin_addr);
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	f.payload_len = sizeof(body);
+	f.payload_len = sizeof(body) + 4;
 	rpc_frame_encode(&f, buf);
 	memcpy(buf + RPC_FRAME_HDR_SIZE, body, sizeof(body));
-	assert_int_equal(send(fd, buf, RPC_FRAME_HDR_SIZE + sizeof(body), 0),
-			 RPC_FRAME_HDR_SIZE + sizeof(body));
+	rpc_put_be32(buf + RPC_FRAME_HDR_SIZE + sizeof(body), SEGSIZE);
+	assert_int_equal(send(fd, buf, RPC_FRAME_HDR_SIZE + f.payload_len, 0),
+			 RPC_FRAME_HDR_SIZE + f.payload_len);
 	return fd;
 }
 
@@ -863,8 +973,10 @@ test_heartbeat_finds_a_silent_server(void **state)
 		int s = accept(lfd, NULL, NULL);
 
 		if (recv(s, buf, sizeof(buf), 0) > 0) {
+			f.payload_len = 4;
 			rpc_frame_encode(&f, buf);
-			if (send(s, buf, RPC_FRAME_HDR_SIZE, 0) != RPC_FRAME_HDR_SIZE)
+			rpc_put_be32(buf + RPC_FRAME_HDR_SIZE, SEGSIZE);
+			if (send(s, buf, RPC_FRAME_HDR_SIZE + 4, 0) != RPC_FRAME_HDR_SIZE + 4)
 				_exit(1);
 		}
 		sleep(30);      /* silent until the parent ends it */
@@ -973,6 +1085,21 @@ test_memory_allocator(void **state)
 	assert_int_equal(addr[1] - addr[0], 3 * 4096);
 	assert_int_equal(OckRpcMemoryAllocatorDestroy(a), OCK_RPC_OK);
 
+	/* Sizes past the region, up to the largest, are no memory. */
+	o.cacheTierPolicy = MEM_TIER_POWER;
+	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE_WITH_CACHE, &o, &a), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, UINT64_MAX, &x, &key), OCK_RPC_ERR_NO_MEMORY);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, UINT64_MAX - 100, &x, &key),
+			 OCK_RPC_ERR_NO_MEMORY);
+	/* Blocks sitting in the caches come back when a big request needs them. */
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(OckRpcMemoryAllocatorAllocate(a, 4096, &addr[i], &key), OCK_RPC_OK);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(OckRpcMemoryAllocatorFree(a, addr[i]), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorAllocate(a, sizeof(region), &x, &key), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorFree(a, x), OCK_RPC_OK);
+	assert_int_equal(OckRpcMemoryAllocatorDestroy(a), OCK_RPC_OK);
+
 	/* Bad options. */
 	o.minBlockSize = 3000;
 	assert_int_equal(OckRpcMemoryAllocatorCreate(MEM_DYNAMIC_SIZE, &o, &a), OCK_RPC_ERR_INVALID_PARAM);
@@ -1039,6 +1166,9 @@ main(void)
 		cmocka_unit_test(test_client_handle_and_up_ctx),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_full_session_refuses_then_takes),
+		cmocka_unit_test(test_segment_sizes_of_both_sides),
+		cmocka_unit_test(test_new_client_handler_refuses),
+		cmocka_unit_test(test_reply_after_server_destroy),
 		cmocka_unit_test(test_wrong_server_name_refused),
 		cmocka_unit_test(test_server_destroy_fails_calls),
 		cmocka_unit_test(test_heartbeat_finds_a_silent_client),

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * Two processes through hcom4db.h: a server with all 1000 services, and a
+ * client whose threads make calls of random sizes to random services,
+ * synchronous and asynchronous mixed, answers of known and of unknown
+ * length, and check every byte of every answer against its call.
+ *
+ *   hcom_stress server IP PORT SEGSIZE
+ *   hcom_stress client IP PORT SEGSIZE CALLS THREADS MAX_BYTES SEED
+ *
+ * A request starts with its service id and a tag (8 bytes); the server
+ * answers with the same 8 bytes and every other byte XORed with 0x5a.
+ * Sizes spread over the powers of two up to MAX_BYTES. The client exits
+ * 0 when every call ended once, OK, with its own answer byte for byte.
+ */
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hcom4db.h"
+
+#define NAME "hcom-stress"
+#define HEAD 8
+#define WINDOW 16
+
+/* ---- the server ----------------------------------------------------------------------- */
+
+static void
+answer(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	uint8_t *r = malloc(msg.len + 1);
+	const uint8_t *q = msg.data;
+	OckRpcMessage reply = { r, msg.len };
+	uint32_t service = 0;
+
+	if (r == NULL || msg.len < HEAD) {
+		free(r);
+		return;
+	}
+	memcpy(&service, q, sizeof(service));
+	memcpy(r, q, HEAD);
+	for (size_t i = HEAD; i < msg.len; i++)
+		r[i] = q[i] ^ 0x5a;
+	OckRpcServerReply(ctx, (uint16_t)service, &reply, NULL);
+	free(r);
+}
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int
+serve(const char *ip, const char *port, const char *segsize)
+{
+	RpcConfigPair pairs[] = {
+		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_WRK_THR_GRP, "2" },
+		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, segsize },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 5, pairs } };
+	OckRpcServer server;
+	char **ips;
+	uint16_t *ports;
+	int n;
+
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	if (OckRpcServerCreateWithCfg(ip, (uint16_t)atoi(port), &server, &cfg) != OCK_RPC_OK)
+		return 1;
+	for (uint16_t id = 0; id <= 999; id++) {
+		OckRpcService s = { id, answer };
+
+		if (OckRpcServerAddService(server, &s) != OCK_RPC_OK)
+			return 1;
+	}
+	if (OckRpcServerStart(server) != OCK_RPC_OK ||
+	    !OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
+		return 1;
+	printf("listening on %s:%u\n", ips[0], ports[0]);
+	fflush(stdout);
+	while (!stop)
+		pause();
+	OckRpcServerDestroy(server);
+	return 0;
+}
+
+/* ---- the client ----------------------------------------------------------------------- */
+
+struct call {
+	uint8_t *req;
+	OckRpcMessage q, r;
+	OckRpcCallDone done;
+	atomic_int ended;
+	OckRpcStatus status;
+	bool alloc;             /* the library allocates the answer */
+};
+
+struct worker {
+	pthread_t thread;
+	OckRpcClient client;
+	unsigned long calls, max;
+	unsigned int seed, id;
+	atomic_ulong bad, ok;
+	uint64_t bytes;
+	struct call window[WINDOW];
+};
+
+static void
+call_done(OckRpcStatus status, void *arg)
+{
+	struct call *c = arg;
+
+	c->status = status;
+	atomic_fetch_add(&c->ended, 1);
+}
+
+/* Sizes spread over the powers of two: as many small as large. */
+static size_t
+pick_size(struct worker *w)
+{
+	unsigned int bits = 0;
+	size_t size;
+
+	while ((1ul << bits) < w->max)
+		bits++;
+	size = (size_t)rand_r(&w->seed) % (((size_t)1 << (rand_r(&w->seed) % (bits + 1))) + 1);
+	return size < HEAD ? HEAD : size > w->max ? w->max : size;
+}
+
+static void
+fill(struct worker *w, struct call *c, unsigned long n)
+{
+	uint32_t service = (uint32_t)rand_r(&w->seed) % 1000, tag = (uint32_t)n;
+	size_t len = pick_size(w);
+
+	c->req = malloc(len);
+	memcpy(c->req, &service, 4);
+	memcpy(c->req + 4, &tag, 4);
+	for (size_t i = HEAD; i < len; i++)
+		c->req[i] = (uint8_t)(rand_r(&w->seed) ^ i);
+	c->q = (OckRpcMessage){ c->req, len };
+	c->alloc = rand_r(&w->seed) % 2 == 0;
+	c->r = c->alloc ? (OckRpcMessage){ NULL, 0 } : (OckRpcMessage){ malloc(len), len };
+	atomic_store(&c->ended, 0);
+}
+
+/* The answer is the request's head and its other bytes XORed. */
+static bool
+check(const struct call *c)
+{
+	const uint8_t *q = c->req, *r = c->r.data;
+
+	if (c->status != OCK_RPC_OK || c->r.len != c->q.len || memcmp(q, r, HEAD) != 0)
+		return false;
+	for (size_t i = HEAD; i < c->q.len; i++)
+		if (r[i] != (q[i] ^ 0x5a))
+			return false;
+	return true;
+}
+
+static void
+finish(struct worker *w, struct call *c)
+{
+	if (atomic_load(&c->ended) != 1 || !check(c)) {
+		if (atomic_fetch_add(&w->bad, 1) < 5)
+			fprintf(stderr, "thread %u: a call of %zu bytes: status %d, %zu bytes back, ended %d times\n",
+				w->id, c->q.len, (int)c->status, c->r.len, atomic_load(&c->ended));
+	} else {
+		atomic_fetch_add(&w->ok, 1);
+		w->bytes += 2 * c->q.len;
+	}
+	free(c->req);
+	free(c->r.data);
+	c->req = NULL;
+}
+
+/* Even calls synchronous, odd ones asynchronous with up to WINDOW waiting. */
+static void *
+client_thread(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long next_async = 0;
+
+	for (unsigned long n = 0; n < w->calls; n++) {
+		if (n % 2 == 0) {
+			struct call c = { 0 };
+
+			fill(w, &c, n);
+			c.status = OckRpcClientCall(w->client, (uint16_t)(*(uint32_t *)c.req), &c.q,
+						    &c.r, NULL);
+			atomic_store(&c.ended, 1);
+			finish(w, &c);
+			continue;
+		}
+		struct call *c = &w->window[next_async++ % WINDOW];
+		OckRpcStatus st;
+
+		if (c->req != NULL) {
+			while (atomic_load(&c->ended) == 0)
+				usleep(50);
+			finish(w, c);
+		}
+		fill(w, c, n);
+		c->done = (OckRpcCallDone){ call_done, c };
+		while ((st = OckRpcClientCall(w->client, (uint16_t)(*(uint32_t *)c->req), &c->q,
+					      &c->r, &c->done)) == OCK_RPC_ERR_NO_MEMORY)
+			usleep(100);
+		if (st != OCK_RPC_OK) {
+			c->status = st;
+			atomic_store(&c->ended, 1);
+		}
+	}
+	for (unsigned int i = 0; i < WINDOW; i++)
+		if (w->window[i].req != NULL) {
+			while (atomic_load(&w->window[i].ended) == 0)
+				usleep(50);
+			finish(w, &w->window[i]);
+		}
+	return NULL;
+}
+
+static int
+run_client(char **argv)
+{
+	RpcConfigPair pairs[] = {
+		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_PRE_SEGMENT_SIZE, argv[4] },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 4, pairs } };
+	unsigned long calls = strtoul(argv[5], NULL, 10), threads = strtoul(argv[6], NULL, 10);
+	unsigned long max = strtoul(argv[7], NULL, 10), seed = strtoul(argv[8], NULL, 10);
+	unsigned long ok = 0, bad = 0;
+	uint64_t bytes = 0;
+	struct worker *w = calloc(threads, sizeof(*w));
+	struct timespec t0, t1;
+	OckRpcClient client;
+	double s;
+
+	if (w == NULL || threads == 0 || max < HEAD ||
+	    OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) != OCK_RPC_OK)
+		return 1;
+	OckRpcClientSetTimeout(client, 30000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; i < threads; i++) {
+		w[i] = (struct worker){ .client = client, .max = max, .id = (unsigned int)i,
+					.seed = (unsigned int)(seed * 7919 + i),
+					.calls = calls / threads + (i < calls % threads) };
+		pthread_create(&w[i].thread, NULL, client_thread, &w[i]);
+	}
+	for (unsigned long i = 0; i < threads; i++) {
+		pthread_join(w[i].thread, NULL);
+		ok += atomic_load(&w[i].ok);
+		bad += atomic_load(&w[i].bad);
+		bytes += w[i].bytes;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("%lu calls from %lu threads: %lu right, %lu wrong; %.1f MB both ways in %.2f s (%.0f calls/s)\n",
+	       calls, threads, ok, bad, (double)bytes / 1e6, s, (double)calls / s);
+	OckRpcClientDisconnect(client);
+	free(w);
+	return ok == calls && bad == 0 ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "server") == 0)
+		return serve(argv[2], argv[3], argv[4]);
+	if (argc == 9 && strcmp(argv[1], "client") == 0)
+		return run_client(argv);
+	fprintf(stderr, "usage: %s server IP PORT SEGSIZE\n"
+		"       %s client IP PORT SEGSIZE CALLS THREADS MAX_BYTES SEED\n", argv[0], argv[0]);
+	return 2;
+}

@@ -39,6 +39,18 @@ double bench_now(void);
  */
 bool bench_allow_512(void);
 
+/* Kernel TCP over loopback, the baseline of the RPC and RC cases
+ * (bench_rc.c): a ping-pong of BENCH_TCP_BYTES messages with a peer
+ * process (round trips in TSC cycles), and the messages per second of a
+ * pipeline of BENCH_TCP_RATE_COUNT of them.
+ */
+#define BENCH_TCP_BYTES 64
+#define BENCH_TCP_RATE_COUNT 400000
+bool bench_tcp_pingpong(uint64_t *rtt, unsigned int iters);
+double bench_tcp_rate(void);
+/* p50 and p99 of @p n round trips (TSC cycles, sorted here), in microseconds. */
+void bench_percentiles(uint64_t *tsc, unsigned int n, double *p50, double *p99);
+
 int bench_rx_drop(const struct bench_opts *o);
 int bench_icrc(const struct bench_opts *o);
 int bench_icrc_copy(const struct bench_opts *o);
@@ -47,6 +59,7 @@ int bench_stream_place(const struct bench_opts *o);
 int bench_stream_pps(const struct bench_opts *o);
 int bench_stream_scale(const struct bench_opts *o);
 int bench_rc(const struct bench_opts *o);
+int bench_rpc(const struct bench_opts *o);
 /* The other process of the rc case (droce-bench -- --rc-peer). */
 int bench_rc_peer(void);
 

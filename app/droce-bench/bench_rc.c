@@ -39,15 +39,15 @@
 #include "droce_rc.h"
 #include "bench.h"
 
-#define PING_BYTES 64
+#define PING_BYTES BENCH_TCP_BYTES
 #define PING_ITERS 20000
 #define WRITE_BYTES (64u * 1024)
 #define WRITE_WINDOW 32
 #define WRITE_COUNT 16384           /* 1 GiB */
-#define RATE_BYTES 64
+#define RATE_BYTES BENCH_TCP_BYTES
 #define RATE_WINDOW 64
 #define RATE_SIGNAL_EVERY 16
-#define RATE_COUNT 400000
+#define RATE_COUNT BENCH_TCP_RATE_COUNT
 #define PEER_RECVS 1024
 #define RECV_SIZE (64u * 1024)
 #define IMM_ECHO 1                  /* a SEND with this immediate is sent back */
@@ -399,8 +399,8 @@ cmp_u64(const void *a, const void *b)
 }
 
 /* p50 and p99 of @p n round trips, in microseconds. */
-static void
-percentiles(uint64_t *tsc, unsigned int n, double *p50, double *p99)
+void
+bench_percentiles(uint64_t *tsc, unsigned int n, double *p50, double *p99)
 {
 	double us = 1e6 / (double)rte_get_tsc_hz();
 
@@ -566,8 +566,8 @@ tcp_peer(int *fd, char mode)
 	return pid;
 }
 
-static bool
-tcp_pingpong(uint64_t *rtt, unsigned int iters)
+bool
+bench_tcp_pingpong(uint64_t *rtt, unsigned int iters)
 {
 	uint8_t buf[PING_BYTES] = { 0 };
 	bool ok = true;
@@ -587,8 +587,8 @@ tcp_pingpong(uint64_t *rtt, unsigned int iters)
 	return ok;
 }
 
-static double
-tcp_rate(void)
+double
+bench_tcp_rate(void)
 {
 	uint8_t buf[RATE_BYTES] = { 0 };
 	bool ok = true;
@@ -702,17 +702,17 @@ bench_rc(const struct bench_opts *o)
 			fprintf(stderr, "droce-bench rc: ping-pong failed\n");
 			goto out;
 		}
-		percentiles(rtt, PING_ITERS, &rc_p50[r], &rc_p99[r]);
+		bench_percentiles(rtt, PING_ITERS, &rc_p50[r], &rc_p99[r]);
 		wr[r] = rc_write(&e, peer_rkey, peer_va);
 		rr[r] = rc_rate(&e);
 		mc[r] = memcpy_gbps(src, dst);
 		peer_pause(&p, true);
-		if (!tcp_pingpong(rtt, PING_ITERS)) {
+		if (!bench_tcp_pingpong(rtt, PING_ITERS)) {
 			fprintf(stderr, "droce-bench rc: TCP ping-pong failed\n");
 			goto out;
 		}
-		percentiles(rtt, PING_ITERS, &tcp_p50[r], &tcp_p99[r]);
-		tr[r] = tcp_rate();
+		bench_percentiles(rtt, PING_ITERS, &tcp_p50[r], &tcp_p99[r]);
+		tr[r] = bench_tcp_rate();
 		peer_pause(&p, false);
 		if (wr[r] < 0 || rr[r] < 0 || tr[r] < 0) {
 			fprintf(stderr, "droce-bench rc: a WRITE or rate pass failed\n");

@@ -83,6 +83,8 @@ static const struct bench_case cases[] = {
 	  bench_stream_scale },
 	{ "rc", "RC over memif between two processes vs kernel TCP (ping-pong, rate) and memcpy (WRITE)",
 	  bench_rc },
+	{ "rpc", "hcom4db calls over TCP between two processes vs kernel TCP (ping-pong, rate)",
+	  bench_rpc },
 };
 
 static void

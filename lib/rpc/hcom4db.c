@@ -388,12 +388,19 @@ OckRpcDisableSecureHmac(void)
 
 /* ---- clients ---------------------------------------------------------------------------- */
 
+/*
+ * The clients' worker: started by the first client (with its settings)
+ * and stopped when the last one disconnects, so that a process whose
+ * clients are gone runs no thread of ours (a library unloaded with its
+ * thread still running would crash). A disconnect from the worker itself
+ * (in a break handler) leaves it to the next.
+ */
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rpc_engine *client_engine;
+static unsigned int nb_clients;
 
-/* The clients' worker, started by the first client with its settings. */
 static struct rpc_engine *
-clients_engine(const struct rpc_conf *conf)
+clients_engine_get(const struct rpc_conf *conf)
 {
 	struct rpc_engine *e;
 	struct rpc_conf one = *conf;
@@ -406,8 +413,23 @@ clients_engine(const struct rpc_conf *conf)
 			client_engine = NULL;
 	}
 	e = client_engine;
+	if (e != NULL)
+		nb_clients++;
 	pthread_mutex_unlock(&clients_lock);
 	return e;
+}
+
+static void
+clients_engine_put(void)
+{
+	struct rpc_worker *me = rpc_worker_self();
+
+	pthread_mutex_lock(&clients_lock);
+	if (--nb_clients == 0 && (me == NULL || me->engine != client_engine)) {
+		rpc_engine_destroy(client_engine);
+		client_engine = NULL;
+	}
+	pthread_mutex_unlock(&clients_lock);
 }
 
 OckRpcStatus
@@ -435,16 +457,19 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	}
 	if (st != OCK_RPC_OK)
 		return st;
-	e = clients_engine(&conf);
+	e = clients_engine_get(&conf);
 	if (e == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
 	st = rpc_tcp_connect(ip, port, &conf, &fd, &server_max);
-	if (st != OCK_RPC_OK)
+	if (st != OCK_RPC_OK) {
+		clients_engine_put();
 		return st;
+	}
 	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
 	s = rpc_session_new(rpc_engine_pick(e), fd, true, &conf, peer);
 	if (s == NULL) {
 		close(fd);
+		clients_engine_put();
 		return OCK_RPC_ERR_NO_MEMORY;
 	}
 	s->peer_max_payload = server_max;
@@ -466,6 +491,7 @@ OckRpcClientDisconnect(OckRpcClient client)
 	/* Asked for: the break handler does not run. */
 	rpc_session_end(s, OCK_RPC_ERR_CONN_BROKEN, true);
 	rpc_session_unref(s);
+	clients_engine_put();
 }
 
 void

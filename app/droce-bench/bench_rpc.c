@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * rpc: hcom4db calls (lib/rpc over kernel TCP) between two processes,
+ * against the same kernel's TCP with nothing on top, in the same run:
+ *   - synchronous calls of 64 bytes answered with 64 bytes: round-trip
+ *     p50 and p99, against a TCP ping-pong of 64-byte messages;
+ *   - one-way asynchronous calls of 64 bytes, as many in flight as the
+ *     session takes, and one synchronous call at the end: calls per
+ *     second, against a TCP pipeline of 64-byte writes.
+ * The ratio says what droce's RPC layer costs on top of its transport.
+ * The server is a child process (forked before the client's threads
+ * start), left to the scheduler as the TCP peer is.
+ */
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+
+#include "hcom4db.h"
+#include "bench.h"
+
+#define RPC_ITERS 20000
+#define SVC_ECHO 0
+#define SVC_SINK 1
+
+/* ---- the server process ---------------------------------------------------------- */
+
+static void
+echo(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL);
+}
+
+static void
+sink(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+static RpcConfigPair config_pairs[] = {
+	{ OCK_RPC_STR_SERVER_NAME, "droce-bench" }, { OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+	{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_SERVER_PORT_RANGE, "23000-23999" },
+	{ OCK_RPC_STR_HEATBEAT_IDLE, "60" },
+};
+
+static OckRpcCreateConfig config = {
+	.mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+	.configs = { (int)(sizeof(config_pairs) / sizeof(config_pairs[0])), config_pairs },
+};
+
+/* Serve until the parent closes the pipe; the port goes up it first. */
+static void
+server_main(int to_parent, int from_parent)
+{
+	OckRpcService e = { SVC_ECHO, echo }, s = { SVC_SINK, sink };
+	OckRpcServer server;
+	uint16_t port = 0, *ports;
+	char **ips, c;
+	int n;
+
+	if (OckRpcServerCreateWithCfg("127.0.0.1", 0, &server, &config) == OCK_RPC_OK &&
+	    OckRpcServerAddService(server, &e) == OCK_RPC_OK &&
+	    OckRpcServerAddService(server, &s) == OCK_RPC_OK &&
+	    OckRpcServerStart(server) == OCK_RPC_OK &&
+	    OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
+		port = ports[0];
+	if (write(to_parent, &port, sizeof(port)) != sizeof(port) || port == 0)
+		_exit(1);
+	while (read(from_parent, &c, 1) > 0)
+		;
+	OckRpcServerDestroy(server);
+	_exit(0);
+}
+
+/* ---- the client ------------------------------------------------------------------- */
+
+static atomic_ulong sunk;
+
+static void
+sunk_done(OckRpcStatus status, void *arg)
+{
+	(void)arg;
+	if (status == OCK_RPC_OK)
+		atomic_fetch_add(&sunk, 1);
+}
+
+static bool
+rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters)
+{
+	uint8_t q[BENCH_TCP_BYTES] = { 1 }, r[BENCH_TCP_BYTES];
+
+	for (unsigned int i = 0; i < iters; i++) {
+		OckRpcMessage req = { q, sizeof(q) }, rsp = { r, sizeof(r) };
+		uint64_t t0 = rte_rdtsc();
+
+		if (OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL) != OCK_RPC_OK ||
+		    rsp.len != sizeof(q))
+			return false;
+		rtt[i] = rte_rdtsc() - t0;
+	}
+	return true;
+}
+
+/* Calls per second of BENCH_TCP_RATE_COUNT one-way calls and a sync one. */
+static double
+rpc_rate(OckRpcClient c)
+{
+	static uint8_t q[BENCH_TCP_BYTES];
+	OckRpcMessage req = { q, sizeof(q) }, rsp = { q, sizeof(q) };
+	OckRpcCallDone done = { sunk_done, NULL };
+	double t0 = bench_now(), t;
+
+	atomic_store(&sunk, 0);
+	for (unsigned int i = 0; i < BENCH_TCP_RATE_COUNT; i++) {
+		OckRpcStatus st;
+
+		/* A full session says so: the call is made again. */
+		while ((st = OckRpcClientCall(c, SVC_SINK, &req, NULL, &done)) ==
+		       OCK_RPC_ERR_NO_MEMORY)
+			;
+		if (st != OCK_RPC_OK)
+			return -1;
+	}
+	/* Answered after every call before it: the session keeps order. */
+	if (OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL) != OCK_RPC_OK)
+		return -1;
+	t = bench_now() - t0;
+	while (atomic_load(&sunk) < BENCH_TCP_RATE_COUNT)
+		;
+	return BENCH_TCP_RATE_COUNT / t;
+}
+
+int
+bench_rpc(const struct bench_opts *o)
+{
+	static uint64_t rtt[RPC_ITERS];
+	double rpc_p50[BENCH_MAX_ROUNDS], rpc_p99[BENCH_MAX_ROUNDS], rr[BENCH_MAX_ROUNDS];
+	double tcp_p50[BENCH_MAX_ROUNDS], tcp_p99[BENCH_MAX_ROUNDS], tr[BENCH_MAX_ROUNDS];
+	int to_child[2], to_parent[2], status, ret = 1;
+	OckRpcClient client = 0;
+	uint16_t port = 0;
+	pid_t pid;
+
+	if (pipe(to_child) != 0 || pipe(to_parent) != 0)
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		server_main(to_parent[1], to_child[0]);
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	if (pid < 0 || read(to_parent[0], &port, sizeof(port)) != sizeof(port) || port == 0 ||
+	    OckRpcClientConnectWithCfg("127.0.0.1", port, &client, &config) != OCK_RPC_OK) {
+		fprintf(stderr, "droce-bench rpc: no server\n");
+		goto out;
+	}
+	printf("  64-byte calls over TCP loopback; server in a child process; %u round trips and %u one-way calls a round\n",
+	       RPC_ITERS, BENCH_TCP_RATE_COUNT);
+	for (unsigned int r = 0; r < o->rounds; r++) {
+		if (!rpc_pingpong(client, rtt, RPC_ITERS) ||
+		    (bench_percentiles(rtt, RPC_ITERS, &rpc_p50[r], &rpc_p99[r]),
+		     (rr[r] = rpc_rate(client)) < 0) ||
+		    !bench_tcp_pingpong(rtt, RPC_ITERS)) {
+			fprintf(stderr, "droce-bench rpc: a pass failed\n");
+			goto out;
+		}
+		bench_percentiles(rtt, RPC_ITERS, &tcp_p50[r], &tcp_p99[r]);
+		tr[r] = bench_tcp_rate();
+		printf("  round %u: call p50 %.1f us (TCP %.1f), p99 %.1f us (TCP %.1f); one-way %.0f calls/s (TCP %.0f msg/s)\n",
+		       r + 1, rpc_p50[r], tcp_p50[r], rpc_p99[r], tcp_p99[r], rr[r], tr[r]);
+		fflush(stdout);
+	}
+	printf("  sync call 64 B: p50 %.1f us vs TCP ping-pong %.1f us = %.2fx; p99 %.1f us vs %.1f us = %.2fx\n",
+	       bench_median(rpc_p50, o->rounds), bench_median(tcp_p50, o->rounds),
+	       bench_median(rpc_p50, o->rounds) / bench_median(tcp_p50, o->rounds),
+	       bench_median(rpc_p99, o->rounds), bench_median(tcp_p99, o->rounds),
+	       bench_median(rpc_p99, o->rounds) / bench_median(tcp_p99, o->rounds));
+	printf("  one-way async 64 B: %.0f calls/s vs TCP pipeline %.0f msg/s = %.2fx\n",
+	       bench_median(rr, o->rounds), bench_median(tr, o->rounds),
+	       bench_median(rr, o->rounds) / bench_median(tr, o->rounds));
+	ret = 0;
+out:
+	if (client != 0)
+		OckRpcClientDisconnect(client);
+	close(to_child[1]);     /* the server ends */
+	close(to_parent[0]);
+	if (pid > 0 && waitpid(pid, &status, 0) < 0)
+		kill(pid, SIGKILL);
+	return ret;
+}

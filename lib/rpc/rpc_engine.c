@@ -10,7 +10,8 @@
  * socket, a task or the next deadline of its sessions (heartbeat, a
  * call's timeout) wakes it. Other threads hand work to a worker through
  * its task queue, a lock-free intrusive list (Vyukov's), and wake it
- * with the eventfd.
+ * with the eventfd when it sleeps (a write(2) per push would cost a
+ * syscall per call).
  */
 
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include <rte_pause.h>
 
 #include "rpc_private.h"
+#include "rpc_tcp.h"
 
 /* Heartbeats and deadlines are looked at at least this often. */
 #define SCAN_PERIOD_NS 100000000ull
@@ -75,6 +77,16 @@ queue_push(struct rpc_task_queue *q, struct rpc_task *t)
 /* The oldest task, or NULL: none, or a push half done (its pusher wakes
  * the worker once it is whole).
  */
+/* Nothing to pop: the consumer's view (a push half done counts as none;
+ * its pusher wakes the consumer).
+ */
+static bool
+queue_empty(struct rpc_task_queue *q)
+{
+	return q->tail == &q->stub &&
+	       atomic_load_explicit(&q->stub.next, memory_order_acquire) == NULL;
+}
+
 static struct rpc_task *
 queue_pop(struct rpc_task_queue *q)
 {
@@ -115,7 +127,11 @@ rpc_worker_push(struct rpc_worker *w, struct rpc_task *t)
 		return;
 	}
 	queue_push(&w->tasks, t);
-	if (!w->engine->busy_poll) {
+	/* The push before the look at sleeping, as the worker's store of it
+	 * before its look at the queue: one of the two sees the other.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&w->sleeping, memory_order_relaxed)) {
 		uint64_t one = 1;
 
 		/* Only a full counter refuses, and then the worker wakes anyway. */
@@ -179,13 +195,39 @@ bury_ended(struct rpc_worker *w)
 	}
 }
 
+void
+rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s)
+{
+	if (!w->in_tasks || self != w) {
+		rpc_tcp_flush(s);
+		return;
+	}
+	if (s->flush_due)
+		return;
+	s->flush_due = true;
+	rpc_session_ref(s);
+	s->flush_next = w->flush_first;
+	w->flush_first = s;
+}
+
+/* Tasks queue calls and replies; their frames go out together after. */
 static void
 run_tasks(struct rpc_worker *w)
 {
 	struct rpc_task *t;
 
+	w->in_tasks = true;
 	while ((t = queue_pop(&w->tasks)) != NULL)
 		t->run(t);
+	w->in_tasks = false;
+	while (w->flush_first != NULL) {
+		struct rpc_session *s = w->flush_first;
+
+		w->flush_first = s->flush_next;
+		s->flush_due = false;
+		rpc_tcp_flush(s);
+		rpc_session_unref(s);
+	}
 }
 
 static void
@@ -231,13 +273,22 @@ worker_main(void *arg)
 	self = w;
 	while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
 		uint64_t now;
-		int n;
+		int n, timeout;
 
 		run_tasks(w);
 		now = rpc_now_ns();
 		if (now >= w->next_scan_ns)
 			scan_sessions(w, now);
-		n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, sleep_ms(w, rpc_now_ns()));
+		timeout = sleep_ms(w, rpc_now_ns());
+		if (timeout != 0) {
+			/* Said before the last look at the queue (see rpc_worker_push()). */
+			atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (!queue_empty(&w->tasks))
+				timeout = 0;
+		}
+		n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, timeout);
+		atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
 		for (int i = 0; i < n; i++) {
 			struct rpc_watch *watch = ev[i].data.ptr;
 
@@ -275,6 +326,7 @@ worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
 	atomic_init(&w->stop, false);
 	atomic_init(&w->closed, false);
 	atomic_init(&w->pushers, 0);
+	atomic_init(&w->sleeping, false);
 	w->next_scan_ns = 0;
 	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
 		return -errno;

@@ -108,12 +108,16 @@ struct rpc_worker {
 	 * round's batch never finds its session freed.
 	 */
 	struct rpc_session_list ended;
+	bool in_tasks;                  /* running its tasks now */
+	struct rpc_session *flush_first; /* sessions with frames due */
 	atomic_bool stop;
 	/* After its thread ended (closed), tasks run on the pusher's thread;
 	 * pushers counts the pushes under way when it closes.
 	 */
 	atomic_bool closed;
 	atomic_int pushers;
+	/* About to sleep in epoll_wait: a pusher writes the eventfd only then. */
+	atomic_bool sleeping;
 	uint64_t next_scan_ns;          /* heartbeats and call deadlines */
 };
 
@@ -146,6 +150,10 @@ struct rpc_worker *rpc_worker_self(void);
 int rpc_worker_watch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 int rpc_worker_rewatch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 void rpc_worker_unwatch(struct rpc_worker *w, int fd);
+/* Write @p s's frames when the worker's tasks are done (at once when it
+ * runs none).
+ */
+void rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s);
 /* Let go of @p s (ended) once the worker's round is over. */
 void rpc_worker_bury(struct rpc_worker *w, struct rpc_session *s);
 /* Look at the worker's sessions again by @p when_ns at the latest. */
@@ -229,6 +237,12 @@ struct rpc_session {
 	bool rx_detached;
 	struct rpc_out_list out;
 	bool want_out;                  /* EPOLLOUT asked for */
+	/* Frames queued by tasks wait for the end of the worker's tasks, to
+	 * go out together (rpc_worker_flush()).
+	 */
+	bool flush_due;
+	struct rpc_session *flush_next;
+	bool closing;                   /* its last frames are being written */
 	struct rpc_call_list calls;     /* sent, awaiting their responses */
 	_Atomic uint64_t next_seq;
 	uint64_t last_rx_ns, probe_ns;  /* probe_ns: a HEARTBEAT unanswered since */

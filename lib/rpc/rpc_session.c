@@ -154,7 +154,7 @@ send_out(struct rpc_session *s, struct rpc_out *o)
 		return;
 	}
 	STAILQ_INSERT_TAIL(&s->out, o, link);
-	rpc_tcp_flush(s);
+	rpc_worker_flush_later(s->w, s);
 }
 
 static void
@@ -181,6 +181,15 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 
 	if (s->state == SESSION_ENDED)
 		return;
+	/* What waits to go out goes first (a refusing WELCOME, a reply), as
+	 * far as the socket takes it now; a failure there ends it itself.
+	 */
+	if (!STAILQ_EMPTY(&s->out) && s->fd >= 0 && !s->closing) {
+		s->closing = true;
+		rpc_tcp_flush(s);
+		if (s->state == SESSION_ENDED)
+			return;
+	}
 	s->state = SESSION_ENDED;
 	s->end_status = status;
 	atomic_store(&s->ending, true);         /* new calls are refused at once */

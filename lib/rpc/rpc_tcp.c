@@ -22,9 +22,12 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "rpc_tcp.h"
 
+/* Frames one sendmsg() takes at most. */
+#define FLUSH_FRAMES 64
 /* Bytes a session reads at once, and its buffer's first size. */
 #define READ_CHUNK 65536
 
@@ -42,12 +45,21 @@ want_out(struct rpc_session *s, bool want)
 void
 rpc_tcp_flush(struct rpc_session *s)
 {
-	struct rpc_out *o;
+	while (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out)) {
+		struct iovec iov[FLUSH_FRAMES];
+		struct msghdr mh = { .msg_iov = iov };
+		struct rpc_out *o;
+		ssize_t n;
 
-	while (s->state != SESSION_ENDED && (o = STAILQ_FIRST(&s->out)) != NULL) {
-		ssize_t n = send(s->fd, o->buf + o->off, o->len - o->off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
+		/* Many frames in one call: a syscall per frame would be TCP's
+		 * pipeline cost again for each call.
+		 */
+		STAILQ_FOREACH(o, &s->out, link) {
+			if (mh.msg_iovlen == FLUSH_FRAMES)
+				break;
+			iov[mh.msg_iovlen++] = (struct iovec){ o->buf + o->off, o->len - o->off };
+		}
+		n = sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			want_out(s, true);
 			return;
@@ -57,11 +69,21 @@ rpc_tcp_flush(struct rpc_session *s)
 			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
 			return;
 		}
-		o->off += (size_t)n;
-		if (o->off < o->len)
-			continue;
-		STAILQ_REMOVE_HEAD(&s->out, link);
-		rpc_session_out_sent(s, o);
+		/* The frames that went whole are done (their callbacks may queue
+		 * more, or end the session).
+		 */
+		while ((o = STAILQ_FIRST(&s->out)) != NULL && (size_t)n >= o->len - o->off) {
+			n -= (ssize_t)(o->len - o->off);
+			STAILQ_REMOVE_HEAD(&s->out, link);
+			rpc_session_out_sent(s, o);
+			if (s->state == SESSION_ENDED)
+				return;
+		}
+		if (o != NULL && n > 0) {
+			o->off += (size_t)n;
+			want_out(s, true);
+			return;
+		}
 	}
 	if (s->state != SESSION_ENDED)
 		want_out(s, false);

@@ -143,10 +143,12 @@ on_break(OckRpcClient client, uint64_t usr, const char *payload)
 	return 0;
 }
 
+/* Replies, then cleans up as some users do (it is a no-op). */
 static void
 svc_echo(OckRpcServerContext ctx, OckRpcMessage msg)
 {
 	assert_int_equal(OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL), OCK_RPC_OK);
+	OckRpcServerCleanupCtx(ctx);
 }
 
 /* A one-way message's bytes are i * 7 + len, each. */
@@ -351,6 +353,35 @@ test_config_refusals(void **state)
 	assert_int_equal(OckRpcServerCreateWithCfg(NULL, 0, &srv, &g.c), OCK_RPC_ERR_INVALID_PARAM);
 	assert_true(atomic_load(&logged_errors) >= 15);
 	OckRpcSetExternalLogger(NULL);
+}
+
+/* Only what the mask names is read: users leave the rest uninitialised,
+ * and a client that says no info is "hello".
+ */
+static void
+test_mask_and_defaults(void **state)
+{
+	OckRpcCreateConfig cfg;
+	OckRpcServer srv = 0;
+	OckRpcClient c = 0;
+	struct cfg g;
+
+	(void)state;
+	cfg_tcp(&g);
+	cfg = g.c;
+	memset(&cfg.serverCtxbuilder, 0xa5, sizeof(cfg) - offsetof(OckRpcCreateConfig, serverCtxbuilder));
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 0, &srv, &cfg), OCK_RPC_OK);
+	OckRpcServerDestroy(srv);
+	/* No configs named: their pointer and size are not looked at. */
+	memset(&cfg, 0xa5, sizeof(cfg));
+	cfg.mask = 0;
+	assert_int_equal(OckRpcServerCreateWithCfg(LOCAL_IP, 0, &srv, &cfg), OCK_RPC_ERR_UNSUPPORT);
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	assert_true(wait_for(&S.news, 1, 5));
+	assert_string_equal(S.last_info, "hello");
+	OckRpcClientDisconnect(c);
+	server_down();
 }
 
 /* ---- calls -------------------------------------------------------------------------- */
@@ -1159,6 +1190,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_refusals),
+		cmocka_unit_test(test_mask_and_defaults),
 		cmocka_unit_test(test_sync_calls),
 		cmocka_unit_test(test_call_with_params),
 		cmocka_unit_test(test_async_calls_from_four_threads),

@@ -505,22 +505,27 @@ count_done(OckRpcStatus status, void *arg)
 #define ASYNC_THREADS 4
 #define ASYNC_CALLS 500
 
-struct async_call {
-	uint8_t req[2048], rsp[2048];
-	OckRpcMessage q, r;
-	OckRpcCallDone done;
+/* How an async call ended, and how often (once, or the test fails). */
+struct call_end {
 	atomic_int finished;
 	OckRpcStatus status;
 };
 
 static void
-async_done(OckRpcStatus status, void *arg)
+call_ended(OckRpcStatus status, void *arg)
 {
-	struct async_call *a = arg;
+	struct call_end *e = arg;
 
-	a->status = status;
-	atomic_fetch_add(&a->finished, 1);
+	e->status = status;
+	atomic_fetch_add(&e->finished, 1);
 }
+
+struct async_call {
+	uint8_t req[2048], rsp[2048];
+	OckRpcMessage q, r;
+	OckRpcCallDone done;
+	struct call_end end;
+};
 
 static void *
 async_thread(void *arg)
@@ -537,7 +542,7 @@ async_thread(void *arg)
 		a->r = (OckRpcMessage){ a->rsp, sizeof(a->rsp) };
 		for (size_t k = 0; k < a->q.len; k++)
 			a->req[k] = (uint8_t)rand_r(&seed);
-		a->done = (OckRpcCallDone){ async_done, a };
+		a->done = (OckRpcCallDone){ call_ended, &a->end };
 		/* A full session says so; callers try again, as hcom's do. */
 		for (;;) {
 			OckRpcStatus st = OckRpcClientCall(c, SVC_ECHO, &a->q, &a->r, &a->done);
@@ -554,8 +559,8 @@ async_thread(void *arg)
 	for (int i = 0; i < ASYNC_CALLS; i++) {
 		struct async_call *a = &calls[i];
 
-		if (!wait_for(&a->finished, 1, 20) || atomic_load(&a->finished) != 1 ||
-		    a->status != OCK_RPC_OK || a->r.len != a->q.len ||
+		if (!wait_for(&a->end.finished, 1, 20) || atomic_load(&a->end.finished) != 1 ||
+		    a->end.status != OCK_RPC_OK || a->r.len != a->q.len ||
 		    memcmp(a->req, a->rsp, a->q.len) != 0)
 			bad++;
 	}
@@ -623,18 +628,8 @@ struct later_call {
 	int answer;
 	OckRpcMessage q, r;
 	OckRpcCallDone done;
-	atomic_int finished;
-	OckRpcStatus status;
+	struct call_end end;
 };
-
-static void
-later_done(OckRpcStatus status, void *arg)
-{
-	struct later_call *l = arg;
-
-	l->status = status;
-	atomic_fetch_add(&l->finished, 1);
-}
 
 static void
 test_cloned_context_answers_from_another_thread(void **state)
@@ -655,7 +650,7 @@ test_cloned_context_answers_from_another_thread(void **state)
 		calls[i] = (struct later_call){ .msg = i * 1000 };
 		calls[i].q = (OckRpcMessage){ &calls[i].msg, sizeof(int) };
 		calls[i].r = (OckRpcMessage){ &calls[i].answer, sizeof(int) };
-		calls[i].done = (OckRpcCallDone){ later_done, &calls[i] };
+		calls[i].done = (OckRpcCallDone){ call_ended, &calls[i].end };
 		assert_int_equal(OckRpcClientCall(c, SVC_LATER, &calls[i].q, &calls[i].r,
 						  &calls[i].done), OCK_RPC_OK);
 	}
@@ -663,8 +658,8 @@ test_cloned_context_answers_from_another_thread(void **state)
 	assert_int_equal(pthread_create(&t, NULL, answer_later, &n), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	for (int i = 0; i < N; i++) {
-		assert_true(wait_for(&calls[i].finished, 1, 5));
-		assert_int_equal(calls[i].status, OCK_RPC_OK);
+		assert_true(wait_for(&calls[i].end.finished, 1, 5));
+		assert_int_equal(calls[i].end.status, OCK_RPC_OK);
 	}
 	/* The answers came in the order the contexts were kept. */
 	for (int i = 0; i < N; i++)

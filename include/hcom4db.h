@@ -15,9 +15,10 @@
  * transport (type "RDMA", connected through droce's CM) or over kernel
  * TCP (type "TCP"); messages go to services numbered 0..999.
  *
- * lib/rpc is being built: this header is its contract. Each comment says
- * what droce does where it differs from, or says more than, the closed
- * library's documentation.
+ * Each comment says what droce does where it differs from, or says more
+ * than, the closed library's documentation. Type "TCP" works in full;
+ * "RDMA" (and with it rendezvous and one-sided operations) is refused
+ * with OCK_RPC_ERR_UNSUPPORT until droce's RPC runs over its RoCE.
  */
 
 #include <stdbool.h>

@@ -63,11 +63,16 @@ for name in ("op.pcap", "r4.pcap", "r6.pcap", "hsb.pcap", "cm.pcap"):
 def rpc(kind, flags=0, service=0, status=0, seq=0, payload=b"", rndv=0):
     return struct.pack(">IBBHHhIQIB3x", 0x44525043, 1, kind, flags, service, status, 0, seq,
                        len(payload), rndv) + payload
-stream = (rpc(1, payload=b"server\0hello") + rpc(2) + rpc(3, 1, 0, 0, 1, b"x" * 40) +
+hello = rpc(1, payload=b"server\0hello\0" + struct.pack(">I", 4096))
+stream = (hello + rpc(2) + rpc(3, 1, 0, 0, 1, b"x" * 40) +
           rpc(4, 0, 0, 0, 1, b"y" * 8) + rpc(5, seq=2) + rpc(6, seq=2) + rpc(7))
+# A client's side of a session with fuzz_hcom's server: calls to its
+# three services, one-way and answered, a heartbeat, the end.
+client = (hello + rpc(3, 1, 0, 0, 1, b"a" * 100) + rpc(3, 0, 1, 0, 2, b"b" * 10) +
+          rpc(3, 1, 2, 0, 3, b"c" * 4000) + rpc(5) + rpc(3, 1, 7, 0, 4) + rpc(7))
 rndv = rpc(3, 3, 1, 0, 9, struct.pack(">QII", 0x7f0000001000, 65536, 0x1234) +
            struct.pack(">QII", 0x7f0000020000, 100, 0x1235), 2)
-for seed in (stream, rndv):
+for seed in (stream, rndv, client):
     open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(seed)
     n += 1
 print("droce-fuzz: %d seeds" % n)

@@ -94,6 +94,9 @@ serve(const char *ip, const char *port, const char *segsize)
 		return 1;
 	printf("listening on %s:%u\n", ips[0], ports[0]);
 	fflush(stdout);
+	free(ips[0]);
+	free(ips);
+	free(ports);
 	while (!stop)
 		pause();
 	OckRpcServerDestroy(server);

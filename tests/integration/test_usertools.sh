@@ -60,7 +60,10 @@ case $(basename "$0") in
 droce-deps.sh) s=deps ;;
 droce-build.sh) s=$1 ;;                 # build or build-asan
 droce-fuzz.sh) s=fuzz ;;
-meson) [ "$(basename "$3")" = build ] && s=tests || s=asan-tests ;;  # meson test -C DIR
+# meson test -C DIR [TEST]: the whole build's, the sanitized unit suite, or hcom_stress
+meson) if [ "$(basename "$3")" = build ]; then s=tests
+	elif [ "${4:-}" = hcom_stress ]; then s=asan-hcom
+	else s=asan-tests; fi ;;
 esac
 echo "$s" >>"$STUB_LOG"
 [ "$s" != tests ] || [ -z "${STUB_LEAVE:-}" ] || mkdir "$DROCE_TEST_RUNDIR/droce-left-behind"
@@ -88,15 +91,15 @@ $out"
 }
 case_name="tests failing"
 run_test tests
-[ "$ran" = "deps build build-asan tests asan-tests fuzz " ] ||
+[ "$ran" = "deps build build-asan tests asan-tests asan-hcom fuzz " ] ||
 	fail "droce-test.sh, $case_name: ran '$ran', expected every stage"
 [ "$rc" != 0 ] || fail "droce-test.sh, $case_name: exit status 0"
 closing deps passed; closing build passed; closing build-asan passed
-closing tests FAILED; closing asan-tests passed; closing fuzz passed
+closing tests FAILED; closing asan-tests passed; closing asan-hcom passed; closing fuzz passed
 closing runtime-folders passed
 case_name="build failing"
 run_test build
-[ "$ran" = "deps build build-asan asan-tests " ] ||
+[ "$ran" = "deps build build-asan asan-tests asan-hcom " ] ||
 	fail "droce-test.sh, $case_name: ran '$ran', expected no tests or fuzz on the failed build"
 [ "$rc" != 0 ] || fail "droce-test.sh, $case_name: exit status 0"
 closing build FAILED; closing asan-tests passed

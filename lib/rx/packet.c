@@ -284,7 +284,7 @@ fast_take(struct rx_burst *b, const struct rx_last_stream *last, struct rte_mbuf
 			const struct rte_udp_hdr *, udp_off);
 	const struct droce_bth *bth = (const struct droce_bth *)(udp + 1);
 	const uint8_t *reth = (const uint8_t *)(bth + 1);
-	uint32_t roce_len, len;
+	uint32_t roce_len, len, psn;
 	uint64_t from_near;
 	struct rx_packet p;
 	struct rx_dest d;
@@ -298,12 +298,13 @@ fast_take(struct rx_burst *b, const struct rx_last_stream *last, struct rte_mbuf
 	    rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m))
 		return false;
 	len = roce_len - (uint32_t)FAST_HDR_LEN - DROCE_ICRC_LEN;
+	psn = fast_be32((const uint8_t *)&bth->apsn) & DROCE_PSN_MASK;
 	/* Opcode; no pad, transport version 0; P_Key; QP; PSN; peer. */
 	if (bth->opcode != FAST_OPCODE ||
 	    (bth->flags & (DROCE_BTH_PAD_MASK | DROCE_BTH_TVER_MASK)) != 0 ||
 	    bth->pkey != rte_cpu_to_be_16(st->pkey) ||
 	    (fast_be32((const uint8_t *)&bth->qpn) & DROCE_QPN_MASK) != last->qpn ||
-	    ((fast_be32((const uint8_t *)&bth->apsn) ^ st->expected_psn) & st->psn_mask) != 0 ||
+	    ((psn ^ st->expected_psn) & st->psn_mask) != 0 ||
 	    ip->src_addr != st->peer)
 		return false;
 	/* RETH: the rkey, the whole payload, in the frame's page before its
@@ -328,8 +329,9 @@ fast_take(struct rx_burst *b, const struct rx_last_stream *last, struct rte_mbuf
 	p.pkt.payload_len = len;
 	p.l3_off = l3;
 	p.payload_off = udp_off + (uint32_t)(sizeof(*udp) + FAST_HDR_LEN);
-	p.psn = fast_be32((const uint8_t *)&bth->apsn) & DROCE_PSN_MASK;
+	p.psn = psn;
 	p.icrc_checked = st->icrc_first;
+	p.handed_over = false;
 	rx_respond_write_only(b, st, &p, &d);
 	return true;
 }
@@ -391,8 +393,6 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	rx_burst_init(&b, ctx, &rx->workers[wi], (unsigned int)wi + 1);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-				const struct rte_ipv4_hdr *, m->l2_len);
 		struct droce_rx_stream *st;
 		struct rx_packet p;
 
@@ -414,7 +414,8 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 				refuse_unknown(b.w, m, DROCE_RX_NOT_ROCE);
 				continue;
 			}
-			st = stream_of(rx, b.w, port, queue, &p, ip, &last);
+			st = stream_of(rx, b.w, port, queue, &p, rte_pktmbuf_mtod_offset(m,
+					const struct rte_ipv4_hdr *, m->l2_len), &last);
 			if (st == NULL)
 				continue;
 			packet_input(rx, &b, st, port, &p, &icrc);

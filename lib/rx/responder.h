@@ -240,6 +240,28 @@ place(struct droce_rx_stream *st, const struct rx_packet *p, const struct rx_des
 			   p->pkt.payload_len);
 }
 
+/* What a placement's result @p ret (place()) means for the stream's
+ * counters: true if the payload is in place.
+ */
+static __rte_always_inline bool
+count_placement(struct rx_burst *b, struct droce_rx_stream *st, const struct rx_packet *p,
+		int ret)
+{
+	if (unlikely(ret < 0)) {
+		rx_count_refusal(st, ret == -EBADMSG ? DROCE_RX_BAD_ICRC : DROCE_RX_PLACE_FAILED);
+		return false;
+	}
+	if (ret == 1)
+		done_add(b, p->m);
+	st->cur.packets++;
+	st->cur.bytes += p->pkt.payload_len;
+	rx_count(&st->stats.packets, 1);
+	rx_count(&st->stats.bytes, p->pkt.payload_len);
+	if (p->handed_over)
+		rx_count(&st->stats.handed_over, 1);
+	return true;
+}
+
 /*
  * A packet in PSN order (@p gap packets lost before it), through the rest
  * of the steps. A refusal here changes nothing but a counter, except for
@@ -257,7 +279,6 @@ execute(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p, uin
 	enum droce_rx_refusal why;
 	struct rx_dest d;
 	bool have_md;
-	int ret;
 
 	why = check_message(st, p, gap != 0, &d);
 	if (why == DROCE_RX_NO_MESSAGE) {
@@ -275,23 +296,11 @@ execute(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p, uin
 	/* Read before the placement, which may free the mbuf. */
 	have_md = read_metadata(st, p, &d, &md);
 	frame_take(b->w, st, p, &d, ends, gap);
-	ret = place(st, p, &d);
-	if (unlikely(ret < 0)) {
-		rx_count_refusal(st, ret == -EBADMSG ? DROCE_RX_BAD_ICRC
-				 : DROCE_RX_PLACE_FAILED);
+	if (!count_placement(b, st, p, place(st, p, &d))) {
 		if (is_rc(p))
 			return;
 		count_lost(st, 1);
 		have_md = false;
-	} else {
-		if (ret == 1)
-			done_add(b, p->m);
-		st->cur.packets++;
-		st->cur.bytes += p->pkt.payload_len;
-		rx_count(&st->stats.packets, 1);
-		rx_count(&st->stats.bytes, p->pkt.payload_len);
-		if (p->handed_over)
-			rx_count(&st->stats.handed_over, 1);
 	}
 	if (have_md) {
 		md.frame_number = rx_extend_frame_number(st, (uint16_t)md.frame_number);
@@ -326,23 +335,11 @@ rx_respond_write_only(struct rx_burst *b, struct droce_rx_stream *st, struct rx_
 		      const struct rx_dest *d)
 {
 	uint32_t len = p->pkt.payload_len;
-	int ret;
 
 	if (len > st->packet_payload)
 		st->packet_payload = len;
-	ret = place(st, p, d);
-	if (unlikely(ret < 0)) {
-		rx_count_refusal(st, ret == -EBADMSG ? DROCE_RX_BAD_ICRC
-				 : DROCE_RX_PLACE_FAILED);
+	if (!count_placement(b, st, p, place(st, p, d)))
 		count_lost(st, 1);
-	} else {
-		if (ret == 1)
-			done_add(b, p->m);
-		st->cur.packets++;
-		st->cur.bytes += len;
-		rx_count(&st->stats.packets, 1);
-		rx_count(&st->stats.bytes, len);
-	}
 	st->expected_psn = (p->psn + 1) & st->psn_mask;
 	st->msg.open = false;
 	st->msg.page = d->page;

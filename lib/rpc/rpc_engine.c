@@ -31,7 +31,6 @@
 #include <rte_pause.h>
 
 #include "rpc_private.h"
-#include "rpc_tcp.h"
 
 /* Heartbeats and deadlines are looked at at least this often. */
 #define SCAN_PERIOD_NS 100000000ull
@@ -178,7 +177,9 @@ void
 rpc_worker_bury(struct rpc_worker *w, struct rpc_session *s)
 {
 	if (self != w) {
-		rpc_session_unref(s);   /* not in a round of its worker */
+		/* Not in a round of its worker. */
+		rpc_session_release(s);
+		rpc_session_unref(s);
 		return;
 	}
 	TAILQ_INSERT_TAIL(&w->ended, s, link);
@@ -191,6 +192,7 @@ bury_ended(struct rpc_worker *w)
 
 	while ((s = TAILQ_FIRST(&w->ended)) != NULL) {
 		TAILQ_REMOVE(&w->ended, s, link);
+		rpc_session_release(s);
 		rpc_session_unref(s);
 	}
 }
@@ -199,7 +201,7 @@ void
 rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s)
 {
 	if (!w->in_tasks || self != w) {
-		rpc_tcp_flush(s);
+		s->ops->flush(s);
 		return;
 	}
 	if (s->flush_due)
@@ -225,7 +227,7 @@ run_tasks(struct rpc_worker *w)
 
 		w->flush_first = s->flush_next;
 		s->flush_due = false;
-		rpc_tcp_flush(s);
+		s->ops->flush(s);
 		rpc_session_unref(s);
 	}
 }

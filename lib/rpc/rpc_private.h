@@ -91,6 +91,7 @@ struct rpc_task_queue {
 };
 
 struct rpc_session;
+struct rpc_rdma_link;
 TAILQ_HEAD(rpc_session_list, rpc_session);
 
 struct rpc_engine;
@@ -161,6 +162,30 @@ void rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns);
 
 uint64_t rpc_now_ns(void);
 
+/* ---- transports ------------------------------------------------------------------ */
+
+struct rpc_session;
+
+/* What a session's connection does, on the session's worker. Both
+ * transports carry the frames as one ordered byte stream.
+ */
+struct rpc_transport_ops {
+	/* Adopted: watch what it waits on and take what came already. */
+	int (*attach)(struct rpc_session *s);
+	/* Take what came now (before a heartbeat verdict). */
+	void (*poll)(struct rpc_session *s);
+	/* Write what the connection takes of the session's queue. */
+	void (*flush)(struct rpc_session *s);
+	/* A BYE, now, if the connection takes it. */
+	void (*say_bye)(struct rpc_session *s);
+	/* The session ended: stop watching, close the connection. */
+	void (*detach)(struct rpc_session *s);
+	/* After the worker's round: free what detach could not while a
+	 * callback of the connection may be on the stack (NULL: nothing).
+	 */
+	void (*release)(struct rpc_session *s);
+};
+
 /* ---- sessions (rpc_session.c) --------------------------------------------------- */
 
 enum rpc_session_state {
@@ -222,7 +247,10 @@ struct rpc_session {
 	struct rpc_server *server;      /* server side: the one it belongs to */
 	bool client;
 	enum rpc_session_state state;
-	int fd;
+	const struct rpc_transport_ops *ops;
+	int fd;                         /* TCP */
+	struct rpc_rdma_link *rdma;     /* RDMA */
+	bool attached;                  /* its connection is up, until detach */
 	uint32_t max_payload;           /* what it takes: its segment size */
 	uint32_t peer_max_payload;      /* what the peer takes (the opening says) */
 	unsigned int heartbeat_idle_s;
@@ -278,12 +306,23 @@ struct rpc_ctx {
 	struct rpc_out *reply;          /* handed over with the task */
 };
 
+/* A session on TCP socket @p fd, or (fd -1) one whose caller sets its
+ * ops and link before adopting it.
+ */
 struct rpc_session *rpc_session_new(struct rpc_worker *w, int fd, bool client,
 				    const struct rpc_conf *conf, const char *peer);
 /* Take @p s onto its worker (from any thread). */
 void rpc_session_adopt(struct rpc_session *s);
 /* On its worker: a whole frame arrived; @p o was written; the end. */
 void rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload);
+/* Room for @p need bytes in the receive buffer (never less than asked). */
+bool rpc_session_rx_room(struct rpc_session *s, size_t need);
+/* Take the whole frames in the receive buffer; the rest stays. */
+void rpc_session_take_frames(struct rpc_session *s);
+/* @p len bytes came: they prove the peer alive and go to the frames. */
+void rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len);
+/* After the worker's round: its connection's last resources. */
+void rpc_session_release(struct rpc_session *s);
 void rpc_session_out_sent(struct rpc_session *s, struct rpc_out *o);
 void rpc_session_close(struct rpc_session *s, OckRpcStatus status);
 void rpc_session_ref(struct rpc_session *s);
@@ -314,8 +353,11 @@ void rpc_wake_state(atomic_int *state);
 
 /* ---- servers (hcom4db.c) ------------------------------------------------------ */
 
+struct rpc_rdma_listener;
+
 struct rpc_server {
 	struct rpc_watch watch;         /* the listening socket */
+	struct rpc_rdma_listener *rdma; /* RDMA: its CM listener */
 	struct rpc_conf conf;
 	char ip[64];
 	uint16_t port;

@@ -4,7 +4,7 @@
 
 /*
  * A session: one connection between a client and a server, run by one
- * worker. Frames come in whole from the transport (rpc_tcp.c) and are
+ * worker. Frames come in whole from the transport (rpc_tcp.c, rpc_rdma.c) and are
  * taken here by kind; what goes out is queued and written by the
  * transport. Calls and replies from other threads arrive as tasks.
  *
@@ -37,6 +37,7 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 		return NULL;
 	s->w = w;
 	s->fd = fd;
+	s->ops = &rpc_tcp_ops;
 	s->client = client;
 	s->state = client ? SESSION_OPEN : SESSION_HELLO;
 	s->max_payload = conf->segsize;
@@ -74,6 +75,91 @@ rpc_session_unref(struct rpc_session *s)
 	free(s);
 }
 
+bool
+rpc_session_rx_room(struct rpc_session *s, size_t need)
+{
+	uint8_t *b;
+	size_t cap;
+
+	if (need <= s->rx_cap)
+		return true;
+	cap = RTE_MAX(need, s->rx_cap * 2);
+	cap = RTE_MIN(cap, (size_t)RPC_FRAME_HDR_SIZE + s->max_payload);
+	cap = RTE_MAX(cap, need);
+	b = realloc(s->rx, cap);
+	if (b == NULL)
+		return false;
+	s->rx = b;
+	s->rx_cap = cap;
+	return true;
+}
+
+/* In order; the rest moves to the buffer's start. */
+void
+rpc_session_take_frames(struct rpc_session *s)
+{
+	size_t off = 0;
+
+	while (s->state != SESSION_ENDED) {
+		struct rpc_frame f;
+		size_t len;
+		/* Before its HELLO a peer has said nothing it may send more for. */
+		uint32_t max = s->state == SESSION_HELLO ? RPC_HELLO_MAX_PAYLOAD : s->max_payload;
+		int ret = rpc_frame_decode(s->rx + off, s->rx_len - off, max, &f, &len);
+
+		if (ret == RPC_FRAME_SHORT) {
+			if (!rpc_session_rx_room(s, len)) {
+				rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+				return;
+			}
+			break;
+		}
+		if (ret != RPC_FRAME_OK) {
+			RPC_LOG(ERR, "session with %s: a bad frame (%s) at byte %zu of what came",
+				s->peer, rpc_frame_result_str(ret), off);
+			rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
+			return;
+		}
+		s->rx_frame_end = off + len;
+		rpc_session_frame_in(s, &f, s->rx + off + RPC_FRAME_HDR_SIZE);
+		if (s->rx_detached) {
+			/* A clone took the buffer: the rest is at a new one's start. */
+			s->rx_detached = false;
+			off = 0;
+			continue;
+		}
+		off += len;
+	}
+	if (s->state != SESSION_ENDED && off != 0) {
+		memmove(s->rx, s->rx + off, s->rx_len - off);
+		s->rx_len -= off;
+	}
+}
+
+void
+rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len)
+{
+	if (s->state == SESSION_ENDED)
+		return;
+	/* Any bytes prove the peer alive, a frame's first part too. */
+	s->last_rx_ns = rpc_now_ns();
+	s->probe_ns = 0;
+	if (!rpc_session_rx_room(s, s->rx_len + len)) {
+		rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+		return;
+	}
+	memcpy(s->rx + s->rx_len, data, len);
+	s->rx_len += len;
+	rpc_session_take_frames(s);
+}
+
+void
+rpc_session_release(struct rpc_session *s)
+{
+	if (s->ops->release != NULL)
+		s->ops->release(s);
+}
+
 static void
 adopt_task(struct rpc_task *t)
 {
@@ -82,17 +168,13 @@ adopt_task(struct rpc_task *t)
 
 	TAILQ_INSERT_TAIL(&s->w->sessions, s, link);
 	s->last_rx_ns = rpc_now_ns();
-	s->watch.ready = rpc_tcp_ready;
-	ret = rpc_worker_watch(s->w, s->fd, EPOLLIN | EPOLLRDHUP, &s->watch);
-	if (ret != 0) {
-		RPC_LOG(ERR, "session with %s: cannot watch its socket: %s", s->peer,
-			strerror(-ret));
-		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
-		return;
-	}
+	s->attached = true;
 	rpc_worker_scan_by(s->w, s->last_rx_ns + (uint64_t)s->heartbeat_idle_s * 1000000000ull);
-	/* Bytes may have come before the socket was watched. */
-	rpc_tcp_ready(&s->watch, EPOLLIN);
+	rpc_session_ref(s);
+	ret = s->ops->attach(s);
+	if (ret != 0)
+		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+	rpc_session_unref(s);
 }
 
 void
@@ -184,18 +266,19 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 	/* What waits to go out goes first (a refusing WELCOME, a reply), as
 	 * far as the socket takes it now; a failure there ends it itself.
 	 */
-	if (!STAILQ_EMPTY(&s->out) && s->fd >= 0 && !s->closing) {
+	if (!STAILQ_EMPTY(&s->out) && s->attached && !s->closing) {
 		s->closing = true;
-		rpc_tcp_flush(s);
+		s->ops->flush(s);
 		if (s->state == SESSION_ENDED)
 			return;
 	}
 	s->state = SESSION_ENDED;
 	s->end_status = status;
 	atomic_store(&s->ending, true);         /* new calls are refused at once */
-	rpc_worker_unwatch(s->w, s->fd);
-	close(s->fd);
-	s->fd = -1;
+	if (s->attached) {
+		s->attached = false;
+		s->ops->detach(s);
+	}
 	while ((c = TAILQ_FIRST(&s->calls)) != NULL) {
 		TAILQ_REMOVE(&s->calls, c, link);
 		finish_call(c, status);
@@ -224,7 +307,7 @@ end_task(struct rpc_task *t)
 		s->announced = false;
 	/* Told it ends here: the peer hears, if it still listens. */
 	if (s->state == SESSION_OPEN)
-		rpc_tcp_say_bye(s);
+		s->ops->say_bye(s);
 	rpc_session_close(s, s->end_asked);
 	rpc_session_unref(s);           /* the task's */
 }
@@ -703,7 +786,7 @@ heartbeat(struct rpc_session *s, uint64_t now)
 	if (s->state != SESSION_OPEN)
 		return;
 	if (s->probe_ns != 0 && now - s->probe_ns >= idle) {
-		rpc_tcp_ready(&s->watch, EPOLLIN);
+		s->ops->poll(s);
 		if (s->state != SESSION_OPEN)
 			return;
 		if (s->probe_ns != 0) {

@@ -103,68 +103,6 @@ rpc_tcp_say_bye(struct rpc_session *s)
 		RPC_LOG(DEBUG, "session with %s: BYE: %s", s->peer, strerror(errno));
 }
 
-/* Room for @p need bytes in the receive buffer. */
-static bool
-rx_room(struct rpc_session *s, size_t need)
-{
-	uint8_t *b;
-	size_t cap;
-
-	if (need <= s->rx_cap)
-		return true;
-	cap = RTE_MAX(need, s->rx_cap * 2);
-	cap = RTE_MIN(cap, (size_t)RPC_FRAME_HDR_SIZE + s->max_payload);
-	cap = RTE_MAX(cap, need);
-	b = realloc(s->rx, cap);
-	if (b == NULL)
-		return false;
-	s->rx = b;
-	s->rx_cap = cap;
-	return true;
-}
-
-/* The whole frames in the buffer, in order; the rest moves to its start. */
-static void
-take_frames(struct rpc_session *s)
-{
-	size_t off = 0;
-
-	while (s->state != SESSION_ENDED) {
-		struct rpc_frame f;
-		size_t len;
-		/* Before its HELLO a peer has said nothing it may send more for. */
-		uint32_t max = s->state == SESSION_HELLO ? RPC_HELLO_MAX_PAYLOAD : s->max_payload;
-		int ret = rpc_frame_decode(s->rx + off, s->rx_len - off, max, &f, &len);
-
-		if (ret == RPC_FRAME_SHORT) {
-			if (!rx_room(s, len)) {
-				rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
-				return;
-			}
-			break;
-		}
-		if (ret != RPC_FRAME_OK) {
-			RPC_LOG(ERR, "session with %s: a bad frame (%s) at byte %zu of what came",
-				s->peer, rpc_frame_result_str(ret), off);
-			rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
-			return;
-		}
-		s->rx_frame_end = off + len;
-		rpc_session_frame_in(s, &f, s->rx + off + RPC_FRAME_HDR_SIZE);
-		if (s->rx_detached) {
-			/* A clone took the buffer: the rest is at a new one's start. */
-			s->rx_detached = false;
-			off = 0;
-			continue;
-		}
-		off += len;
-	}
-	if (s->state != SESSION_ENDED && off != 0) {
-		memmove(s->rx, s->rx + off, s->rx_len - off);
-		s->rx_len -= off;
-	}
-}
-
 void
 rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 {
@@ -177,7 +115,7 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 	while (s->state != SESSION_ENDED) {
 		ssize_t n;
 
-		if (!rx_room(s, RTE_MIN(s->rx_len + READ_CHUNK,
+		if (!rpc_session_rx_room(s, RTE_MIN(s->rx_len + READ_CHUNK,
 					(size_t)RPC_FRAME_HDR_SIZE + s->max_payload))) {
 			rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
 			break;
@@ -197,10 +135,49 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 		s->last_rx_ns = rpc_now_ns();
 		s->probe_ns = 0;
 		s->rx_len += (size_t)n;
-		take_frames(s);
+		rpc_session_take_frames(s);
 	}
 	rpc_session_unref(s);
 }
+
+static int
+tcp_attach(struct rpc_session *s)
+{
+	int ret;
+
+	s->watch.ready = rpc_tcp_ready;
+	ret = rpc_worker_watch(s->w, s->fd, EPOLLIN | EPOLLRDHUP, &s->watch);
+	if (ret != 0) {
+		RPC_LOG(ERR, "session with %s: cannot watch its socket: %s", s->peer,
+			strerror(-ret));
+		return ret;
+	}
+	/* Bytes may have come before the socket was watched. */
+	rpc_tcp_ready(&s->watch, EPOLLIN);
+	return 0;
+}
+
+static void
+tcp_poll(struct rpc_session *s)
+{
+	rpc_tcp_ready(&s->watch, EPOLLIN);
+}
+
+static void
+tcp_detach(struct rpc_session *s)
+{
+	rpc_worker_unwatch(s->w, s->fd);
+	close(s->fd);
+	s->fd = -1;
+}
+
+const struct rpc_transport_ops rpc_tcp_ops = {
+	.attach = tcp_attach,
+	.poll = tcp_poll,
+	.flush = rpc_tcp_flush,
+	.say_bye = rpc_tcp_say_bye,
+	.detach = tcp_detach,
+};
 
 /* ---- servers ------------------------------------------------------------------------ */
 

@@ -12,6 +12,8 @@
 
 #include "rpc_private.h"
 
+extern const struct rpc_transport_ops rpc_tcp_ops;
+
 /* A session's socket is readable or writable (or failed): on its worker. */
 void rpc_tcp_ready(struct rpc_watch *w, uint32_t events);
 /* Write what the socket takes of the session's queue. */

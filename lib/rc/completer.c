@@ -89,21 +89,23 @@ static void
 wqe_retire(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status status)
 {
 	uint32_t consumer = atomic_load_explicit(&qp->sq.consumer, memory_order_relaxed);
+	bool complete = wqe->signaled || status != DROCE_WC_SUCCESS;
+	struct droce_wc wc = {
+		.wr_id = wqe->wr.wr_id, .status = status,
+		.opcode = rc_wc_opcode[wqe->wr.opcode], .byte_len = wqe->length,
+		.qp_num = qp->qpn,
+	};
 
-	if (wqe->signaled || status != DROCE_WC_SUCCESS) {
-		struct droce_wc wc = {
-			.wr_id = wqe->wr.wr_id, .status = status,
-			.opcode = rc_wc_opcode[wqe->wr.opcode], .byte_len = wqe->length,
-			.qp_num = qp->qpn,
-		};
-
-		rc_complete(qp, qp->init.send_cq, &wc);
-	}
 	if (wqe_answered(wqe))
 		qp->req.rd_atomic--;
 	if (consumer == qp->req.head)
 		qp->req.head++;
+	/* The slot is free before its CQE shows: a poller on another thread
+	 * that posts again on seeing the CQE must find room.
+	 */
 	atomic_store_explicit(&qp->sq.consumer, consumer + 1, memory_order_release);
+	if (complete)
+		rc_complete(qp, qp->init.send_cq, &wc);
 }
 
 /* Acknowledged up to @p psn_after (exclusive). Only a PSN that moves is

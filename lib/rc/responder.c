@@ -362,8 +362,9 @@ resp_complete(struct droce_qp *qp, const struct resp_req *r)
 										 DROCE_EXT_IMMDT)));
 			wc.wc_flags = DROCE_WC_WITH_IMM;
 		}
-		rc_complete(qp, qp->init.recv_cq, &wc);
+		/* The slot is free before its CQE shows (see wqe_retire()). */
 		atomic_store_explicit(&qp->rq.consumer, consumer + 1, memory_order_release);
+		rc_complete(qp, qp->init.recv_cq, &wc);
 		resp->have_wqe = false;
 	}
 	return RESP_ACKNOWLEDGE;
@@ -455,8 +456,8 @@ resp_error(struct droce_qp *qp, const struct resp_req *r, uint8_t syndrome,
 			.qp_num = qp->qpn, .src_qp = qp->attr.dest_qp_num,
 		};
 
-		rc_complete(qp, qp->init.recv_cq, &wc);
 		atomic_store_explicit(&qp->rq.consumer, consumer + 1, memory_order_release);
+		rc_complete(qp, qp->init.recv_cq, &wc);
 		qp->resp.have_wqe = false;
 	}
 	if (is_rc(qp))

@@ -22,6 +22,7 @@
 #include <rte_log.h>
 
 #include "rpc_private.h"
+#include "rpc_rdma.h"
 #include "rpc_tcp.h"
 
 RTE_LOG_REGISTER(rpc_logtype, droce.rpc, INFO);
@@ -136,11 +137,6 @@ OckRpcServerCreateWithCfg(const char *ip, uint16_t port, OckRpcServer *server,
 	if (srv == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
 	st = rpc_conf_read(configs, false, &srv->conf);
-	if (st == OCK_RPC_OK && srv->conf.type == RPC_TRANSPORT_RDMA) {
-		RPC_LOG(ERR, "server %s: %s=RDMA: RPC over droce's RoCE is not built yet; use TCP",
-			srv->conf.name, OCK_RPC_STR_COMMUNICATION_TYPE);
-		st = OCK_RPC_ERR_UNSUPPORT;
-	}
 	if (st != OCK_RPC_OK) {
 		free(srv);
 		return st;
@@ -227,7 +223,7 @@ OckRpcServerStart(OckRpcServer server)
 	ret = rpc_engine_create(&srv->conf, srv->conf.name, &srv->engine);
 	if (ret != 0)
 		return ret == -ENOMEM ? OCK_RPC_ERR_NO_MEMORY : OCK_RPC_ERR;
-	st = rpc_tcp_listen(srv);
+	st = srv->conf.type == RPC_TRANSPORT_RDMA ? rpc_rdma_listen(srv) : rpc_tcp_listen(srv);
 	if (st != OCK_RPC_OK) {
 		rpc_engine_destroy(srv->engine);
 		srv->engine = NULL;
@@ -282,6 +278,7 @@ OckRpcServerDestroy(OckRpcServer server)
 				return;
 			}
 		rpc_tcp_unlisten(srv);
+		rpc_rdma_unlisten(srv);
 	}
 	/* Every session ends on its worker (its break handler runs there);
 	 * then the workers stop.
@@ -292,6 +289,7 @@ OckRpcServerDestroy(OckRpcServer server)
 	pthread_mutex_unlock(&srv->lock);
 	rpc_wait_zero(&srv->nb_sessions);
 	rpc_engine_destroy(srv->engine);
+	rpc_rdma_listener_free(srv);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }
@@ -439,10 +437,11 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	struct rpc_conf conf;
 	struct rpc_engine *e;
 	struct rpc_session *s;
+	struct rpc_rdma_link *link = NULL;
 	uint32_t server_max;
 	char peer[64];
 	OckRpcStatus st;
-	int fd;
+	int fd = -1;
 
 	if (ip == NULL || client == NULL || port == 0) {
 		RPC_LOG(ERR, "connect: %s", ip == NULL ? "no address" : client == NULL
@@ -450,17 +449,15 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
 	st = rpc_conf_read(configs, true, &conf);
-	if (st == OCK_RPC_OK && conf.type == RPC_TRANSPORT_RDMA) {
-		RPC_LOG(ERR, "connect to %s:%u: %s=RDMA: RPC over droce's RoCE is not built yet; use TCP",
-			ip, port, OCK_RPC_STR_COMMUNICATION_TYPE);
-		st = OCK_RPC_ERR_UNSUPPORT;
-	}
 	if (st != OCK_RPC_OK)
 		return st;
 	e = clients_engine_get(&conf);
 	if (e == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
-	st = rpc_tcp_connect(ip, port, &conf, &fd, &server_max);
+	if (conf.type == RPC_TRANSPORT_RDMA)
+		st = rpc_rdma_connect(ip, port, &conf, &link, &server_max);
+	else
+		st = rpc_tcp_connect(ip, port, &conf, &fd, &server_max);
 	if (st != OCK_RPC_OK) {
 		clients_engine_put();
 		return st;
@@ -468,10 +465,14 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
 	s = rpc_session_new(rpc_engine_pick(e), fd, true, &conf, peer);
 	if (s == NULL) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		rpc_rdma_link_free(link);
 		clients_engine_put();
 		return OCK_RPC_ERR_NO_MEMORY;
 	}
+	if (link != NULL)
+		rpc_rdma_bind(s, link);
 	s->peer_max_payload = server_max;
 	/* A client hears of its session's break if it gave a handler. */
 	s->announced = conf.on_break != NULL;

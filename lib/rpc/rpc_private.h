@@ -321,6 +321,22 @@ bool rpc_session_rx_room(struct rpc_session *s, size_t need);
 void rpc_session_take_frames(struct rpc_session *s);
 /* @p len bytes came: they prove the peer alive and go to the frames. */
 void rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len);
+/* How a client's opening reaches the server, before a worker has it:
+ * each call moves all of @p len bytes or fails (0 or a negative errno).
+ */
+struct rpc_opening {
+	int (*write_all)(void *arg, const void *buf, size_t len);
+	int (*read_exact)(void *arg, void *buf, size_t len);
+	void *arg;
+	const char *where;              /* for messages: the server's address and name */
+};
+
+/* HELLO with @p conf's server name, info and segment size; the WELCOME
+ * read exactly (the worker reads what follows it), with the server's
+ * segment size.
+ */
+OckRpcStatus rpc_session_open_client(const struct rpc_opening *io, const struct rpc_conf *conf,
+				     uint32_t *server_max);
 /* After the worker's round: its connection's last resources. */
 void rpc_session_release(struct rpc_session *s);
 void rpc_session_out_sent(struct rpc_session *s, struct rpc_out *o);

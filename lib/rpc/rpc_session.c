@@ -253,6 +253,58 @@ send_control(struct rpc_session *s, enum rpc_kind kind, int16_t status, const vo
 	send_out(s, o);
 }
 
+/* ---- opening, by a client ------------------------------------------------------- */
+
+OckRpcStatus
+rpc_session_open_client(const struct rpc_opening *io, const struct rpc_conf *conf,
+			uint32_t *server_max)
+{
+	const char *where = io->where;
+	size_t name_len = strlen(conf->name) + 1, info_len = strlen(conf->info) + 1;
+	struct rpc_frame f = { .kind = RPC_HELLO,
+			       .payload_len = (uint32_t)(name_len + info_len + 4) };
+	uint8_t hello[RPC_FRAME_HDR_SIZE + RPC_HELLO_MAX_PAYLOAD];
+	uint8_t welcome[RPC_FRAME_HDR_SIZE + 4 * RPC_NAME_MAX];
+	size_t len = RPC_FRAME_HDR_SIZE;
+	uint8_t *p = hello + RPC_FRAME_HDR_SIZE;
+	int ret;
+
+	rpc_frame_encode(&f, hello);
+	memcpy(p, conf->name, name_len);
+	memcpy(p + name_len, conf->info, info_len);
+	rpc_put_be32(p + name_len + info_len, conf->segsize);
+	ret = io->write_all(io->arg, hello, RPC_FRAME_HDR_SIZE + f.payload_len);
+	if (ret == 0)
+		ret = io->read_exact(io->arg, welcome, RPC_FRAME_HDR_SIZE);
+	while (ret == 0) {
+		size_t need;
+		int got = rpc_frame_decode(welcome, len, sizeof(welcome) - RPC_FRAME_HDR_SIZE - 1,
+					   &f, &need);
+
+		if (got == RPC_FRAME_SHORT) {
+			ret = io->read_exact(io->arg, welcome + len, need - len);
+			len = need;
+			continue;
+		}
+		if (got != RPC_FRAME_OK || f.kind != RPC_WELCOME ||
+		    (f.status == OCK_RPC_OK && f.payload_len != 4)) {
+			RPC_LOG(ERR, "connect to %s: the server's answer is not a WELCOME (%s)", where,
+				got < 0 ? rpc_frame_result_str(got) : "another kind, or a bad size");
+			return OCK_RPC_ERR_DESERIALIZE;
+		}
+		if (f.status != OCK_RPC_OK) {
+			welcome[len] = '\0';
+			RPC_LOG(ERR, "connect to %s refused: %s", where,
+				(const char *)welcome + RPC_FRAME_HDR_SIZE);
+			return (OckRpcStatus)f.status;
+		}
+		*server_max = rpc_get_be32(welcome + RPC_FRAME_HDR_SIZE);
+		return OCK_RPC_OK;
+	}
+	RPC_LOG(ERR, "connect to %s: %s", where, strerror(-ret));
+	return OCK_RPC_ERR_CONN_UNCONNECTED;
+}
+
 /* ---- ending ----------------------------------------------------------------------- */
 
 void

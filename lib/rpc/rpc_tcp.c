@@ -372,55 +372,16 @@ connect_socket(const struct sockaddr_in *a)
 	return fd;
 }
 
-/* HELLO with our server name, info and segment size; the WELCOME read
- * exactly (the worker reads what follows it), with the server's size.
- */
-static OckRpcStatus
-open_session(int fd, const struct rpc_conf *conf, const char *where, uint32_t *server_max)
+static int
+socket_write(void *arg, const void *buf, size_t len)
 {
-	size_t name_len = strlen(conf->name) + 1, info_len = strlen(conf->info) + 1;
-	struct rpc_frame f = { .kind = RPC_HELLO,
-			       .payload_len = (uint32_t)(name_len + info_len + 4) };
-	uint8_t hello[RPC_FRAME_HDR_SIZE + RPC_HELLO_MAX_PAYLOAD];
-	uint8_t welcome[RPC_FRAME_HDR_SIZE + 4 * RPC_NAME_MAX];
-	size_t len = RPC_FRAME_HDR_SIZE;
-	uint8_t *p = hello + RPC_FRAME_HDR_SIZE;
-	int ret;
+	return io_all(*(int *)arg, (void *)(uintptr_t)buf, len, true);
+}
 
-	rpc_frame_encode(&f, hello);
-	memcpy(p, conf->name, name_len);
-	memcpy(p + name_len, conf->info, info_len);
-	rpc_put_be32(p + name_len + info_len, conf->segsize);
-	ret = io_all(fd, hello, RPC_FRAME_HDR_SIZE + f.payload_len, true);
-	if (ret == 0)
-		ret = io_all(fd, welcome, RPC_FRAME_HDR_SIZE, false);
-	while (ret == 0) {
-		size_t need;
-		int got = rpc_frame_decode(welcome, len, sizeof(welcome) - RPC_FRAME_HDR_SIZE - 1,
-					   &f, &need);
-
-		if (got == RPC_FRAME_SHORT) {
-			ret = io_all(fd, welcome + len, need - len, false);
-			len = need;
-			continue;
-		}
-		if (got != RPC_FRAME_OK || f.kind != RPC_WELCOME ||
-		    (f.status == OCK_RPC_OK && f.payload_len != 4)) {
-			RPC_LOG(ERR, "connect to %s: the server's answer is not a WELCOME (%s)", where,
-				got < 0 ? rpc_frame_result_str(got) : "another kind, or a bad size");
-			return OCK_RPC_ERR_DESERIALIZE;
-		}
-		if (f.status != OCK_RPC_OK) {
-			welcome[len] = '\0';
-			RPC_LOG(ERR, "connect to %s refused: %s", where,
-				(const char *)welcome + RPC_FRAME_HDR_SIZE);
-			return (OckRpcStatus)f.status;
-		}
-		*server_max = rpc_get_be32(welcome + RPC_FRAME_HDR_SIZE);
-		return OCK_RPC_OK;
-	}
-	RPC_LOG(ERR, "connect to %s: %s", where, strerror(-ret));
-	return OCK_RPC_ERR_CONN_UNCONNECTED;
+static int
+socket_read(void *arg, void *buf, size_t len)
+{
+	return io_all(*(int *)arg, buf, len, false);
 }
 
 OckRpcStatus
@@ -442,7 +403,10 @@ rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int 
 		RPC_LOG(ERR, "connect to %s: %s", where, strerror(-fd));
 		return OCK_RPC_ERR_CONN_UNCONNECTED;
 	}
-	st = open_session(fd, conf, where, server_max);
+	st = rpc_session_open_client(&(struct rpc_opening){ .write_all = socket_write,
+							       .read_exact = socket_read,
+							       .arg = &fd, .where = where },
+				     conf, server_max);
 	if (st != OCK_RPC_OK) {
 		close(fd);
 		return st;

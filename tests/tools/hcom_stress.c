@@ -13,7 +13,8 @@
  *
  * A request starts with its service id and a tag (8 bytes); the server
  * answers with the same 8 bytes and every other byte XORed with 0x5a.
- * Sizes spread over the powers of two up to MAX_BYTES. The client exits
+ * Sizes spread over the powers of two up to MAX_BYTES. HCOM_STRESS_TYPE
+ * names the transport (TCP, the default, or RDMA). The client exits
  * 0 when every call ended once, OK, with its own answer byte for byte.
  */
 
@@ -32,6 +33,14 @@
 #define NAME "hcom-stress"
 #define HEAD 8
 #define WINDOW 16
+
+static const char *
+transport(void)
+{
+	const char *type = getenv("HCOM_STRESS_TYPE");
+
+	return type != NULL ? type : "TCP";
+}
 
 /* ---- the server ----------------------------------------------------------------------- */
 
@@ -68,7 +77,7 @@ static int
 serve(const char *ip, const char *port, const char *segsize)
 {
 	RpcConfigPair pairs[] = {
-		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, transport() },
 		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_WRK_THR_GRP, "2" },
 		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, segsize },
 	};
@@ -242,7 +251,7 @@ static int
 run_client(char **argv)
 {
 	RpcConfigPair pairs[] = {
-		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, transport() },
 		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_PRE_SEGMENT_SIZE, argv[4] },
 	};
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,

@@ -1,0 +1,1025 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * RPC over droce's RC. An hcom4db application knows nothing of DPDK, so
+ * the first RDMA server or client starts the process's droce stack on a
+ * thread of the library's own, which becomes the EAL's main lcore and
+ * runs the control loop (lib/rc's QPs and lib/cm live there); the stack
+ * then stays for the life of the process, as an EAL cannot start twice.
+ *
+ * A session's connection (a link) is a QP with a CQ for each side and
+ * lib/rc's CQ reactor: a buffered send socket, a receive socket. The
+ * session's frames are one byte stream cut into SENDs of up to a chunk;
+ * the receiver appends each SEND to the session's buffer and cuts frames
+ * there, as over TCP. The RPC worker that owns the session sleeps on the
+ * CQs' eventfds in its epoll set with its other sessions.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include "droce_cm.h"
+#include "droce_net.h"
+#include "droce_rc.h"
+#include "rpc_rdma.h"
+
+/* Bytes one SEND carries at most: a frame longer goes in several. */
+#define CHUNK 8192
+#define SEND_BUFFERS 16
+/* More receives than the peer has sends in flight: RNR waits are rare. */
+#define RECV_BUFFERS 32
+/* READs in flight each way (rendezvous). */
+#define RD_ATOMIC 8
+#define RC_RETRIES 7
+#define RNR_RETRY_FOR_EVER 7
+/* A socket's flushed completions reach its CQ on the control lcore. */
+#define TEARDOWN_WAIT_MS 1000
+
+/* ---- the process's stack ------------------------------------------------------------ */
+
+struct host_port {
+	struct droce_rc_device *dev;
+	struct droce_pd *pd;
+	struct droce_cm *cm;
+};
+
+enum host_state { HOST_DOWN, HOST_STARTING, HOST_UP, HOST_FAILED };
+
+static struct {
+	pthread_mutex_t lock;           /* its start; lib/rc's objects, made and destroyed */
+	pthread_cond_t started;
+	enum host_state state;
+	pthread_t thread;
+	struct droce_eal_start eal;
+	struct droce_conf conf;
+	struct droce_stack *stack;
+	struct host_port port[DROCE_MAX_PORTS];
+	char err[DROCE_ERR_LEN];
+} host = { .lock = PTHREAD_MUTEX_INITIALIZER, .started = PTHREAD_COND_INITIALIZER };
+
+#define ENV_CONF "DROCE_HCOM_CONF"
+#define ENV_EAL "DROCE_HCOM_EAL"
+#define LINK_WAIT_MS 5000
+#define EAL_ARGS_MAX 64
+
+/* EAL arguments from the environment, split at blanks; argv[0] ours. */
+static int
+eal_args(char *buf, size_t len, char **argv)
+{
+	const char *env = getenv(ENV_EAL);
+	int argc = 0;
+
+	argv[argc++] = (char *)"droce-hcom";
+	/* An application's log shows droce's notices and worse unless the
+	 * user's own --log-level (after this one) says more.
+	 */
+	argv[argc++] = (char *)"--log-level=droce.*:notice";
+	if (env == NULL)
+		snprintf(buf, len, "--file-prefix droce-hcom-%d", (int)getpid());
+	else if ((size_t)snprintf(buf, len, "%s", env) >= len)
+		return -1;
+	for (char *save = NULL, *tok = strtok_r(buf, " \t\n", &save); tok != NULL;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (argc == EAL_ARGS_MAX - 1)
+			return -1;
+		argv[argc++] = tok;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+static int
+host_ports_open(void)
+{
+	for (uint16_t p = 0; p < host.conf.nb_ports; p++) {
+		struct host_port *hp = &host.port[p];
+
+		hp->dev = droce_rc_open(host.stack, p, host.err, sizeof(host.err));
+		if (hp->dev == NULL)
+			return -1;
+		hp->pd = droce_alloc_pd(hp->dev);
+		if (hp->pd == NULL) {
+			snprintf(host.err, sizeof(host.err), "port %u: no protection domain: %s", p,
+				 rte_strerror(rte_errno));
+			return -1;
+		}
+		hp->cm = droce_cm_open(host.stack, p, host.err, sizeof(host.err));
+		if (hp->cm == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* A connect right after the start would find no link (memif's takes a
+ * moment); a port still down after the wait is logged and tried anyway.
+ */
+static void
+wait_links(void)
+{
+	uint64_t until = rpc_now_ns() + LINK_WAIT_MS * 1000000ull;
+
+	for (uint16_t p = 0; p < host.conf.nb_ports; p++) {
+		struct rte_eth_link link = { 0 };
+
+		while (rte_eth_link_get_nowait(droce_port_ethdev(host.stack, p), &link) == 0 &&
+		       link.link_status != RTE_ETH_LINK_UP && rpc_now_ns() < until)
+			usleep(10000);
+		if (link.link_status != RTE_ETH_LINK_UP)
+			RPC_LOG(WARNING, "droce port %u (%s): link still down after %u ms", p,
+				host.conf.port[p].device, LINK_WAIT_MS);
+	}
+}
+
+static int
+host_start(void)
+{
+	static char args[4096];
+	static char *argv[EAL_ARGS_MAX];
+	struct droce_lcore_layout layout;
+	const char *file = getenv(ENV_CONF);
+	int argc, ret;
+
+	if (file == NULL) {
+		snprintf(host.err, sizeof(host.err),
+			 "RDMA needs a droce port: set %s to a droce configuration file with port.0.device and port.0.address (and %s to EAL arguments); see the README's \"Using droce as hcom4db\"",
+			 ENV_CONF, ENV_EAL);
+		return -1;
+	}
+	if (droce_conf_load(&host.conf, file, NULL, 0, host.err, sizeof(host.err)) != 0)
+		return -1;
+	/* The stack's periodic line would land in the application's log. */
+	if (strcmp(droce_conf_origin(&host.conf, "stats.period"), "default") == 0)
+		host.conf.stats_period = 0;
+	if (host.conf.nb_ports == 0) {
+		snprintf(host.err, sizeof(host.err), "%s (%s): no port; give port.0.device and port.0.address",
+			 file, ENV_CONF);
+		return -1;
+	}
+	argc = eal_args(args, sizeof(args), argv);
+	if (argc < 0) {
+		snprintf(host.err, sizeof(host.err), "%s: longer than %zu bytes or %d arguments",
+			 ENV_EAL, sizeof(args) - 1, EAL_ARGS_MAX - 2);
+		return -1;
+	}
+	ret = droce_eal_start(&host.eal, &host.conf, argc, argv, host.err, sizeof(host.err));
+	if (ret != 0)
+		return -1;
+	if (droce_lcores_layout(&host.conf, host.eal.lcore_option, &layout, host.err,
+				sizeof(host.err)) != 0)
+		return -1;
+	host.stack = droce_stack_create(&host.conf, &layout, host.err, sizeof(host.err));
+	if (host.stack == NULL || host_ports_open() != 0)
+		return -1;
+	ret = droce_stack_start(host.stack, true);
+	if (ret != 0) {
+		snprintf(host.err, sizeof(host.err), "the stack did not start: %s",
+			 rte_strerror(-ret));
+		return -1;
+	}
+	wait_links();
+	return 0;
+}
+
+static void *
+host_main(void *arg)
+{
+	int ret = host_start();
+
+	(void)arg;
+	pthread_mutex_lock(&host.lock);
+	host.state = ret == 0 ? HOST_UP : HOST_FAILED;
+	pthread_cond_broadcast(&host.started);
+	pthread_mutex_unlock(&host.lock);
+	if (ret == 0)
+		droce_stack_run(host.stack);
+	return NULL;
+}
+
+/* The stack, started on first use; false (logged) when it cannot run. */
+static bool
+host_up(void)
+{
+	enum host_state st;
+
+	pthread_mutex_lock(&host.lock);
+	if (host.state == HOST_DOWN) {
+		host.state = HOST_STARTING;
+		if (pthread_create(&host.thread, NULL, host_main, NULL) != 0) {
+			snprintf(host.err, sizeof(host.err), "no thread for the stack");
+			host.state = HOST_FAILED;
+		} else {
+			pthread_detach(host.thread);
+		}
+	}
+	while (host.state == HOST_STARTING)
+		pthread_cond_wait(&host.started, &host.lock);
+	st = host.state;
+	pthread_mutex_unlock(&host.lock);
+	if (st != HOST_UP)
+		RPC_LOG(ERR, "RDMA transport: %s", host.err);
+	return st == HOST_UP;
+}
+
+static bool
+in_subnet(const struct droce_port_conf *pc, uint32_t ip)
+{
+	uint32_t mask = pc->prefix_len == 0 ? 0 : htonl(~0u << (32 - pc->prefix_len));
+
+	return ((pc->addr ^ ip) & mask) == 0;
+}
+
+/* The port with address @p ip (INADDR_ANY: the first), or -1. */
+static int
+port_of_address(uint32_t ip)
+{
+	for (uint16_t p = 0; p < host.conf.nb_ports; p++)
+		if (ip == INADDR_ANY || host.conf.port[p].addr == ip)
+			return p;
+	return -1;
+}
+
+/* The port that reaches @p ip: on its subnet and not that address (the
+ * way to a server of this process on another port), else with a gateway.
+ */
+static int
+port_towards(uint32_t ip)
+{
+	for (uint16_t p = 0; p < host.conf.nb_ports; p++)
+		if (in_subnet(&host.conf.port[p], ip) && host.conf.port[p].addr != ip)
+			return p;
+	for (uint16_t p = 0; p < host.conf.nb_ports; p++)
+		if (host.conf.port[p].gateway != 0)
+			return p;
+	return -1;
+}
+
+/* ---- links -------------------------------------------------------------------------- */
+
+struct rpc_rdma_link {
+	struct rpc_watch send_watch, recv_watch, cm_watch;
+	struct rpc_session *s;          /* once it has one */
+	struct rpc_rdma_listener *listener; /* accepted by it */
+	TAILQ_ENTRY(rpc_rdma_link) listener_link;
+	struct droce_cm_channel *ch;    /* a client's own */
+	struct droce_cm_id *id;
+	struct droce_cq *scq, *rcq;
+	struct droce_qp *qp;
+	struct droce_cq_reactor *reactor;
+	struct droce_rc_send_socket *tx;
+	struct droce_rc_recv_socket *rx;
+	bool established, disconnected, failed;
+	/* What came before there was a session (after a client's WELCOME). */
+	uint8_t *early;
+	size_t early_len, early_cap;
+	uint8_t *stage;                 /* small frames packed into one SEND */
+};
+
+struct rpc_rdma_listener {
+	struct rpc_server *srv;
+	uint16_t port;                  /* droce's */
+	struct droce_cm_channel *ch;
+	struct droce_cm_id *id;
+	pthread_mutex_t lock;           /* links: the CM's worker and the sessions' */
+	TAILQ_HEAD(, rpc_rdma_link) links;
+};
+
+static void
+link_on_data(void *arg, const void *data, uint32_t len, const struct droce_wc *wc)
+{
+	struct rpc_rdma_link *l = arg;
+
+	(void)wc;
+	if (l->s != NULL) {
+		rpc_session_bytes_in(l->s, data, len);
+		return;
+	}
+	if (l->early_len + len > l->early_cap) {
+		size_t cap = RTE_MAX(l->early_len + len, 2 * l->early_cap);
+		uint8_t *b = realloc(l->early, cap);
+
+		if (b == NULL) {
+			l->failed = true;
+			return;
+		}
+		l->early = b;
+		l->early_cap = cap;
+	}
+	memcpy(l->early + l->early_len, data, len);
+	l->early_len += len;
+}
+
+static void
+link_on_error(void *arg, const struct droce_wc *wc, bool send)
+{
+	struct rpc_rdma_link *l = arg;
+
+	l->failed = true;
+	if (l->s == NULL || l->s->state == SESSION_ENDED)
+		return;
+	RPC_LOG(NOTICE, "session with %s: a %s completed in error (%s): the connection is broken",
+		l->s->peer, send ? "send" : "receive", droce_wc_status_str(wc->status));
+	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
+}
+
+/* Wait for a socket's flushed work to reach its CQ, then destroy it. */
+static void
+destroy_socket(struct rpc_rdma_link *l, bool send)
+{
+	for (unsigned int ms = 0;; ms++) {
+		int ret = send ? droce_rc_send_socket_destroy(l->tx)
+			       : droce_rc_recv_socket_destroy(l->rx);
+
+		if (ret != -EBUSY || ms == TEARDOWN_WAIT_MS)
+			return;
+		usleep(1000);
+	}
+}
+
+static void
+link_destroy_locked(struct rpc_rdma_link *l)
+{
+	if (l->id != NULL) {
+		if (l->established && !l->disconnected)
+			droce_cm_disconnect(l->id);
+		droce_cm_destroy_id(l->id);
+	}
+	if (l->qp != NULL) {
+		struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
+
+		droce_modify_qp(l->qp, &a, DROCE_QP_STATE);
+		if (l->rx != NULL)
+			destroy_socket(l, false);
+		if (l->tx != NULL)
+			destroy_socket(l, true);
+		droce_destroy_qp(l->qp);
+	}
+	droce_destroy_cq(l->scq);
+	droce_destroy_cq(l->rcq);
+	droce_cq_reactor_destroy(l->reactor);
+	if (l->ch != NULL)
+		droce_cm_destroy_channel(l->ch);
+	free(l->early);
+	free(l->stage);
+	free(l);
+}
+
+void
+rpc_rdma_link_free(struct rpc_rdma_link *l)
+{
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&host.lock);
+	link_destroy_locked(l);
+	pthread_mutex_unlock(&host.lock);
+}
+
+/* A QP in INIT on @p port with its CQs, reactor and sockets. */
+static struct rpc_rdma_link *
+link_new(uint16_t port, const char *who)
+{
+	struct host_port *hp = &host.port[port];
+	struct rpc_rdma_link *l = calloc(1, sizeof(*l));
+	struct droce_qp_attr init = {
+		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
+				   DROCE_ACCESS_REMOTE_WRITE,
+	};
+	const char *what = "memory";
+
+	if (l == NULL || (l->stage = malloc(CHUNK)) == NULL) {
+		free(l);
+		RPC_LOG(ERR, "%s: no memory for a connection", who);
+		return NULL;
+	}
+	pthread_mutex_lock(&host.lock);
+	l->scq = droce_create_cq(hp->dev, SEND_BUFFERS);
+	l->rcq = droce_create_cq(hp->dev, RECV_BUFFERS);
+	if (l->scq != NULL && l->rcq != NULL) {
+		what = "a QP";
+		l->qp = droce_create_qp(hp->pd, &(struct droce_qp_init_attr){
+			.qp_type = DROCE_QPT_RC, .send_cq = l->scq, .recv_cq = l->rcq,
+			.sq_sig_all = 1,
+			.cap = { .max_send_wr = SEND_BUFFERS, .max_recv_wr = RECV_BUFFERS,
+				 .max_send_sge = 1, .max_recv_sge = 1 } });
+	}
+	if (l->qp != NULL && droce_modify_qp(l->qp, &init, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+					     DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS) == 0) {
+		what = "a CQ reactor";
+		l->reactor = droce_cq_reactor_create(hp->dev, link_on_data, l);
+	}
+	if (l->reactor != NULL) {
+		droce_cq_reactor_set_on_error(l->reactor, link_on_error, l);
+		what = "its sockets";
+		l->tx = droce_rc_send_socket_create(l->reactor, l->qp,
+			&(struct droce_rc_send_socket_attr){ .kind = DROCE_RC_SEND_BUFFERED,
+							     .nb_buffers = SEND_BUFFERS,
+							     .buffer_size = CHUNK });
+		l->rx = droce_rc_recv_socket_create(l->reactor, l->qp,
+			&(struct droce_rc_recv_socket_attr){ .nb_buffers = RECV_BUFFERS,
+							     .buffer_size = CHUNK });
+	}
+	if (l->tx == NULL || l->rx == NULL) {
+		RPC_LOG(ERR, "%s: no %s for a connection on droce port %u (the droce.rc log says why)",
+			who, what, port);
+		link_destroy_locked(l);
+		l = NULL;
+	}
+	pthread_mutex_unlock(&host.lock);
+	return l;
+}
+
+static struct droce_cm_conn_param
+conn_param(void)
+{
+	return (struct droce_cm_conn_param){ .responder_resources = RD_ATOMIC,
+					     .initiator_depth = RD_ATOMIC,
+					     .retry_count = RC_RETRIES,
+					     .rnr_retry_count = RNR_RETRY_FOR_EVER };
+}
+
+static void
+drain_eventfd(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		RPC_LOG(DEBUG, "eventfd: %s", strerror(errno));
+}
+
+/* ---- a session's connection, on its worker ---------------------------------------- */
+
+static void
+rdma_poll(struct rpc_session *s)
+{
+	/* Handlers may end it meanwhile: it stays until this returns. */
+	rpc_session_ref(s);
+	droce_cq_reactor_on_recv_cq_event(s->rdma->reactor, s->rdma->rx);
+	rpc_session_unref(s);
+}
+
+static void
+recv_ready(struct rpc_watch *w, uint32_t events)
+{
+	struct rpc_rdma_link *l = container_of(w, struct rpc_rdma_link, recv_watch);
+
+	(void)events;
+	drain_eventfd(droce_rc_recv_socket_event_fd(l->rx));
+	rdma_poll(l->s);
+}
+
+static void
+rdma_flush(struct rpc_session *s)
+{
+	struct rpc_rdma_link *l = s->rdma;
+
+	while (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out) &&
+	       droce_rc_send_socket_available(l->tx) != 0) {
+		struct rpc_out *o = STAILQ_FIRST(&s->out);
+		const uint8_t *data = o->buf + o->off;
+		size_t len = RTE_MIN(o->len - o->off, (size_t)CHUNK);
+		int ret;
+
+		/* Small frames share a SEND: a SEND each would cost a packet
+		 * and a completion per call.
+		 */
+		if (len < CHUNK && STAILQ_NEXT(o, link) != NULL) {
+			len = 0;
+			for (; o != NULL && len < CHUNK; o = STAILQ_NEXT(o, link)) {
+				size_t n = RTE_MIN(o->len - o->off, CHUNK - len);
+
+				memcpy(l->stage + len, o->buf + o->off, n);
+				len += n;
+			}
+			data = l->stage;
+		}
+		ret = droce_rc_send_socket_send(l->tx, data, len, 0);
+		if (ret == -EAGAIN)
+			return;         /* a send completion calls again */
+		if (ret != 0) {
+			RPC_LOG(NOTICE, "session with %s: send: %s", s->peer, strerror(-ret));
+			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+			return;
+		}
+		while ((o = STAILQ_FIRST(&s->out)) != NULL && len >= o->len - o->off) {
+			len -= o->len - o->off;
+			STAILQ_REMOVE_HEAD(&s->out, link);
+			rpc_session_out_sent(s, o);
+			if (s->state == SESSION_ENDED)
+				return;
+		}
+		if (o != NULL)
+			o->off += len;
+	}
+}
+
+static void
+send_ready(struct rpc_watch *w, uint32_t events)
+{
+	struct rpc_rdma_link *l = container_of(w, struct rpc_rdma_link, send_watch);
+	struct rpc_session *s = l->s;
+	uint64_t keys[DROCE_CQ_REACTOR_MAX_EVENTS];
+
+	(void)events;
+	drain_eventfd(droce_rc_send_socket_event_fd(l->tx));
+	rpc_session_ref(s);
+	droce_cq_reactor_on_send_cq_event(l->reactor, l->tx, keys, RTE_DIM(keys));
+	if (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out))
+		rdma_flush(s);
+	rpc_session_unref(s);
+}
+
+/* A client's CM events: the server's DREQ. */
+static void
+client_cm_ready(struct rpc_watch *w, uint32_t events)
+{
+	struct rpc_rdma_link *l = container_of(w, struct rpc_rdma_link, cm_watch);
+	struct droce_cm_event ev;
+
+	(void)events;
+	while (droce_cm_get_event(l->ch, &ev) == 0) {
+		if (ev.event != DROCE_CM_EVENT_DISCONNECTED || l->s->state == SESSION_ENDED)
+			continue;
+		l->disconnected = true;
+		RPC_LOG(INFO, "session with %s: the server disconnected", l->s->peer);
+		rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
+	}
+}
+
+static int
+rdma_attach(struct rpc_session *s)
+{
+	struct rpc_rdma_link *l = s->rdma;
+	uint64_t keys[DROCE_CQ_REACTOR_MAX_EVENTS];
+	int ret;
+
+	l->send_watch.ready = send_ready;
+	l->recv_watch.ready = recv_ready;
+	l->cm_watch.ready = client_cm_ready;
+	ret = rpc_worker_watch(s->w, droce_rc_send_socket_event_fd(l->tx), EPOLLIN, &l->send_watch);
+	if (ret == 0)
+		ret = rpc_worker_watch(s->w, droce_rc_recv_socket_event_fd(l->rx), EPOLLIN,
+				       &l->recv_watch);
+	if (ret == 0 && l->ch != NULL)
+		ret = rpc_worker_watch(s->w, droce_cm_channel_fd(l->ch), EPOLLIN, &l->cm_watch);
+	if (ret != 0) {
+		RPC_LOG(ERR, "session with %s: cannot watch its CQs: %s", s->peer, strerror(-ret));
+		return ret;
+	}
+	/* Bytes after the WELCOME came with it; both CQs are armed here. */
+	if (l->early_len != 0) {
+		rpc_session_bytes_in(s, l->early, l->early_len);
+		l->early_len = 0;
+	}
+	droce_cq_reactor_on_send_cq_event(l->reactor, l->tx, keys, RTE_DIM(keys));
+	rdma_poll(s);
+	return 0;
+}
+
+static void
+rdma_say_bye(struct rpc_session *s)
+{
+	struct rpc_frame f = { .kind = RPC_BYE };
+	uint8_t hdr[RPC_FRAME_HDR_SIZE];
+
+	if (!STAILQ_EMPTY(&s->out))
+		return;
+	rpc_frame_encode(&f, hdr);
+	droce_rc_send_socket_send(s->rdma->tx, hdr, sizeof(hdr), 0);
+}
+
+static void
+rdma_detach(struct rpc_session *s)
+{
+	struct rpc_rdma_link *l = s->rdma;
+
+	rpc_worker_unwatch(s->w, droce_rc_send_socket_event_fd(l->tx));
+	rpc_worker_unwatch(s->w, droce_rc_recv_socket_event_fd(l->rx));
+	if (l->ch != NULL)
+		rpc_worker_unwatch(s->w, droce_cm_channel_fd(l->ch));
+	/* The QP stops here and the peer hears (DREQ); what was sent and not
+	 * yet acknowledged is lost, as a TCP reset loses it.
+	 */
+	if (l->established && !l->disconnected) {
+		l->disconnected = true;
+		droce_cm_disconnect(l->id);
+	}
+}
+
+static void
+rdma_release(struct rpc_session *s)
+{
+	struct rpc_rdma_link *l = s->rdma;
+	struct rpc_rdma_listener *ls = l->listener;
+
+	s->rdma = NULL;
+	if (ls != NULL) {
+		pthread_mutex_lock(&ls->lock);
+		TAILQ_REMOVE(&ls->links, l, listener_link);
+		pthread_mutex_unlock(&ls->lock);
+	}
+	rpc_rdma_link_free(l);
+}
+
+const struct rpc_transport_ops rpc_rdma_ops = {
+	.attach = rdma_attach,
+	.poll = rdma_poll,
+	.flush = rdma_flush,
+	.say_bye = rdma_say_bye,
+	.detach = rdma_detach,
+	.release = rdma_release,
+};
+
+void
+rpc_rdma_bind(struct rpc_session *s, struct rpc_rdma_link *l)
+{
+	s->ops = &rpc_rdma_ops;
+	s->rdma = l;
+	l->s = s;
+}
+
+/* ---- servers ------------------------------------------------------------------------ */
+
+static struct rpc_rdma_link *
+listener_find(struct rpc_rdma_listener *ls, const struct droce_cm_id *id)
+{
+	struct rpc_rdma_link *l;
+
+	TAILQ_FOREACH(l, &ls->links, listener_link)
+		if (l->id == id)
+			return l;
+	return NULL;
+}
+
+static void
+peer_name(uint32_t ip, uint16_t port, char *out, size_t len)
+{
+	char text[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &ip, text, sizeof(text));
+	snprintf(out, len, "%s:%u", text, port);
+}
+
+static void
+take_request(struct rpc_rdma_listener *ls, const struct droce_cm_event *ev)
+{
+	struct droce_cm_conn_param param = conn_param();
+	struct rpc_rdma_link *l;
+	char who[96];
+
+	snprintf(who, sizeof(who), "server %s", ls->srv->conf.name);
+	if (atomic_load(&ls->srv->destroying) || (l = link_new(ls->port, who)) == NULL) {
+		droce_cm_reject(ev->id, NULL, 0);
+		droce_cm_destroy_id(ev->id);
+		return;
+	}
+	l->id = ev->id;
+	l->listener = ls;
+	param.responder_resources = RTE_MIN(param.responder_resources, ev->initiator_depth);
+	param.initiator_depth = RTE_MIN(param.initiator_depth, ev->responder_resources);
+	if (droce_cm_accept(l->id, l->qp, &param) != 0) {
+		RPC_LOG(ERR, "%s: cannot accept a connection (the droce.cm log says why)", who);
+		rpc_rdma_link_free(l);
+		return;
+	}
+	pthread_mutex_lock(&ls->lock);
+	TAILQ_INSERT_TAIL(&ls->links, l, listener_link);
+	pthread_mutex_unlock(&ls->lock);
+}
+
+/* The peer's RTU: the link becomes a session. */
+static void
+take_established(struct rpc_rdma_listener *ls, struct rpc_rdma_link *l,
+		 const struct droce_cm_event *ev)
+{
+	struct rpc_session *s;
+	char peer[64];
+
+	l->established = true;
+	peer_name(ev->peer_ip, ev->peer_port, peer, sizeof(peer));
+	s = rpc_session_new(rpc_engine_pick(ls->srv->engine), -1, false, &ls->srv->conf, peer);
+	if (s == NULL) {
+		TAILQ_REMOVE(&ls->links, l, listener_link);
+		rpc_rdma_link_free(l);
+		return;
+	}
+	rpc_rdma_bind(s, l);
+	s->server = ls->srv;
+	rpc_server_session_add(ls->srv, s);
+	rpc_session_adopt(s);
+}
+
+static void
+listener_ready(struct rpc_watch *w, uint32_t events)
+{
+	struct rpc_server *srv = container_of(w, struct rpc_server, watch);
+	struct rpc_rdma_listener *ls = srv->rdma;
+	struct droce_cm_event ev;
+
+	(void)events;
+	while (droce_cm_get_event(ls->ch, &ev) == 0) {
+		struct rpc_rdma_link *l;
+
+		if (ev.event == DROCE_CM_EVENT_CONNECT_REQUEST) {
+			take_request(ls, &ev);
+			continue;
+		}
+		pthread_mutex_lock(&ls->lock);
+		l = listener_find(ls, ev.id);
+		if (l == NULL) {
+			pthread_mutex_unlock(&ls->lock);
+			continue;
+		}
+		if (ev.event == DROCE_CM_EVENT_ESTABLISHED && !l->established) {
+			take_established(ls, l, &ev);
+		} else if (ev.event == DROCE_CM_EVENT_DISCONNECTED || !l->established) {
+			/* The client left, or never came (its RTU lost for good). */
+			if (l->s != NULL) {
+				rpc_session_end(l->s, OCK_RPC_ERR_CONN_BROKEN, false);
+			} else {
+				TAILQ_REMOVE(&ls->links, l, listener_link);
+				rpc_rdma_link_free(l);
+			}
+		}
+		pthread_mutex_unlock(&ls->lock);
+	}
+}
+
+OckRpcStatus
+rpc_rdma_listen(struct rpc_server *srv)
+{
+	struct rpc_rdma_listener *ls;
+	struct in_addr ip;
+	int port, ret = -EINVAL;
+
+	if (inet_pton(AF_INET, srv->ip, &ip) != 1) {
+		RPC_LOG(ERR, "server %s: \"%s\" is not an IPv4 address", srv->conf.name, srv->ip);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	if (!host_up())
+		return OCK_RPC_ERR;
+	port = port_of_address(ip.s_addr);
+	if (port < 0) {
+		RPC_LOG(ERR, "server %s: no droce port has the address %s (%s: port.N.address)",
+			srv->conf.name, srv->ip, getenv(ENV_CONF));
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	ls = calloc(1, sizeof(*ls));
+	if (ls == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	ls->srv = srv;
+	ls->port = (uint16_t)port;
+	pthread_mutex_init(&ls->lock, NULL);
+	TAILQ_INIT(&ls->links);
+	ls->ch = droce_cm_create_channel(host.port[port].cm);
+	if (ls->ch != NULL)
+		ls->id = droce_cm_create_id(ls->ch, ls);
+	if (ls->id != NULL) {
+		if (srv->port != 0)
+			ret = droce_cm_listen(ls->id, srv->port);
+		for (uint32_t p = srv->conf.range_first;
+		     srv->port == 0 && p <= srv->conf.range_last && ret != 0; p++)
+			if ((ret = droce_cm_listen(ls->id, (uint16_t)p)) == 0)
+				srv->port = (uint16_t)p;
+	}
+	if (ret == 0) {
+		srv->rdma = ls;
+		srv->watch.ready = listener_ready;
+		ret = rpc_worker_watch(&srv->engine->workers[0], droce_cm_channel_fd(ls->ch),
+				       EPOLLIN, &srv->watch);
+		if (ret == 0) {
+			RPC_LOG(INFO, "server %s listens on %s:%u (RDMA, droce port %d)",
+				srv->conf.name, srv->ip, srv->port, port);
+			return OCK_RPC_OK;
+		}
+	}
+	if (srv->port != 0)
+		RPC_LOG(ERR, "server %s: cannot listen on %s:%u: %s", srv->conf.name, srv->ip,
+			srv->port, strerror(-ret));
+	else
+		RPC_LOG(ERR, "server %s: no free port on %s in %u-%u", srv->conf.name, srv->ip,
+			srv->conf.range_first, srv->conf.range_last);
+	srv->rdma = NULL;
+	droce_cm_destroy_id(ls->id);
+	droce_cm_destroy_channel(ls->ch);
+	pthread_mutex_destroy(&ls->lock);
+	free(ls);
+	return OCK_RPC_ERR;
+}
+
+struct unlisten {
+	struct rpc_task task;
+	struct rpc_server *srv;
+	atomic_int done;
+};
+
+static void
+unlisten_task(struct rpc_task *t)
+{
+	struct unlisten *u = container_of(t, struct unlisten, task);
+
+	rpc_worker_unwatch(&u->srv->engine->workers[0], droce_cm_channel_fd(u->srv->rdma->ch));
+	atomic_store_explicit(&u->done, 1, memory_order_release);
+	rpc_wake_state(&u->done);
+}
+
+void
+rpc_rdma_unlisten(struct rpc_server *srv)
+{
+	struct unlisten u = { .task.run = unlisten_task, .srv = srv };
+
+	if (srv->rdma == NULL)
+		return;
+	/* On the worker that may be in listener_ready() for it. */
+	atomic_init(&u.done, 0);
+	rpc_worker_push(&srv->engine->workers[0], &u.task);
+	rpc_wait_state(&u.done, 1u << 1, 0);
+	droce_cm_destroy_id(srv->rdma->id);
+	srv->rdma->id = NULL;
+}
+
+void
+rpc_rdma_listener_free(struct rpc_server *srv)
+{
+	struct rpc_rdma_listener *ls = srv->rdma;
+	struct rpc_rdma_link *l;
+
+	if (ls == NULL)
+		return;
+	/* Accepted and never established: no session let go of them. */
+	while ((l = TAILQ_FIRST(&ls->links)) != NULL) {
+		TAILQ_REMOVE(&ls->links, l, listener_link);
+		rpc_rdma_link_free(l);
+	}
+	droce_cm_destroy_channel(ls->ch);
+	pthread_mutex_destroy(&ls->lock);
+	free(ls);
+	srv->rdma = NULL;
+}
+
+/* ---- clients ------------------------------------------------------------------------ */
+
+/* The opening's I/O, on the connecting thread: it polls the CQs itself. */
+struct opening {
+	struct rpc_rdma_link *l;
+	uint64_t deadline_ns;
+};
+
+static int
+wait_fd(int fd, const struct opening *op)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t now = rpc_now_ns();
+
+	if (now >= op->deadline_ns)
+		return -ETIMEDOUT;
+	/* A short sleep: a CQ signals only once armed. */
+	if (poll(&pfd, 1, (int)RTE_MIN((op->deadline_ns - now) / 1000000 + 1, 10u)) > 0)
+		drain_eventfd(fd);
+	return 0;
+}
+
+static int
+opening_write(void *arg, const void *buf, size_t len)
+{
+	struct opening *op = arg;
+	struct rpc_rdma_link *l = op->l;
+	uint64_t keys[DROCE_CQ_REACTOR_MAX_EVENTS];
+	const uint8_t *p = buf;
+
+	while (len != 0) {
+		size_t n = RTE_MIN(len, (size_t)CHUNK);
+		int ret = droce_rc_send_socket_send(l->tx, p, n, 0);
+
+		if (ret == -EAGAIN) {
+			droce_cq_reactor_on_send_cq_event(l->reactor, l->tx, keys, RTE_DIM(keys));
+			ret = l->failed ? -ECONNRESET
+					: wait_fd(droce_rc_send_socket_event_fd(l->tx), op);
+			if (ret != 0)
+				return ret;
+			continue;
+		}
+		if (ret != 0)
+			return ret;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int
+opening_read(void *arg, void *buf, size_t len)
+{
+	struct opening *op = arg;
+	struct rpc_rdma_link *l = op->l;
+
+	while (l->early_len < len) {
+		int ret;
+
+		if (droce_cq_reactor_on_recv_cq_event(l->reactor, l->rx) > 0)
+			continue;
+		ret = l->failed ? -ECONNRESET : wait_fd(droce_rc_recv_socket_event_fd(l->rx), op);
+		if (ret != 0)
+			return ret;
+	}
+	memcpy(buf, l->early, len);
+	memmove(l->early, l->early + len, l->early_len - len);
+	l->early_len -= len;
+	return 0;
+}
+
+/* The CM's answer to our REQ. */
+static int
+await_established(struct rpc_rdma_link *l, const struct opening *op, const char *where)
+{
+	struct droce_cm_event ev;
+
+	for (;;) {
+		if (droce_cm_get_event(l->ch, &ev) != 0) {
+			if (wait_fd(droce_cm_channel_fd(l->ch), op) != 0) {
+				RPC_LOG(ERR, "connect to %s: no answer from the server's CM in %u ms",
+					where, RPC_OPENING_TIMEOUT_MS);
+				return -1;
+			}
+			continue;
+		}
+		if (ev.event == DROCE_CM_EVENT_ESTABLISHED) {
+			l->established = true;
+			return 0;
+		}
+		if (ev.event == DROCE_CM_EVENT_REJECTED && ev.status == 8)
+			RPC_LOG(ERR, "connect to %s: refused, nothing listens on that port", where);
+		else if (ev.event == DROCE_CM_EVENT_UNREACHABLE)
+			RPC_LOG(ERR, "connect to %s: unreachable (%s)", where,
+				ev.status == -EHOSTUNREACH ? "no ARP answer" : "the CM did not answer");
+		else
+			RPC_LOG(ERR, "connect to %s: CM event %s (status %d)", where,
+				droce_cm_event_str(ev.event), ev.status);
+		return -1;
+	}
+}
+
+OckRpcStatus
+rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
+		 struct rpc_rdma_link **out, uint32_t *server_max)
+{
+	struct droce_cm_conn_param param = conn_param();
+	struct opening op = { .deadline_ns = rpc_now_ns() +
+					     RPC_OPENING_TIMEOUT_MS * 1000000ull };
+	char where[2 * RPC_NAME_MAX];
+	struct rpc_rdma_link *l;
+	struct in_addr dst;
+	OckRpcStatus st;
+	int p;
+
+	if (inet_pton(AF_INET, ip, &dst) != 1) {
+		RPC_LOG(ERR, "connect: \"%s\" is not an IPv4 address", ip);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	if (!host_up())
+		return OCK_RPC_ERR;
+	snprintf(where, sizeof(where), "%s:%u (server %s)", ip, port, conf->name);
+	p = port_towards(dst.s_addr);
+	if (p < 0) {
+		RPC_LOG(ERR, "connect to %s: no droce port reaches it (no port.N.address on its subnet, no port.N.gateway)",
+			where);
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	l = link_new((uint16_t)p, where);
+	if (l == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	op.l = l;
+	l->ch = droce_cm_create_channel(host.port[p].cm);
+	if (l->ch != NULL)
+		l->id = droce_cm_create_id(l->ch, l);
+	if (l->id == NULL) {
+		rpc_rdma_link_free(l);
+		return OCK_RPC_ERR_NO_MEMORY;
+	}
+	if (droce_cm_connect(l->id, dst.s_addr, port, l->qp, &param) != 0 ||
+	    await_established(l, &op, where) != 0) {
+		rpc_rdma_link_free(l);
+		return OCK_RPC_ERR_CONN_UNCONNECTED;
+	}
+	st = rpc_session_open_client(&(struct rpc_opening){ .write_all = opening_write,
+							    .read_exact = opening_read,
+							    .arg = &op, .where = where },
+				     conf, server_max);
+	if (st != OCK_RPC_OK) {
+		rpc_rdma_link_free(l);
+		return st;
+	}
+	*out = l;
+	return OCK_RPC_OK;
+}

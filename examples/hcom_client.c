@@ -9,7 +9,7 @@
  * with the same buffer), and a last handshake whose answer says what the
  * server took.
  *
- *   hcom_client IP PORT [MESSAGES [MAX_BYTES]]
+ *   hcom_client IP PORT [MESSAGES [MAX_BYTES [TYPE]]]   TYPE: TCP or RDMA
  *
  * Exits 0 when the server counted every message and byte, none bad.
  */
@@ -65,7 +65,7 @@ main(int argc, char **argv)
 	char info[64];
 	RpcConfigPair pairs[] = {
 		{ OCK_RPC_STR_SERVER_NAME, EXAMPLE_SERVER_NAME },
-		{ OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, argc > 5 ? argv[5] : "TCP" },
 		{ OCK_RPC_STR_ENABLE_TLS, "no" },
 		{ OCK_RPC_STR_PRE_SEGMENT_COUNT, "0" },
 		{ OCK_RPC_STR_CLIENT_CREATE_INFO, info },
@@ -85,7 +85,7 @@ main(int argc, char **argv)
 	OckRpcClient c;
 
 	if (argc < 3 || max_bytes == 0 || max_bytes > 65536) {
-		fprintf(stderr, "usage: %s IP PORT [MESSAGES [MAX_BYTES 1..65536]]\n", argv[0]);
+		fprintf(stderr, "usage: %s IP PORT [MESSAGES [MAX_BYTES 1..65536 [TCP|RDMA]]]\n", argv[0]);
 		return 2;
 	}
 	snprintf(info, sizeof(info), "example client %d", (int)getpid());

@@ -8,7 +8,10 @@
  * a record of the client with OckRpcSetUpCtx, one-way data (service 1)
  * counted into that record with OckRpcGetUpCtx.
  *
- *   hcom_server IP PORT [GROUPS [POLL]]      e.g. hcom_server 127.0.0.1 0 2 no
+ *   hcom_server IP PORT [GROUPS [POLL [TYPE]]]   e.g. hcom_server 127.0.0.1 0 2 no
+ *
+ * TYPE is TCP (the default) or RDMA (droce's RoCE: DROCE_HCOM_CONF names
+ * the droce port, see the README).
  *
  * Prints "listening on IP:PORT", then a line per client that comes and
  * goes; ends on SIGINT or SIGTERM.
@@ -128,7 +131,7 @@ main(int argc, char **argv)
 {
 	RpcConfigPair pairs[] = {
 		{ OCK_RPC_STR_SERVER_NAME, EXAMPLE_SERVER_NAME },
-		{ OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, argc > 5 ? argv[5] : "TCP" },
 		{ OCK_RPC_STR_ENABLE_TLS, "no" },
 		{ OCK_RPC_STR_WRK_THR_GRP, argc > 3 ? argv[3] : "2" },
 		{ OCK_RPC_STR_ENABLE_POLL_WORKER, argc > 4 ? argv[4] : "no" },
@@ -147,7 +150,7 @@ main(int argc, char **argv)
 	int n;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s IP PORT [GROUPS [POLL yes|no]]\n", argv[0]);
+		fprintf(stderr, "usage: %s IP PORT [GROUPS [POLL yes|no [TCP|RDMA]]]\n", argv[0]);
 		return 2;
 	}
 	signal(SIGINT, on_signal);

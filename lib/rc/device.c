@@ -16,6 +16,7 @@
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 
 #include "droce_gpu.h"
 #include "droce_net.h"
@@ -71,6 +72,13 @@ droce_rc_open_conf(struct droce_stack *stack, uint16_t port, const struct droce_
 		rte_free(dev);
 		return NULL;
 	}
+	/* QP numbers start somewhere new in each process: a peer's CM keeps
+	 * the last connection of a QP number in timewait for a while, and
+	 * would refuse a restarted process's first QP as stale (REJ 10).
+	 */
+	for (uint32_t slot = 0; slot < RC_MAX_QP; slot++)
+		dev->qp_gen[slot] = (uint8_t)rte_rand();
+	dev->qp_hint = 1 + (uint32_t)rte_rand_max(RC_MAX_QP - 1);
 	dev->stack = stack;
 	dev->port = port;
 	dev->owners = conf->owners;

@@ -122,26 +122,6 @@ host_ports_open(void)
 	return 0;
 }
 
-/* A connect right after the start would find no link (memif's takes a
- * moment); a port still down after the wait is logged and tried anyway.
- */
-static void
-wait_links(void)
-{
-	uint64_t until = rpc_now_ns() + LINK_WAIT_MS * 1000000ull;
-
-	for (uint16_t p = 0; p < host.conf.nb_ports; p++) {
-		struct rte_eth_link link = { 0 };
-
-		while (rte_eth_link_get_nowait(droce_port_ethdev(host.stack, p), &link) == 0 &&
-		       link.link_status != RTE_ETH_LINK_UP && rpc_now_ns() < until)
-			usleep(10000);
-		if (link.link_status != RTE_ETH_LINK_UP)
-			RPC_LOG(WARNING, "droce port %u (%s): link still down after %u ms", p,
-				host.conf.port[p].device, LINK_WAIT_MS);
-	}
-}
-
 static int
 host_start(void)
 {
@@ -188,7 +168,6 @@ host_start(void)
 			 rte_strerror(-ret));
 		return -1;
 	}
-	wait_links();
 	return 0;
 }
 
@@ -263,6 +242,23 @@ port_towards(uint32_t ip)
 		if (host.conf.port[p].gateway != 0)
 			return p;
 	return -1;
+}
+
+/* A connect right after the start would find no link (memif's takes a
+ * moment); a port still down after the wait is logged and tried anyway.
+ */
+static void
+wait_link(uint16_t port)
+{
+	uint64_t until = rpc_now_ns() + LINK_WAIT_MS * 1000000ull;
+	struct rte_eth_link link = { 0 };
+
+	while (rte_eth_link_get_nowait(droce_port_ethdev(host.stack, port), &link) == 0 &&
+	       link.link_status != RTE_ETH_LINK_UP && rpc_now_ns() < until)
+		usleep(1000);
+	if (link.link_status != RTE_ETH_LINK_UP)
+		RPC_LOG(WARNING, "droce port %u (%s): link still down after %u ms", port,
+			host.conf.port[port].device, LINK_WAIT_MS);
 }
 
 /* ---- links -------------------------------------------------------------------------- */
@@ -996,6 +992,7 @@ rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
 			where);
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
+	wait_link((uint16_t)p);
 	l = link_new((uint16_t)p, where);
 	if (l == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;

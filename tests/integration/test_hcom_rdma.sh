@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# hcom4db over droce's RoCE (server.create.type=RDMA) between two
+# processes joined by net_memif, each starting its own droce stack from
+# DROCE_HCOM_CONF and DROCE_HCOM_EAL:
+#   - hcom_stress: calls of random sizes up to 64 KiB, then up to 4 MiB
+#     (several SENDs a frame), from 4 threads, every byte checked;
+#   - the example server and client (openGauss's usage);
+#   - kill -9 of each side mid-run: the other hears within the bound.
+set -euo pipefail
+stress=${HCOM_STRESS:?path of hcom_stress}
+server_bin=${HCOM_SERVER:?path of hcom_server}
+client_bin=${HCOM_CLIENT:?path of hcom_client}
+calls=${HCOM_RDMA_CALLS:-5000}
+big_calls=${HCOM_RDMA_BIG_CALLS:-100}
+work=$(mktemp -d /tmp/droce-hcom-rdma.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	rm -rf "$work" /var/run/dpdk/hcr-"$$"-*
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; tail -n 20 "$work"/*.out 2>/dev/null || true; exit 1; }
+export HCOM_STRESS_TYPE=RDMA
+
+# A droce configuration for each side of memif pair $1: the server
+# 198.18.0.1, the client 198.18.0.2; event mode (two processes share two
+# cpus here), two queues (memif pairs each TX queue with an RX queue).
+side_conf() {  # name address
+	cat >"$work/$1.conf" <<CONF
+[port.0]
+device = net_memif0
+address = $2/24
+queues = 2
+[worker]
+thread.groups = 1
+poll.enable = no
+CONF
+}
+side_conf server 198.18.0.1
+side_conf client 198.18.0.2
+n=0
+# Run "$@" as side $1 (server|client) of memif pair $2, output to $3.
+as_side() {
+	local side=$1 pair=$2 out=$3
+	shift 3
+	n=$((n + 1))
+	DROCE_HCOM_CONF=$work/$side.conf \
+	DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-$n --vdev=net_memif0,role=$side,socket=$work/$pair.sock" \
+		"$@" >"$work/$out" 2>&1 &
+	pids+=($!)
+	last=$!
+}
+wait_line() {  # file pattern seconds
+	for _ in $(seq $(($3 * 20))); do grep -q "$2" "$1" && return 0; sleep 0.05; done
+	return 1
+}
+
+# ---- calls of every size, every byte checked -------------------------------------------
+as_side server p1 stress_server.out "$stress" server 198.18.0.1 4000 4194304
+server=$last
+wait_line "$work/stress_server.out" '^listening on' 20 || fail "the stress server did not listen"
+as_side client p1 stress_client.out "$stress" client 198.18.0.1 4000 4194304 "$calls" 4 65536 $RANDOM
+wait $last || fail "hcom_stress client, up to 64 KiB"
+grep 'calls from' "$work/stress_client.out"
+as_side client p1 stress_big.out "$stress" client 198.18.0.1 4000 4194304 "$big_calls" 4 4194304 $RANDOM
+wait $last || fail "hcom_stress client, up to 4 MiB"
+grep 'calls from' "$work/stress_big.out"
+kill -TERM $server
+wait $server || fail "the stress server's end"
+
+# ---- the examples ----------------------------------------------------------------------
+as_side server p2 ex_server.out "$server_bin" 198.18.0.1 4100 2 no RDMA
+server=$last
+wait_line "$work/ex_server.out" '^listening on' 20 || fail "the example server did not listen"
+as_side client p2 ex_client.out "$client_bin" 198.18.0.1 4100 2000 4096 RDMA
+wait $last || fail "the example client"
+cat "$work/ex_client.out" | grep -v '^EAL\|^TELEMETRY'
+wait_line "$work/ex_server.out" ' went: .* 0 bad$' 5 || fail "the example client did not go cleanly"
+kill -TERM $server
+wait $server || fail "the example server's end"
+
+# ---- kill -9 mid-run, each side --------------------------------------------------------
+# The server dies: the client's calls fail and its break handler runs
+# within the heartbeat's bound (2 s with idle 1) or RC's retries.
+as_side server p3 k_server.out "$server_bin" 198.18.0.1 4200 2 no RDMA
+server=$last
+wait_line "$work/k_server.out" '^listening on' 20 || fail "the server did not listen"
+as_side client p3 k_client.out timeout 60 "$client_bin" 198.18.0.1 4200 100000000 65536 RDMA
+client=$last
+wait_line "$work/k_server.out" '^client came' 20 || fail "the client did not come"
+sleep 0.5
+kill -9 $server
+t0=$(date +%s%N)
+rc=0; wait $client || rc=$?
+took=$((($(date +%s%N) - t0) / 1000000))
+echo "server killed: the client ended (status $rc) after $took ms"
+[ $rc != 0 ] && [ $rc != 124 ] || fail "the client did not fail"
+grep -q 'the session with the server broke' "$work/k_client.out" || fail "no break handler"
+[ $took -lt 5000 ] || fail "the client heard after $took ms"
+
+# The client dies: the server's break handler runs for it.
+as_side server p4 k2_server.out "$server_bin" 198.18.0.1 4300 2 no RDMA
+server=$last
+wait_line "$work/k2_server.out" '^listening on' 20 || fail "the server did not listen"
+as_side client p4 k2_client.out "$client_bin" 198.18.0.1 4300 100000000 65536 RDMA
+client=$last
+wait_line "$work/k2_server.out" '^client came' 20 || fail "the client did not come"
+sleep 0.5
+kill -9 $client
+wait $client || true
+t0=$(date +%s%N)
+wait_line "$work/k2_server.out" '^client 1 went' 5 || fail "the server did not hear of the client's death"
+took=$((($(date +%s%N) - t0) / 1000000))
+echo "client killed: the server heard after $took ms"
+kill -TERM $server
+wait $server || fail "the server's end"
+echo PASS

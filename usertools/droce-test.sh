@@ -76,10 +76,12 @@ stage tests build meson test -C "$top/build" --print-errorlogs
 stage asan-tests build-asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C "$top/build-asan" --suite unit --print-errorlogs
-# Two processes through hcom4db.h, both sanitized (fewer calls: ASan is slow).
+# Two processes through hcom4db.h over TCP and over RDMA, both sanitized
+# (fewer calls: ASan is slow).
 stage asan-hcom build-asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 HCOM_STRESS_CALLS=20000 \
-	meson test -C "$top/build-asan" hcom_stress --print-errorlogs
+	HCOM_RDMA_CALLS=1000 HCOM_RDMA_BIG_CALLS=30 \
+	meson test -C "$top/build-asan" hcom_stress hcom_rdma --print-errorlogs
 # The parsers of untrusted bytes under libFuzzer, for a bounded time; the
 # seeds come from build's tools.
 stage fuzz build "$top/usertools/droce-fuzz.sh" "${DROCE_FUZZ_SECONDS:-60}"

@@ -122,7 +122,10 @@ host_ports_open(void)
 	return 0;
 }
 
-static int
+/* HOST_UP; HOST_DOWN when the configuration is missing or wrong (a later
+ * call may try again); HOST_FAILED.
+ */
+static enum host_state
 host_start(void)
 {
 	static char args[4096];
@@ -135,53 +138,54 @@ host_start(void)
 		snprintf(host.err, sizeof(host.err),
 			 "RDMA needs a droce port: set %s to a droce configuration file with port.0.device and port.0.address (and %s to EAL arguments); see the README's \"Using droce as hcom4db\"",
 			 ENV_CONF, ENV_EAL);
-		return -1;
+		return HOST_DOWN;
 	}
 	if (droce_conf_load(&host.conf, file, NULL, 0, host.err, sizeof(host.err)) != 0)
-		return -1;
+		return HOST_DOWN;
 	/* The stack's periodic line would land in the application's log. */
 	if (strcmp(droce_conf_origin(&host.conf, "stats.period"), "default") == 0)
 		host.conf.stats_period = 0;
 	if (host.conf.nb_ports == 0) {
 		snprintf(host.err, sizeof(host.err), "%s (%s): no port; give port.0.device and port.0.address",
 			 file, ENV_CONF);
-		return -1;
+		return HOST_DOWN;
 	}
 	argc = eal_args(args, sizeof(args), argv);
 	if (argc < 0) {
 		snprintf(host.err, sizeof(host.err), "%s: longer than %zu bytes or %d arguments",
 			 ENV_EAL, sizeof(args) - 1, EAL_ARGS_MAX - 2);
-		return -1;
+		return HOST_DOWN;
 	}
+	/* From here on a failure is for good: an EAL does not start twice. */
 	ret = droce_eal_start(&host.eal, &host.conf, argc, argv, host.err, sizeof(host.err));
 	if (ret != 0)
-		return -1;
+		return HOST_FAILED;
 	if (droce_lcores_layout(&host.conf, host.eal.lcore_option, &layout, host.err,
 				sizeof(host.err)) != 0)
-		return -1;
+		return HOST_FAILED;
 	host.stack = droce_stack_create(&host.conf, &layout, host.err, sizeof(host.err));
 	if (host.stack == NULL || host_ports_open() != 0)
-		return -1;
+		return HOST_FAILED;
 	ret = droce_stack_start(host.stack, true);
 	if (ret != 0) {
 		snprintf(host.err, sizeof(host.err), "the stack did not start: %s",
 			 rte_strerror(-ret));
-		return -1;
+		return HOST_FAILED;
 	}
-	return 0;
+	return HOST_UP;
 }
 
 static void *
 host_main(void *arg)
 {
-	int ret = host_start();
+	enum host_state st = host_start();
 
 	(void)arg;
 	pthread_mutex_lock(&host.lock);
-	host.state = ret == 0 ? HOST_UP : HOST_FAILED;
+	host.state = st;
 	pthread_cond_broadcast(&host.started);
 	pthread_mutex_unlock(&host.lock);
-	if (ret == 0)
+	if (st == HOST_UP)
 		droce_stack_run(host.stack);
 	return NULL;
 }
@@ -190,6 +194,7 @@ host_main(void *arg)
 static bool
 host_up(void)
 {
+	char err[DROCE_ERR_LEN];
 	enum host_state st;
 
 	pthread_mutex_lock(&host.lock);
@@ -197,7 +202,7 @@ host_up(void)
 		host.state = HOST_STARTING;
 		if (pthread_create(&host.thread, NULL, host_main, NULL) != 0) {
 			snprintf(host.err, sizeof(host.err), "no thread for the stack");
-			host.state = HOST_FAILED;
+			host.state = HOST_DOWN;
 		} else {
 			pthread_detach(host.thread);
 		}
@@ -205,9 +210,11 @@ host_up(void)
 	while (host.state == HOST_STARTING)
 		pthread_cond_wait(&host.started, &host.lock);
 	st = host.state;
+	if (st == HOST_DOWN)
+		snprintf(err, sizeof(err), "%s", host.err);
 	pthread_mutex_unlock(&host.lock);
 	if (st != HOST_UP)
-		RPC_LOG(ERR, "RDMA transport: %s", host.err);
+		RPC_LOG(ERR, "RDMA transport: %s", st == HOST_DOWN ? err : host.err);
 	return st == HOST_UP;
 }
 
@@ -764,7 +771,7 @@ rpc_rdma_listen(struct rpc_server *srv)
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
 	if (!host_up())
-		return OCK_RPC_ERR;
+		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	port = port_of_address(ip.s_addr);
 	if (port < 0) {
 		RPC_LOG(ERR, "server %s: no droce port has the address %s (%s: port.N.address)",
@@ -984,7 +991,7 @@ rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
 	if (!host_up())
-		return OCK_RPC_ERR;
+		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	snprintf(where, sizeof(where), "%s:%u (server %s)", ip, port, conf->name);
 	p = port_towards(dst.s_addr);
 	if (p < 0) {

@@ -317,7 +317,7 @@ OckRpcServerReplyRndv(OckRpcServerRndvContext ctx, uint16_t msgId, OckRpcMessage
 	(void)done;
 	if (ctx == 0)
 		return OCK_RPC_ERR_INVALID_PARAM;
-	/* No rendezvous context exists without RDMA. */
+	/* No rendezvous context exists: rendezvous is not carried yet. */
 	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 }
 
@@ -700,7 +700,7 @@ OckRpcClientCallRndv(OckRpcClient client, uint16_t msgId, OckRpcMessageInfo *req
 	(void)done;
 	if (client == 0 || request == NULL)
 		return OCK_RPC_ERR_INVALID_PARAM;
-	RPC_LOG(ERR, "rendezvous call: needs RDMA (server.create.type=RDMA), which droce's RPC has not yet");
+	RPC_LOG(ERR, "rendezvous call: droce's RPC does not carry rendezvous yet (on either type)");
 	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 }
 
@@ -713,6 +713,6 @@ OckRpcClientCallRndvIov(OckRpcClient client, uint16_t msgId, OckRpcMessageInfoIo
 	(void)done;
 	if (client == 0 || request == NULL || request->count == 0 || request->count > RPC_RNDV_MAX)
 		return OCK_RPC_ERR_INVALID_PARAM;
-	RPC_LOG(ERR, "rendezvous call: needs RDMA (server.create.type=RDMA), which droce's RPC has not yet");
+	RPC_LOG(ERR, "rendezvous call: droce's RPC does not carry rendezvous yet (on either type)");
 	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 }

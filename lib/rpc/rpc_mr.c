@@ -4,9 +4,9 @@
 
 /*
  * hcom4db's memory regions and one-sided operations. A region is memory
- * the library allocated or the caller assigned, with a key; over TCP no
- * device needs it registered, and one-sided READ and WRITE, which only
- * RDMA has, are refused as not enabled.
+ * the library allocated or the caller assigned, with a key; one-sided
+ * READ and WRITE are not carried yet (on either type) and are refused as
+ * not enabled.
  */
 
 #include <errno.h>
@@ -104,13 +104,13 @@ OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
 	free(m);
 }
 
-/* One-sided operations need RDMA: refused on what droce's RPC runs. */
+/* Not carried yet: refused as not enabled. */
 static int
 one_sided(OckRpcClient client, const void *req, const char *what)
 {
 	if (client == 0 || req == NULL)
 		return OCK_RPC_ERR_INVALID_PARAM;
-	RPC_LOG(ERR, "%s: one-sided operations need RDMA (server.create.type=RDMA), which droce's RPC has not yet",
+	RPC_LOG(ERR, "%s: droce's RPC does not carry one-sided operations yet (on either type)",
 		what);
 	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 }

@@ -9,8 +9,10 @@
  * runs the control loop (lib/rc's QPs and lib/cm live there); the stack
  * then stays for the life of the process, as an EAL cannot start twice.
  *
- * A session's connection (a link) is a QP with a CQ for each side and
- * lib/rc's CQ reactor: a buffered send socket, a receive socket. The
+ * A session's connection (a link) is a QP with a CQ for each side: its
+ * receives are lib/rc's CQ reactor's receive socket; its sends come from
+ * a registered pool of chunks here, on the send CQ that the one-sided
+ * operations (rendezvous READs, OckRpcRead/Write) complete on too. The
  * session's frames are one byte stream cut into SENDs of up to a chunk;
  * the receiver appends each SEND to the session's buffer and cuts frames
  * there, as over TCP. The RPC worker that owns the session sleeps on the
@@ -38,6 +40,9 @@
 /* Bytes one SEND carries at most: a frame longer goes in several. */
 #define CHUNK 8192
 #define SEND_BUFFERS 16
+/* One-sided operations in flight on a session at most. */
+#define MAX_OPS 16
+#define SEND_DEPTH (SEND_BUFFERS + MAX_OPS)
 /* More receives than the peer has sends in flight: RNR waits are rare. */
 #define RECV_BUFFERS 32
 /* READs in flight each way (rendezvous). */
@@ -272,6 +277,7 @@ wait_link(uint16_t port)
 
 struct rpc_rdma_link {
 	struct rpc_watch send_watch, recv_watch, cm_watch;
+	uint16_t port;
 	struct rpc_session *s;          /* once it has one */
 	struct rpc_rdma_listener *listener; /* accepted by it */
 	TAILQ_ENTRY(rpc_rdma_link) listener_link;
@@ -280,8 +286,12 @@ struct rpc_rdma_link {
 	struct droce_cq *scq, *rcq;
 	struct droce_qp *qp;
 	struct droce_cq_reactor *reactor;
-	struct droce_rc_send_socket *tx;
 	struct droce_rc_recv_socket *rx;
+	/* The send pool: chunks free, and sends and operations on the QP. */
+	uint8_t *pool;
+	struct droce_mr *pool_mr;
+	uint16_t free_chunk[SEND_BUFFERS];
+	unsigned int nb_free, nb_ops;
 	bool established, disconnected, failed;
 	/* What came before there was a session (after a client's WELCOME). */
 	uint8_t *early;
@@ -328,26 +338,137 @@ link_on_error(void *arg, const struct droce_wc *wc, bool send)
 {
 	struct rpc_rdma_link *l = arg;
 
+	(void)send;             /* the reactor has the receive side only */
 	l->failed = true;
 	if (l->s == NULL || l->s->state == SESSION_ENDED)
 		return;
-	RPC_LOG(NOTICE, "session with %s: a %s completed in error (%s): the connection is broken",
-		l->s->peer, send ? "send" : "receive", droce_wc_status_str(wc->status));
+	RPC_LOG(NOTICE, "session with %s: a receive completed in error (%s): the connection is broken",
+		l->s->peer, droce_wc_status_str(wc->status));
 	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
 }
 
-/* Wait for a socket's flushed work to reach its CQ, then destroy it. */
+/* Wait for the socket's flushed receives to reach its CQ, then destroy it. */
 static void
-destroy_socket(struct rpc_rdma_link *l, bool send)
+destroy_recv_socket(struct rpc_rdma_link *l)
 {
-	for (unsigned int ms = 0;; ms++) {
-		int ret = send ? droce_rc_send_socket_destroy(l->tx)
-			       : droce_rc_recv_socket_destroy(l->rx);
-
-		if (ret != -EBUSY || ms == TEARDOWN_WAIT_MS)
-			return;
+	for (unsigned int ms = 0; droce_rc_recv_socket_destroy(l->rx) == -EBUSY &&
+				  ms < TEARDOWN_WAIT_MS; ms++)
 		usleep(1000);
+}
+
+/* ---- the send side: chunks and operations on the send CQ ------------------------ */
+
+/* A one-sided operation's end (@p status DROCE_WC_SUCCESS or not). */
+struct rpc_rdma_op {
+	void (*done)(struct rpc_rdma_op *op, enum droce_wc_status status);
+};
+
+/* A send's work request id is its chunk's index; an operation's, its
+ * address (never below SEND_BUFFERS).
+ */
+static void
+take_completion(struct rpc_rdma_link *l, const struct droce_wc *wc)
+{
+	if (wc->wr_id < SEND_BUFFERS) {
+		l->free_chunk[l->nb_free++] = (uint16_t)wc->wr_id;
+	} else {
+		struct rpc_rdma_op *op = (struct rpc_rdma_op *)(uintptr_t)wc->wr_id;
+
+		l->nb_ops--;
+		op->done(op, wc->status);
 	}
+	if (wc->status == DROCE_WC_SUCCESS || l->failed)
+		return;
+	l->failed = true;
+	if (l->s == NULL || l->s->state == SESSION_ENDED)
+		return;
+	RPC_LOG(NOTICE, "session with %s: a send completed in error (%s): the connection is broken",
+		l->s->peer, droce_wc_status_str(wc->status));
+	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
+}
+
+/* Take the send CQ's completions; leave it armed when it is empty. */
+static void
+reap(struct rpc_rdma_link *l)
+{
+	struct droce_wc wc[DROCE_CQ_REACTOR_MAX_EVENTS];
+	bool armed = false;
+
+	for (;;) {
+		int n = droce_poll_cq(l->scq, RTE_DIM(wc), wc);
+
+		for (int i = 0; i < n; i++)
+			take_completion(l, &wc[i]);
+		if (n > 0)
+			continue;
+		if (armed)
+			return;
+		/* A completion between the last poll and the arming would not
+		 * signal: poll once more after it.
+		 */
+		droce_req_notify_cq(l->scq, 0);
+		armed = true;
+	}
+}
+
+/* At the end, the QP in ERR: every send and operation comes back (the
+ * operations' ends run).
+ */
+static void
+reap_all(struct rpc_rdma_link *l)
+{
+	for (unsigned int ms = 0;
+	     (l->nb_free != SEND_BUFFERS || l->nb_ops != 0) && ms < TEARDOWN_WAIT_MS; ms++) {
+		reap(l);
+		if (l->nb_free != SEND_BUFFERS || l->nb_ops != 0)
+			usleep(1000);
+	}
+}
+
+/* One SEND of @p len bytes (at most a chunk), copied into a chunk. */
+static int
+link_send(struct rpc_rdma_link *l, const void *data, size_t len)
+{
+	uint16_t chunk;
+	struct droce_sge sge;
+	struct droce_send_wr wr, *bad;
+	int ret;
+
+	if (l->nb_free == 0)
+		return -EAGAIN;
+	chunk = l->free_chunk[--l->nb_free];
+	memcpy(l->pool + (size_t)chunk * CHUNK, data, len);
+	sge = (struct droce_sge){ .addr = (uintptr_t)(l->pool + (size_t)chunk * CHUNK),
+				  .length = (uint32_t)len, .lkey = l->pool_mr->lkey };
+	wr = (struct droce_send_wr){ .wr_id = chunk, .sg_list = &sge, .num_sge = 1,
+				     .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED };
+	ret = droce_post_send(l->qp, &wr, &bad);
+	if (ret != 0)
+		l->free_chunk[l->nb_free++] = chunk;
+	return ret;
+}
+
+/* A READ into, or a WRITE from, @p local (in the region of its lkey) of
+ * the peer's @p remote / @p rkey; @p op's end runs on its completion.
+ */
+static int
+__rte_unused link_post_op(struct rpc_rdma_link *l, struct rpc_rdma_op *op, enum droce_wr_opcode opcode,
+	     const struct droce_sge *local, uint64_t remote, uint32_t rkey)
+{
+	struct droce_sge sge = *local;
+	struct droce_send_wr wr = {
+		.wr_id = (uintptr_t)op, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
+		.send_flags = DROCE_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = remote, .rkey = rkey },
+	}, *bad;
+	int ret;
+
+	if (l->nb_ops == MAX_OPS)
+		return -EAGAIN;
+	ret = droce_post_send(l->qp, &wr, &bad);
+	if (ret == 0)
+		l->nb_ops++;
+	return ret;
 }
 
 static void
@@ -363,11 +484,13 @@ link_destroy_locked(struct rpc_rdma_link *l)
 
 		droce_modify_qp(l->qp, &a, DROCE_QP_STATE);
 		if (l->rx != NULL)
-			destroy_socket(l, false);
-		if (l->tx != NULL)
-			destroy_socket(l, true);
+			destroy_recv_socket(l);
+		reap_all(l);
 		droce_destroy_qp(l->qp);
 	}
+	if (l->pool_mr != NULL)
+		droce_dereg_mr(l->pool_mr);
+	free(l->pool);
 	droce_destroy_cq(l->scq);
 	droce_destroy_cq(l->rcq);
 	droce_cq_reactor_destroy(l->reactor);
@@ -399,22 +522,31 @@ link_new(uint16_t port, const char *who)
 		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
 				   DROCE_ACCESS_REMOTE_WRITE,
 	};
-	const char *what = "memory";
+	const char *what = "memory, a CQ";
 
-	if (l == NULL || (l->stage = malloc(CHUNK)) == NULL) {
+	if (l == NULL || (l->stage = malloc(CHUNK)) == NULL ||
+	    posix_memalign((void **)&l->pool, RTE_CACHE_LINE_SIZE,
+			   (size_t)SEND_BUFFERS * CHUNK) != 0) {
+		if (l != NULL)
+			free(l->stage);
 		free(l);
 		RPC_LOG(ERR, "%s: no memory for a connection", who);
 		return NULL;
 	}
+	l->port = port;
+	for (uint16_t c = 0; c < SEND_BUFFERS; c++)
+		l->free_chunk[l->nb_free++] = SEND_BUFFERS - 1 - c;
 	pthread_mutex_lock(&host.lock);
-	l->scq = droce_create_cq(hp->dev, SEND_BUFFERS);
+	l->pool_mr = droce_reg_mr(hp->pd, l->pool, (size_t)SEND_BUFFERS * CHUNK,
+				  DROCE_ACCESS_LOCAL_WRITE);
+	l->scq = droce_create_cq(hp->dev, SEND_DEPTH);
 	l->rcq = droce_create_cq(hp->dev, RECV_BUFFERS);
-	if (l->scq != NULL && l->rcq != NULL) {
+	if (l->pool_mr != NULL && l->scq != NULL && l->rcq != NULL) {
 		what = "a QP";
 		l->qp = droce_create_qp(hp->pd, &(struct droce_qp_init_attr){
 			.qp_type = DROCE_QPT_RC, .send_cq = l->scq, .recv_cq = l->rcq,
 			.sq_sig_all = 1,
-			.cap = { .max_send_wr = SEND_BUFFERS, .max_recv_wr = RECV_BUFFERS,
+			.cap = { .max_send_wr = SEND_DEPTH, .max_recv_wr = RECV_BUFFERS,
 				 .max_send_sge = 1, .max_recv_sge = 1 } });
 	}
 	if (l->qp != NULL && droce_modify_qp(l->qp, &init, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
@@ -424,16 +556,12 @@ link_new(uint16_t port, const char *who)
 	}
 	if (l->reactor != NULL) {
 		droce_cq_reactor_set_on_error(l->reactor, link_on_error, l);
-		what = "its sockets";
-		l->tx = droce_rc_send_socket_create(l->reactor, l->qp,
-			&(struct droce_rc_send_socket_attr){ .kind = DROCE_RC_SEND_BUFFERED,
-							     .nb_buffers = SEND_BUFFERS,
-							     .buffer_size = CHUNK });
+		what = "its receive socket";
 		l->rx = droce_rc_recv_socket_create(l->reactor, l->qp,
 			&(struct droce_rc_recv_socket_attr){ .nb_buffers = RECV_BUFFERS,
 							     .buffer_size = CHUNK });
 	}
-	if (l->tx == NULL || l->rx == NULL) {
+	if (l->rx == NULL) {
 		RPC_LOG(ERR, "%s: no %s for a connection on droce port %u (the droce.rc log says why)",
 			who, what, port);
 		link_destroy_locked(l);
@@ -487,8 +615,7 @@ rdma_flush(struct rpc_session *s)
 {
 	struct rpc_rdma_link *l = s->rdma;
 
-	while (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out) &&
-	       droce_rc_send_socket_available(l->tx) != 0) {
+	while (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out) && l->nb_free != 0) {
 		struct rpc_out *o = STAILQ_FIRST(&s->out);
 		const uint8_t *data = o->buf + o->off;
 		size_t len = RTE_MIN(o->len - o->off, (size_t)CHUNK);
@@ -507,7 +634,7 @@ rdma_flush(struct rpc_session *s)
 			}
 			data = l->stage;
 		}
-		ret = droce_rc_send_socket_send(l->tx, data, len, 0);
+		ret = link_send(l, data, len);
 		if (ret == -EAGAIN)
 			return;         /* a send completion calls again */
 		if (ret != 0) {
@@ -532,12 +659,11 @@ send_ready(struct rpc_watch *w, uint32_t events)
 {
 	struct rpc_rdma_link *l = container_of(w, struct rpc_rdma_link, send_watch);
 	struct rpc_session *s = l->s;
-	uint64_t keys[DROCE_CQ_REACTOR_MAX_EVENTS];
 
 	(void)events;
-	drain_eventfd(droce_rc_send_socket_event_fd(l->tx));
+	drain_eventfd(droce_cq_event_fd(l->scq));
 	rpc_session_ref(s);
-	droce_cq_reactor_on_send_cq_event(l->reactor, l->tx, keys, RTE_DIM(keys));
+	reap(l);
 	if (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out))
 		rdma_flush(s);
 	rpc_session_unref(s);
@@ -564,13 +690,12 @@ static int
 rdma_attach(struct rpc_session *s)
 {
 	struct rpc_rdma_link *l = s->rdma;
-	uint64_t keys[DROCE_CQ_REACTOR_MAX_EVENTS];
 	int ret;
 
 	l->send_watch.ready = send_ready;
 	l->recv_watch.ready = recv_ready;
 	l->cm_watch.ready = client_cm_ready;
-	ret = rpc_worker_watch(s->w, droce_rc_send_socket_event_fd(l->tx), EPOLLIN, &l->send_watch);
+	ret = rpc_worker_watch(s->w, droce_cq_event_fd(l->scq), EPOLLIN, &l->send_watch);
 	if (ret == 0)
 		ret = rpc_worker_watch(s->w, droce_rc_recv_socket_event_fd(l->rx), EPOLLIN,
 				       &l->recv_watch);
@@ -585,7 +710,7 @@ rdma_attach(struct rpc_session *s)
 		rpc_session_bytes_in(s, l->early, l->early_len);
 		l->early_len = 0;
 	}
-	droce_cq_reactor_on_send_cq_event(l->reactor, l->tx, keys, RTE_DIM(keys));
+	reap(l);
 	rdma_poll(s);
 	return 0;
 }
@@ -599,7 +724,7 @@ rdma_say_bye(struct rpc_session *s)
 	if (!STAILQ_EMPTY(&s->out))
 		return;
 	rpc_frame_encode(&f, hdr);
-	droce_rc_send_socket_send(s->rdma->tx, hdr, sizeof(hdr), 0);
+	link_send(s->rdma, hdr, sizeof(hdr));
 }
 
 static void
@@ -607,7 +732,7 @@ rdma_detach(struct rpc_session *s)
 {
 	struct rpc_rdma_link *l = s->rdma;
 
-	rpc_worker_unwatch(s->w, droce_rc_send_socket_event_fd(l->tx));
+	rpc_worker_unwatch(s->w, droce_cq_event_fd(l->scq));
 	rpc_worker_unwatch(s->w, droce_rc_recv_socket_event_fd(l->rx));
 	if (l->ch != NULL)
 		rpc_worker_unwatch(s->w, droce_cm_channel_fd(l->ch));
@@ -898,17 +1023,15 @@ opening_write(void *arg, const void *buf, size_t len)
 {
 	struct opening *op = arg;
 	struct rpc_rdma_link *l = op->l;
-	uint64_t keys[DROCE_CQ_REACTOR_MAX_EVENTS];
 	const uint8_t *p = buf;
 
 	while (len != 0) {
 		size_t n = RTE_MIN(len, (size_t)CHUNK);
-		int ret = droce_rc_send_socket_send(l->tx, p, n, 0);
+		int ret = link_send(l, p, n);
 
 		if (ret == -EAGAIN) {
-			droce_cq_reactor_on_send_cq_event(l->reactor, l->tx, keys, RTE_DIM(keys));
-			ret = l->failed ? -ECONNRESET
-					: wait_fd(droce_rc_send_socket_event_fd(l->tx), op);
+			reap(l);
+			ret = l->failed ? -ECONNRESET : wait_fd(droce_cq_event_fd(l->scq), op);
 			if (ret != 0)
 				return ret;
 			continue;

@@ -312,13 +312,7 @@ OckRpcStatus
 OckRpcServerReplyRndv(OckRpcServerRndvContext ctx, uint16_t msgId, OckRpcMessage *reply,
 		      OckRpcCallDone *done)
 {
-	(void)msgId;
-	(void)reply;
-	(void)done;
-	if (ctx == 0)
-		return OCK_RPC_ERR_INVALID_PARAM;
-	/* No rendezvous context exists: rendezvous is not carried yet. */
-	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	return OckRpcServerReply((OckRpcServerContext)ctx, msgId, reply, done);
 }
 
 int
@@ -333,9 +327,7 @@ OckRpcGetClient(OckRpcServerContext ctx, OckRpcClient *client)
 int
 OckRpcGetRndvClient(OckRpcServerRndvContext ctx, OckRpcClient *client)
 {
-	if (ctx == 0 || client == NULL)
-		return OCK_RPC_ERR_INVALID_PARAM;
-	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	return OckRpcGetClient((OckRpcServerContext)ctx, client);
 }
 
 OckRpcServerContext
@@ -362,7 +354,7 @@ OckRpcServerCleanupCtx(OckRpcServerContext ctx)
 int
 OckRpcServerCleanupRndvCtx(OckRpcServerRndvContext ctx)
 {
-	return ctx == 0 ? OCK_RPC_ERR_INVALID_PARAM : OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	return ctx == 0 ? OCK_RPC_ERR_INVALID_PARAM : rpc_rndv_cleanup(ctx_of(ctx));
 }
 
 OckRpcServerContext
@@ -553,16 +545,51 @@ response_mode(OckRpcMessage *rsp, size_t count, struct rpc_call *c)
 	return OCK_RPC_OK;
 }
 
+/* What a call carries: pieces of bytes, or rendezvous descriptors. */
+struct call_body {
+	const OckRpcMessage *pieces;
+	size_t count;
+	const struct rpc_rndv *rndv;
+	unsigned int nb_rndv;
+};
+
+/* A rendezvous call's frame: the descriptors. */
+static OckRpcStatus
+build_rndv_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
+		   const struct call_body *body)
+{
+	struct rpc_frame f = { .kind = RPC_REQUEST, .service = service, .flags = RPC_FLAG_RNDV,
+			       .rndv_count = (uint8_t)body->nb_rndv,
+			       .payload_len = body->nb_rndv * RPC_RNDV_DESC_SIZE };
+
+	if (c->mode != RESPONSE_NONE)
+		f.flags |= RPC_FLAG_WANT_RESPONSE;
+	f.seq = atomic_fetch_add_explicit(&s->next_seq, 1, memory_order_relaxed);
+	c->seq = f.seq;
+	c->frame_len = RPC_FRAME_HDR_SIZE + f.payload_len;
+	c->frame = malloc(c->frame_len);
+	if (c->frame == NULL)
+		return OCK_RPC_ERR_NO_MEMORY;
+	rpc_frame_encode(&f, c->frame);
+	rpc_rndv_encode(body->rndv, body->nb_rndv, c->frame + RPC_FRAME_HDR_SIZE);
+	return OCK_RPC_OK;
+}
+
 /* The call's frame: its header and the pieces one after another. */
 static OckRpcStatus
 build_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
-	      const OckRpcMessage *pieces, size_t count)
+	      const struct call_body *body)
 {
 	struct rpc_frame f = { .kind = RPC_REQUEST, .service = service };
+	const OckRpcMessage *pieces = body->pieces;
+	size_t count = body->count;
 	uint64_t total = 0;
 	uint8_t *p;
 
 	uint32_t max = RTE_MIN(s->max_payload, s->peer_max_payload);
+
+	if (body->nb_rndv != 0)
+		return build_rndv_request(s, c, service, body);
 
 	/* Each piece on its own first: no sum of lengths can wrap. */
 	for (size_t i = 0; i < count; i++) {
@@ -618,7 +645,7 @@ wait_call(struct rpc_call *c)
 }
 
 static OckRpcStatus
-start_call(struct rpc_session *s, uint16_t service, const OckRpcMessage *pieces, size_t count,
+start_call(struct rpc_session *s, uint16_t service, const struct call_body *body,
 	   OckRpcMessage *rsp, size_t rsp_count, const OckRpcCallDone *done)
 {
 	int64_t timeout = atomic_load(&s->timeout_ms);
@@ -641,7 +668,7 @@ start_call(struct rpc_session *s, uint16_t service, const OckRpcMessage *pieces,
 		return OCK_RPC_ERR_NO_MEMORY;
 	st = response_mode(rsp, rsp_count, c);
 	if (st == OCK_RPC_OK)
-		st = build_request(s, c, service, pieces, count);
+		st = build_request(s, c, service, body);
 	if (st != OCK_RPC_OK) {
 		free(c->frame);
 		free(c);
@@ -672,7 +699,8 @@ OckRpcClientCall(OckRpcClient client, uint16_t msgId, OckRpcMessage *request,
 			: "a server's session is not a client");
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
-	return start_call(session_of(client), msgId, request, 1, response, 1, done);
+	return start_call(session_of(client), msgId,
+			  &(struct call_body){ .pieces = request, .count = 1 }, response, 1, done);
 }
 
 OckRpcStatus
@@ -686,33 +714,60 @@ OckRpcClientCallWithParam(OckRpcClientCallParams *params)
 			? "no client" : "1..8 request pieces, and response buffers where counted");
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
-	return start_call(session_of(params->client), params->msgId, params->reqIov.msgs,
-			  params->reqIov.count, params->rspIov.msgs, params->rspIov.count,
-			  params->done);
+	return start_call(session_of(params->client), params->msgId,
+			  &(struct call_body){ .pieces = params->reqIov.msgs,
+					       .count = params->reqIov.count },
+			  params->rspIov.msgs, params->rspIov.count, params->done);
 }
 
 OckRpcStatus
 OckRpcClientCallRndv(OckRpcClient client, uint16_t msgId, OckRpcMessageInfo *request,
 		     OckRpcMessage *response, OckRpcCallDone *done)
 {
-	(void)msgId;
-	(void)response;
-	(void)done;
-	if (client == 0 || request == NULL)
+	OckRpcMessageInfoIov iov = { .count = 1, .reqs = request };
+
+	if (request == NULL) {
+		RPC_LOG(ERR, "rendezvous call: no request");
 		return OCK_RPC_ERR_INVALID_PARAM;
-	RPC_LOG(ERR, "rendezvous call: droce's RPC does not carry rendezvous yet (on either type)");
-	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	}
+	return OckRpcClientCallRndvIov(client, msgId, &iov, response, done);
 }
 
+/* The peer READs the buffers: each must lie in a memory region with its
+ * key, registered on the session's droce port.
+ */
 OckRpcStatus
 OckRpcClientCallRndvIov(OckRpcClient client, uint16_t msgId, OckRpcMessageInfoIov *request,
 			OckRpcMessage *response, OckRpcCallDone *done)
 {
-	(void)msgId;
-	(void)response;
-	(void)done;
-	if (client == 0 || request == NULL || request->count == 0 || request->count > RPC_RNDV_MAX)
+	struct rpc_rndv desc[RPC_RNDV_MAX];
+	struct rpc_session *s = session_of(client);
+
+	if (client == 0 || !s->client || request == NULL || request->reqs == NULL ||
+	    request->count == 0 || request->count > RPC_RNDV_MAX) {
+		RPC_LOG(ERR, "rendezvous call: %s", client == 0 || !s->client ? "no client"
+			: "1..4 registered buffers");
 		return OCK_RPC_ERR_INVALID_PARAM;
-	RPC_LOG(ERR, "rendezvous call: droce's RPC does not carry rendezvous yet (on either type)");
-	return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	}
+	if (s->ops != &rpc_rdma_ops) {
+		RPC_LOG(ERR, "rendezvous call to service %u: needs %s=RDMA (the peer READs the buffers)",
+			msgId, OCK_RPC_STR_COMMUNICATION_TYPE);
+		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	}
+	for (size_t i = 0; i < request->count; i++) {
+		const OckRpcMessageInfo *r = &request->reqs[i];
+		struct droce_mr *mr = r->size == 0 ? NULL
+				      : rpc_mr_droce(r->lKey, r->lAddress, r->size, rpc_rdma_port(s));
+
+		if (mr == NULL) {
+			RPC_LOG(ERR, "rendezvous call to service %u: buffer %zu (%" PRIu32 " bytes at 0x%" PRIxPTR
+				", key 0x%" PRIx32 ") is not in a memory region with that key",
+				msgId, i, r->size, r->lAddress, r->lKey);
+			return OCK_RPC_ERR_INVALID_PARAM;
+		}
+		desc[i] = (struct rpc_rndv){ .addr = r->lAddress, .len = r->size, .rkey = mr->rkey };
+	}
+	return start_call(s, msgId, &(struct call_body){ .rndv = desc,
+							 .nb_rndv = (unsigned int)request->count },
+			  response, 1, done);
 }

@@ -4,9 +4,11 @@
 
 /*
  * hcom4db's memory regions and one-sided operations. A region is memory
- * the library allocated or the caller assigned, with a key; one-sided
- * READ and WRITE are not carried yet (on either type) and are refused as
- * not enabled.
+ * the library allocated or the caller assigned, with a key. Regions made
+ * while the process's droce stack runs are registered with lib/rc on its
+ * first port at once, and the key is that registration's rkey, so that a
+ * peer given the key can READ and WRITE the region; any region is
+ * registered on a session's port when a rendezvous first needs it there.
  */
 
 #include <errno.h>
@@ -17,15 +19,22 @@
 #include <rte_random.h>
 
 #include "rpc_private.h"
+#include "rpc_rdma.h"
 
 #define MR_ALIGN 4096
 
 struct rpc_mr {
+	LIST_ENTRY(rpc_mr) link;
 	uintptr_t addr;
 	uint64_t size;
 	uint32_t key;
 	bool owned;             /* allocated here: freed with it */
+	struct droce_mr *droce[DROCE_MAX_PORTS]; /* its registration on each port */
 };
+
+/* Every region, for the lookups of rendezvous by key. */
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
+static LIST_HEAD(, rpc_mr) regions = LIST_HEAD_INITIALIZER(regions);
 
 static int
 mr_new(uintptr_t addr, uint64_t size, bool owned, OckRpcMemoryRegion *out)
@@ -37,11 +46,43 @@ mr_new(uintptr_t addr, uint64_t size, bool owned, OckRpcMemoryRegion *out)
 	mr->addr = addr;
 	mr->size = size;
 	mr->owned = owned;
-	do
-		mr->key = (uint32_t)rte_rand();
-	while (mr->key == 0);
+	if (rpc_rdma_up()) {
+		mr->droce[0] = rpc_rdma_reg(0, (void *)addr, size);
+		if (mr->droce[0] == NULL) {
+			free(mr);
+			return OCK_RPC_ERR_NO_MEMORY;
+		}
+		mr->key = mr->droce[0]->rkey;
+	} else {
+		do
+			mr->key = (uint32_t)rte_rand();
+		while (mr->key == 0);
+	}
+	pthread_mutex_lock(&regions_lock);
+	LIST_INSERT_HEAD(&regions, mr, link);
+	pthread_mutex_unlock(&regions_lock);
 	*out = (OckRpcMemoryRegion)(uintptr_t)mr;
 	return OCK_RPC_OK;
+}
+
+struct droce_mr *
+rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port)
+{
+	struct droce_mr *dmr = NULL;
+	struct rpc_mr *mr;
+
+	pthread_mutex_lock(&regions_lock);
+	LIST_FOREACH(mr, &regions, link)
+		if (mr->key == key && addr >= mr->addr && len <= mr->size &&
+		    addr - mr->addr <= mr->size - len)
+			break;
+	if (mr != NULL) {
+		if (mr->droce[port] == NULL)
+			mr->droce[port] = rpc_rdma_reg(port, (void *)mr->addr, mr->size);
+		dmr = mr->droce[port];
+	}
+	pthread_mutex_unlock(&regions_lock);
+	return dmr;
 }
 
 /* What a region's info can say: a size of 1 byte to 4 GiB - 1. */
@@ -99,6 +140,11 @@ OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
 	(void)server;
 	if (m == NULL)
 		return;
+	pthread_mutex_lock(&regions_lock);
+	LIST_REMOVE(m, link);
+	pthread_mutex_unlock(&regions_lock);
+	for (unsigned int p = 0; p < DROCE_MAX_PORTS; p++)
+		rpc_rdma_dereg(m->droce[p]);
 	if (m->owned)
 		free((void *)m->addr);
 	free(m);

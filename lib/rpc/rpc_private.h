@@ -249,7 +249,8 @@ struct rpc_session {
 	enum rpc_session_state state;
 	const struct rpc_transport_ops *ops;
 	int fd;                         /* TCP */
-	struct rpc_rdma_link *rdma;     /* RDMA */
+	struct rpc_rdma_link *rdma;     /* RDMA, until released */
+	uint16_t droce_port;            /* RDMA: the port of its QP */
 	bool attached;                  /* its connection is up, until detach */
 	uint32_t max_payload;           /* what it takes: its segment size */
 	uint32_t peer_max_payload;      /* what the peer takes (the opening says) */
@@ -304,6 +305,7 @@ struct rpc_ctx {
 	atomic_int refs;                /* the handler's, and each clone's */
 	atomic_bool replied;
 	struct rpc_out *reply;          /* handed over with the task */
+	struct rpc_rndv_in *rndv;       /* a rendezvous message's buffers */
 };
 
 /* A session on TCP socket @p fd, or (fd -1) one whose caller sets its
@@ -354,6 +356,19 @@ OckRpcStatus rpc_session_call(struct rpc_session *s, struct rpc_call *c);
 OckRpcStatus rpc_ctx_reply(struct rpc_ctx *ctx, uint16_t service, const OckRpcMessage *reply,
 			   const OckRpcCallDone *done);
 void rpc_ctx_unref(struct rpc_ctx *ctx);
+/* A context for REQUEST @p f (its caller's reference). */
+struct rpc_ctx *rpc_ctx_new(struct rpc_session *s, const struct rpc_frame *f);
+/* Answer REQUEST @p f with @p status alone, if its caller waits. */
+void rpc_session_refuse(struct rpc_session *s, const struct rpc_frame *f, OckRpcStatus status);
+
+/* Rendezvous messages (rpc_rndv.c), on the server. */
+struct rpc_rndv_in;
+/* A REQUEST with descriptors: buffers, READs, then the handler. */
+void rpc_rndv_take(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payload);
+/* OckRpcServerCleanupRndvCtx. */
+int rpc_rndv_cleanup(struct rpc_ctx *ctx);
+/* The context ends: its buffers go back. */
+void rpc_rndv_release(struct rpc_rndv_in *in);
 /* Keep @p ctx's message past its handler; false if out of memory. */
 bool rpc_ctx_clone(struct rpc_ctx *ctx);
 /* A synchronous call's end, by its caller. */
@@ -366,6 +381,15 @@ int rpc_wait_state(atomic_int *state, unsigned int done_mask, uint64_t deadline_
 /* Wait until *count is 0. */
 void rpc_wait_zero(atomic_int *count);
 void rpc_wake_state(atomic_int *state);
+
+/* ---- memory regions (rpc_mr.c) --------------------------------------------------- */
+
+struct droce_mr;
+/* lib/rc's registration, on droce port @p port, of the hcom region with
+ * @p key that holds [addr, addr + len) (made there on first need); NULL
+ * when no region is such, or it cannot be registered (logged).
+ */
+struct droce_mr *rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port);
 
 /* ---- servers (hcom4db.c) ------------------------------------------------------ */
 

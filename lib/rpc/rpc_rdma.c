@@ -40,13 +40,17 @@
 /* Bytes one SEND carries at most: a frame longer goes in several. */
 #define CHUNK 8192
 #define SEND_BUFFERS 16
-/* One-sided operations in flight on a session at most. */
-#define MAX_OPS 16
-#define SEND_DEPTH (SEND_BUFFERS + MAX_OPS)
+/* READs in flight each way that a connection offers. */
+#define RD_ATOMIC 8
+/* One-sided operations in flight on a session. The requester sends
+ * nothing while a READ's response PSNs fill its window (rxe's does the
+ * same), so a SEND posted behind READs waits for them: few, and short
+ * (rendezvous reads in pieces), keep replies and heartbeats moving.
+ */
+#define OPS_IN_FLIGHT 2
+#define SEND_DEPTH (SEND_BUFFERS + OPS_IN_FLIGHT)
 /* More receives than the peer has sends in flight: RNR waits are rare. */
 #define RECV_BUFFERS 32
-/* READs in flight each way (rendezvous). */
-#define RD_ATOMIC 8
 #define RC_RETRIES 7
 #define RNR_RETRY_FOR_EVER 7
 /* A socket's flushed completions reach its CQ on the control lcore. */
@@ -291,7 +295,8 @@ struct rpc_rdma_link {
 	uint8_t *pool;
 	struct droce_mr *pool_mr;
 	uint16_t free_chunk[SEND_BUFFERS];
-	unsigned int nb_free, nb_ops;
+	unsigned int nb_free, nb_ops, max_ops;
+	TAILQ_HEAD(, rpc_rdma_op) waiting;      /* operations without a slot yet */
 	bool established, disconnected, failed;
 	/* What came before there was a session (after a client's WELCOME). */
 	uint8_t *early;
@@ -307,6 +312,19 @@ struct rpc_rdma_listener {
 	pthread_mutex_t lock;           /* links: the CM's worker and the sessions' */
 	TAILQ_HEAD(, rpc_rdma_link) links;
 };
+
+/* A flush is the QP put in ERR (the peer's DREQ, say): worth a line,
+ * not an alarm.
+ */
+static void
+log_broken(const struct rpc_session *s, const char *what, enum droce_wc_status status)
+{
+	if (status == DROCE_WC_WR_FLUSH_ERR)
+		RPC_LOG(INFO, "session with %s: its QP stopped (a %s flushed)", s->peer, what);
+	else
+		RPC_LOG(NOTICE, "session with %s: a %s completed in error (%s): the connection is broken",
+			s->peer, what, droce_wc_status_str(status));
+}
 
 static void
 link_on_data(void *arg, const void *data, uint32_t len, const struct droce_wc *wc)
@@ -342,8 +360,7 @@ link_on_error(void *arg, const struct droce_wc *wc, bool send)
 	l->failed = true;
 	if (l->s == NULL || l->s->state == SESSION_ENDED)
 		return;
-	RPC_LOG(NOTICE, "session with %s: a receive completed in error (%s): the connection is broken",
-		l->s->peer, droce_wc_status_str(wc->status));
+	log_broken(l->s, "receive", wc->status);
 	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
 }
 
@@ -358,10 +375,26 @@ destroy_recv_socket(struct rpc_rdma_link *l)
 
 /* ---- the send side: chunks and operations on the send CQ ------------------------ */
 
-/* A one-sided operation's end (@p status DROCE_WC_SUCCESS or not). */
-struct rpc_rdma_op {
-	void (*done)(struct rpc_rdma_op *op, enum droce_wc_status status);
-};
+static int link_post_op(struct rpc_rdma_link *l, struct rpc_rdma_op *op);
+
+/* Operations that waited for a slot, in order; on a failed link they
+ * end at once.
+ */
+static void
+post_waiting(struct rpc_rdma_link *l)
+{
+	struct rpc_rdma_op *op;
+
+	while ((op = TAILQ_FIRST(&l->waiting)) != NULL) {
+		int ret = l->failed ? -EIO : link_post_op(l, op);
+
+		if (ret == -EAGAIN)
+			return;
+		TAILQ_REMOVE(&l->waiting, op, waiting);
+		if (ret != 0)
+			op->done(op, DROCE_WC_WR_FLUSH_ERR);
+	}
+}
 
 /* A send's work request id is its chunk's index; an operation's, its
  * address (never below SEND_BUFFERS).
@@ -376,14 +409,14 @@ take_completion(struct rpc_rdma_link *l, const struct droce_wc *wc)
 
 		l->nb_ops--;
 		op->done(op, wc->status);
+		post_waiting(l);
 	}
 	if (wc->status == DROCE_WC_SUCCESS || l->failed)
 		return;
 	l->failed = true;
 	if (l->s == NULL || l->s->state == SESSION_ENDED)
 		return;
-	RPC_LOG(NOTICE, "session with %s: a send completed in error (%s): the connection is broken",
-		l->s->peer, droce_wc_status_str(wc->status));
+	log_broken(l->s, "send", wc->status);
 	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
 }
 
@@ -417,6 +450,8 @@ reap(struct rpc_rdma_link *l)
 static void
 reap_all(struct rpc_rdma_link *l)
 {
+	l->failed = true;
+	post_waiting(l);
 	for (unsigned int ms = 0;
 	     (l->nb_free != SEND_BUFFERS || l->nb_ops != 0) && ms < TEARDOWN_WAIT_MS; ms++) {
 		reap(l);
@@ -448,22 +483,19 @@ link_send(struct rpc_rdma_link *l, const void *data, size_t len)
 	return ret;
 }
 
-/* A READ into, or a WRITE from, @p local (in the region of its lkey) of
- * the peer's @p remote / @p rkey; @p op's end runs on its completion.
- */
+/* @p op on the QP; its end runs on its completion. */
 static int
-__rte_unused link_post_op(struct rpc_rdma_link *l, struct rpc_rdma_op *op, enum droce_wr_opcode opcode,
-	     const struct droce_sge *local, uint64_t remote, uint32_t rkey)
+link_post_op(struct rpc_rdma_link *l, struct rpc_rdma_op *op)
 {
-	struct droce_sge sge = *local;
+	struct droce_sge sge = op->local;
 	struct droce_send_wr wr = {
-		.wr_id = (uintptr_t)op, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
+		.wr_id = (uintptr_t)op, .sg_list = &sge, .num_sge = 1, .opcode = op->opcode,
 		.send_flags = DROCE_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = remote, .rkey = rkey },
+		.wr.rdma = { .remote_addr = op->remote, .rkey = op->rkey },
 	}, *bad;
 	int ret;
 
-	if (l->nb_ops == MAX_OPS)
+	if (l->nb_ops == l->max_ops)
 		return -EAGAIN;
 	ret = droce_post_send(l->qp, &wr, &bad);
 	if (ret == 0)
@@ -534,6 +566,8 @@ link_new(uint16_t port, const char *who)
 		return NULL;
 	}
 	l->port = port;
+	l->max_ops = OPS_IN_FLIGHT;
+	TAILQ_INIT(&l->waiting);
 	for (uint16_t c = 0; c < SEND_BUFFERS; c++)
 		l->free_chunk[l->nb_free++] = SEND_BUFFERS - 1 - c;
 	pthread_mutex_lock(&host.lock);
@@ -569,6 +603,18 @@ link_new(uint16_t port, const char *who)
 	}
 	pthread_mutex_unlock(&host.lock);
 	return l;
+}
+
+/* Connected: the READs in flight the exchange settled on. */
+static void
+take_rd_atomic(struct rpc_rdma_link *l)
+{
+	struct droce_qp_attr a;
+
+	l->established = true;
+	if (droce_query_qp(l->qp, &a, DROCE_QP_MAX_QP_RD_ATOMIC, NULL) == 0)
+		l->max_ops = RTE_MAX(1u, RTE_MIN((unsigned int)a.max_rd_atomic,
+						 (unsigned int)OPS_IN_FLIGHT));
 }
 
 static struct droce_cm_conn_param
@@ -760,6 +806,61 @@ rdma_release(struct rpc_session *s)
 	rpc_rdma_link_free(l);
 }
 
+void
+rpc_rdma_post(struct rpc_session *s, struct rpc_rdma_op *op)
+{
+	struct rpc_rdma_link *l = s->rdma;
+
+	if (l == NULL || s->state == SESSION_ENDED || l->failed) {
+		op->done(op, DROCE_WC_WR_FLUSH_ERR);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&l->waiting, op, waiting);
+	post_waiting(l);
+}
+
+uint16_t
+rpc_rdma_port(const struct rpc_session *s)
+{
+	return s->droce_port;
+}
+
+bool
+rpc_rdma_up(void)
+{
+	bool up;
+
+	pthread_mutex_lock(&host.lock);
+	up = host.state == HOST_UP;
+	pthread_mutex_unlock(&host.lock);
+	return up;
+}
+
+struct droce_mr *
+rpc_rdma_reg(uint16_t port, void *addr, size_t len)
+{
+	struct droce_mr *mr;
+
+	pthread_mutex_lock(&host.lock);
+	mr = droce_reg_mr(host.port[port].pd, addr, len, DROCE_ACCESS_LOCAL_WRITE |
+			  DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE);
+	pthread_mutex_unlock(&host.lock);
+	if (mr == NULL)
+		RPC_LOG(ERR, "%zu bytes at %p: droce port %u does not register them: %s", len, addr,
+			port, rte_strerror(rte_errno));
+	return mr;
+}
+
+void
+rpc_rdma_dereg(struct droce_mr *mr)
+{
+	if (mr == NULL)
+		return;
+	pthread_mutex_lock(&host.lock);
+	droce_dereg_mr(mr);
+	pthread_mutex_unlock(&host.lock);
+}
+
 const struct rpc_transport_ops rpc_rdma_ops = {
 	.attach = rdma_attach,
 	.poll = rdma_poll,
@@ -774,6 +875,7 @@ rpc_rdma_bind(struct rpc_session *s, struct rpc_rdma_link *l)
 {
 	s->ops = &rpc_rdma_ops;
 	s->rdma = l;
+	s->droce_port = l->port;
 	l->s = s;
 }
 
@@ -834,7 +936,7 @@ take_established(struct rpc_rdma_listener *ls, struct rpc_rdma_link *l,
 	struct rpc_session *s;
 	char peer[64];
 
-	l->established = true;
+	take_rd_atomic(l);
 	peer_name(ev->peer_ip, ev->peer_port, peer, sizeof(peer));
 	s = rpc_session_new(rpc_engine_pick(ls->srv->engine), -1, false, &ls->srv->conf, peer);
 	if (s == NULL) {
@@ -1081,7 +1183,7 @@ await_established(struct rpc_rdma_link *l, const struct opening *op, const char 
 			continue;
 		}
 		if (ev.event == DROCE_CM_EVENT_ESTABLISHED) {
-			l->established = true;
+			take_rd_atomic(l);
 			return 0;
 		}
 		if (ev.event == DROCE_CM_EVENT_REJECTED && ev.status == 8)

@@ -12,6 +12,9 @@
  * carries a stream over RC.
  */
 
+#include <sys/queue.h>
+
+#include "droce_rc.h"
 #include "rpc_private.h"
 
 extern const struct rpc_transport_ops rpc_rdma_ops;
@@ -36,5 +39,36 @@ OckRpcStatus rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_co
 void rpc_rdma_bind(struct rpc_session *s, struct rpc_rdma_link *link);
 /* A connection that never became a session's. */
 void rpc_rdma_link_free(struct rpc_rdma_link *link);
+
+/* Whether the process's droce stack runs (it starts with the first RDMA
+ * server or client).
+ */
+bool rpc_rdma_up(void);
+/* The droce port of @p s's connection. */
+uint16_t rpc_rdma_port(const struct rpc_session *s);
+/* @p len bytes at @p addr registered on droce port @p port for local and
+ * remote access (NULL, logged, when that fails); and let go.
+ */
+struct droce_mr *rpc_rdma_reg(uint16_t port, void *addr, size_t len);
+void rpc_rdma_dereg(struct droce_mr *mr);
+
+/* A READ of the peer's @p remote / @p rkey into @p local, or a WRITE from
+ * @p local there; @p done runs once, on the session's worker, with the
+ * completion's status (DROCE_WC_SUCCESS, or why not).
+ */
+struct rpc_rdma_op {
+	void (*done)(struct rpc_rdma_op *op, enum droce_wc_status status);
+	TAILQ_ENTRY(rpc_rdma_op) waiting;
+	enum droce_wr_opcode opcode;
+	struct droce_sge local;
+	uint64_t remote;
+	uint32_t rkey;
+};
+
+/* Post @p op on @p s's QP, now or when the operations before it leave
+ * room; on the session's worker. On a session without RDMA, or one that
+ * ended, @p op is done at once with DROCE_WC_WR_FLUSH_ERR.
+ */
+void rpc_rdma_post(struct rpc_session *s, struct rpc_rdma_op *op);
 
 #endif /* DROCE_RPC_RDMA_H */

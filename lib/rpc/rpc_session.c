@@ -566,6 +566,8 @@ rpc_ctx_unref(struct rpc_ctx *ctx)
 {
 	if (atomic_fetch_sub_explicit(&ctx->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	if (ctx->rndv != NULL)
+		rpc_rndv_release(ctx->rndv);
 	free(ctx->held_rx);
 	rpc_session_unref(ctx->s);
 	free(ctx);
@@ -665,42 +667,62 @@ rpc_ctx_reply(struct rpc_ctx *ctx, uint16_t service, const OckRpcMessage *reply,
 
 /* ---- frames in ------------------------------------------------------------------------- */
 
+void
+rpc_session_refuse(struct rpc_session *s, const struct rpc_frame *f, OckRpcStatus status)
+{
+	struct rpc_frame r = { .kind = RPC_RESPONSE, .service = f->service, .seq = f->seq,
+			       .status = (int16_t)status };
+	struct rpc_out *o;
+
+	if ((f->flags & RPC_FLAG_WANT_RESPONSE) == 0)
+		return;
+	o = out_new(&r, NULL);
+	if (o != NULL)
+		send_out(s, o);
+}
+
+struct rpc_ctx *
+rpc_ctx_new(struct rpc_session *s, const struct rpc_frame *f)
+{
+	struct rpc_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (ctx == NULL)
+		return NULL;
+	rpc_session_ref(s);
+	ctx->s = s;
+	ctx->seq = f->seq;
+	ctx->service = f->service;
+	ctx->want_response = (f->flags & RPC_FLAG_WANT_RESPONSE) != 0;
+	atomic_init(&ctx->refs, 1);
+	atomic_init(&ctx->replied, false);
+	return ctx;
+}
+
 static void
 take_request(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload)
 {
 	OckRpcMsgHandler handler = NULL;
 	struct rpc_ctx *ctx;
 
+	if (f->flags & RPC_FLAG_RNDV) {
+		rpc_rndv_take(s, f, payload);
+		return;
+	}
 	if (s->server != NULL)
 		handler = atomic_load_explicit(&s->server->services[f->service],
 					       memory_order_acquire);
 	if (handler == NULL) {
 		RPC_LOG(WARNING, "session with %s: no service %u", s->peer, f->service);
-		if (f->flags & RPC_FLAG_WANT_RESPONSE) {
-			struct rpc_frame r = { .kind = RPC_RESPONSE, .service = f->service,
-					       .seq = f->seq,
-					       .status = OCK_RPC_ERR_MISMATCH_MSG_ID };
-			struct rpc_out *o = out_new(&r, NULL);
-
-			if (o != NULL)
-				send_out(s, o);
-		}
+		rpc_session_refuse(s, f, OCK_RPC_ERR_MISMATCH_MSG_ID);
 		return;
 	}
-	ctx = calloc(1, sizeof(*ctx));
+	ctx = rpc_ctx_new(s, f);
 	if (ctx == NULL) {
 		rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
 		return;
 	}
-	rpc_session_ref(s);
-	ctx->s = s;
-	ctx->seq = f->seq;
-	ctx->service = f->service;
-	ctx->want_response = (f->flags & RPC_FLAG_WANT_RESPONSE) != 0;
 	ctx->msg.data = f->payload_len != 0 ? payload : NULL;
 	ctx->msg.len = f->payload_len;
-	atomic_init(&ctx->refs, 1);
-	atomic_init(&ctx->replied, false);
 	ctx->in_handler = true;
 	handler((OckRpcServerContext)(uintptr_t)ctx, ctx->msg);
 	/* The message was the receive buffer's: a clone has its own copy. */

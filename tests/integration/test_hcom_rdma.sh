@@ -3,8 +3,10 @@
 # hcom4db over droce's RoCE (server.create.type=RDMA) between two
 # processes joined by net_memif, each starting its own droce stack from
 # DROCE_HCOM_CONF and DROCE_HCOM_EAL:
-#   - hcom_stress: calls of random sizes up to 64 KiB, then up to 4 MiB
-#     (several SENDs a frame), from 4 threads, every byte checked;
+#   - hcom_stress with a segment size of 64 KiB: calls of random sizes up
+#     to 64 KiB (a frame in several SENDs), then up to 4 MiB (those over
+#     the segment size by rendezvous: the server READs them), from 4
+#     threads, every byte checked;
 #   - the example server and client (openGauss's usage);
 #   - kill -9 of each side mid-run: the other hears within the bound.
 set -euo pipefail
@@ -12,7 +14,7 @@ stress=${HCOM_STRESS:?path of hcom_stress}
 server_bin=${HCOM_SERVER:?path of hcom_server}
 client_bin=${HCOM_CLIENT:?path of hcom_client}
 calls=${HCOM_RDMA_CALLS:-5000}
-big_calls=${HCOM_RDMA_BIG_CALLS:-100}
+big_calls=${HCOM_RDMA_BIG_CALLS:-300}
 work=$(mktemp -d /tmp/droce-hcom-rdma.XXXXXX)
 pids=()
 cleanup() {
@@ -59,15 +61,16 @@ wait_line() {  # file pattern seconds
 }
 
 # ---- calls of every size, every byte checked -------------------------------------------
-as_side server p1 stress_server.out "$stress" server 198.18.0.1 4000 4194304
+as_side server p1 stress_server.out "$stress" server 198.18.0.1 4000 65536
 server=$last
 wait_line "$work/stress_server.out" '^listening on' 20 || fail "the stress server did not listen"
-as_side client p1 stress_client.out "$stress" client 198.18.0.1 4000 4194304 "$calls" 4 65536 $RANDOM
+as_side client p1 stress_client.out "$stress" client 198.18.0.1 4000 65536 "$calls" 4 65536 $RANDOM
 wait $last || fail "hcom_stress client, up to 64 KiB"
 grep 'calls from' "$work/stress_client.out"
-as_side client p1 stress_big.out "$stress" client 198.18.0.1 4000 4194304 "$big_calls" 4 4194304 $RANDOM
+as_side client p1 stress_big.out "$stress" client 198.18.0.1 4000 65536 "$big_calls" 4 4194304 $RANDOM
 wait $last || fail "hcom_stress client, up to 4 MiB"
 grep 'calls from' "$work/stress_big.out"
+grep -q ' right ([1-9][0-9]* by rendezvous)' "$work/stress_big.out" || fail "no call went by rendezvous"
 kill -TERM $server
 wait $server || fail "the stress server's end"
 

@@ -14,7 +14,11 @@
  * A request starts with its service id and a tag (8 bytes); the server
  * answers with the same 8 bytes and every other byte XORed with 0x5a.
  * Sizes spread over the powers of two up to MAX_BYTES. HCOM_STRESS_TYPE
- * names the transport (TCP, the default, or RDMA). The client exits
+ * names the transport (TCP, the default, or RDMA). Over RDMA a request
+ * longer than the segment size goes by rendezvous: the client registers
+ * it as a memory region for the call, the server READs it into buffers
+ * of its rndv malloc and answers with the head and an FNV-1a hash of the
+ * rest (16 bytes). The client exits
  * 0 when every call ended once, OK, with its own answer byte for byte.
  */
 
@@ -42,6 +46,22 @@ transport(void)
 	return type != NULL ? type : "TCP";
 }
 
+static bool
+over_rdma(void)
+{
+	return strcmp(transport(), "RDMA") == 0;
+}
+
+static uint64_t
+fnv1a(uint64_t h, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define FNV_START 0xcbf29ce484222325ull
+
 /* ---- the server ----------------------------------------------------------------------- */
 
 static void
@@ -64,6 +84,48 @@ answer(OckRpcServerContext ctx, OckRpcMessage msg)
 	free(r);
 }
 
+/* A rendezvous message: its pieces one after another, hashed. */
+static void
+answer_rndv(OckRpcServerRndvContext ctx, OckRpcRndvMessage msg)
+{
+	uint8_t r[HEAD + 8];
+	OckRpcMessage reply = { r, sizeof(r) };
+	uint64_t h = FNV_START;
+	size_t seen = 0;
+	uint32_t service = 0;
+
+	for (uint16_t i = 0; i < msg.cnt; i++) {
+		const uint8_t *p = msg.msg[i].data;
+		size_t len = msg.msg[i].len;
+
+		for (size_t k = 0; k < len; k++, seen++) {
+			if (seen < HEAD)
+				r[seen] = p[k];
+			else
+				h = fnv1a(h, p + k, 1);
+		}
+	}
+	memcpy(&service, r, sizeof(service));
+	memcpy(r + HEAD, &h, sizeof(h));
+	OckRpcServerReplyRndv(ctx, (uint16_t)service, &reply, NULL);
+	OckRpcServerCleanupRndvCtx(ctx);
+}
+
+static int
+rndv_malloc(uint64_t size, uintptr_t *address, uint32_t *key)
+{
+	*address = (uintptr_t)malloc(size);
+	*key = 0;
+	return *address != 0 ? 0 : -1;
+}
+
+static int
+rndv_free(uintptr_t address)
+{
+	free((void *)address);
+	return 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void
@@ -80,9 +142,12 @@ serve(const char *ip, const char *port, const char *segsize)
 		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, transport() },
 		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_WRK_THR_GRP, "2" },
 		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, segsize },
+		{ OCK_RPC_STR_ENABLE_SEND_RNDV, "yes" },
+		{ OCK_RPC_STR_RNDV_MALLOC, (const char *)(uintptr_t)rndv_malloc },
+		{ OCK_RPC_STR_RNDV_MFREE, (const char *)(uintptr_t)rndv_free },
 	};
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
-				   .configs = { 5, pairs } };
+				   .configs = { over_rdma() ? 8 : 5, pairs } };
 	OckRpcServer server;
 	char **ips;
 	uint16_t *ports;
@@ -94,8 +159,10 @@ serve(const char *ip, const char *port, const char *segsize)
 		return 1;
 	for (uint16_t id = 0; id <= 999; id++) {
 		OckRpcService s = { id, answer };
+		OckRpcRndvService r = { id, answer_rndv };
 
-		if (OckRpcServerAddService(server, &s) != OCK_RPC_OK)
+		if (OckRpcServerAddService(server, &s) != OCK_RPC_OK ||
+		    (over_rdma() && OckRpcServerAddRndvService(server, &r) != OCK_RPC_OK))
 			return 1;
 	}
 	if (OckRpcServerStart(server) != OCK_RPC_OK ||
@@ -121,14 +188,19 @@ struct call {
 	atomic_int ended;
 	OckRpcStatus status;
 	bool alloc;             /* the library allocates the answer */
+	OckRpcMemoryRegion mr;  /* a rendezvous call's request */
+	OckRpcMessageInfo info;
 };
 
 struct worker {
 	pthread_t thread;
 	OckRpcClient client;
+	OckRpcServer regions;   /* what memory regions are registered with */
+	size_t segsize;
 	unsigned long calls, max;
 	unsigned int seed, id;
 	atomic_ulong bad, ok;
+	unsigned long rndv;     /* of the right ones, by rendezvous */
 	uint64_t bytes;
 	struct call window[WINDOW];
 };
@@ -155,6 +227,12 @@ pick_size(struct worker *w)
 	return size < HEAD ? HEAD : size > w->max ? w->max : size;
 }
 
+static bool
+is_rndv(const struct worker *w, const struct call *c)
+{
+	return over_rdma() && c->q.len > w->segsize;
+}
+
 static void
 fill(struct worker *w, struct call *c, unsigned long n)
 {
@@ -168,16 +246,45 @@ fill(struct worker *w, struct call *c, unsigned long n)
 		c->req[i] = (uint8_t)(rand_r(&w->seed) ^ i);
 	c->q = (OckRpcMessage){ c->req, len };
 	c->alloc = rand_r(&w->seed) % 2 == 0;
+	if (is_rndv(w, c)) {
+		OckRpcMemoryRegionInfo mi;
+
+		len = HEAD + 8;
+		if (OckRpcRegisterAssignMemoryRegion(w->regions, (uintptr_t)c->req, c->q.len,
+						     &c->mr) != 0 ||
+		    OckRpcGetMemoryRegionInfo(c->mr, &mi) != 0)
+			abort();
+		c->info = (OckRpcMessageInfo){ (uintptr_t)c->req, mi.lKey, (uint32_t)c->q.len };
+	}
 	c->r = c->alloc ? (OckRpcMessage){ NULL, 0 } : (OckRpcMessage){ malloc(len), len };
 	atomic_store(&c->ended, 0);
 }
 
-/* The answer is the request's head and its other bytes XORed. */
+/* The call's request, by the way it goes. */
+static OckRpcStatus
+call(struct worker *w, struct call *c, OckRpcCallDone *done)
+{
+	uint16_t service = (uint16_t)(*(uint32_t *)c->req);
+
+	if (is_rndv(w, c))
+		return OckRpcClientCallRndv(w->client, service, &c->info, &c->r, done);
+	return OckRpcClientCall(w->client, service, &c->q, &c->r, done);
+}
+
+/* The answer is the request's head and its other bytes XORed (or, for
+ * a rendezvous call, hashed).
+ */
 static bool
-check(const struct call *c)
+check(const struct worker *w, const struct call *c)
 {
 	const uint8_t *q = c->req, *r = c->r.data;
 
+	if (is_rndv(w, c)) {
+		uint64_t h = fnv1a(FNV_START, q + HEAD, c->q.len - HEAD);
+
+		return c->status == OCK_RPC_OK && c->r.len == HEAD + 8 &&
+		       memcmp(q, r, HEAD) == 0 && memcmp(r + HEAD, &h, 8) == 0;
+	}
 	if (c->status != OCK_RPC_OK || c->r.len != c->q.len || memcmp(q, r, HEAD) != 0)
 		return false;
 	for (size_t i = HEAD; i < c->q.len; i++)
@@ -189,14 +296,17 @@ check(const struct call *c)
 static void
 finish(struct worker *w, struct call *c)
 {
-	if (atomic_load(&c->ended) != 1 || !check(c)) {
+	if (atomic_load(&c->ended) != 1 || !check(w, c)) {
 		if (atomic_fetch_add(&w->bad, 1) < 5)
 			fprintf(stderr, "thread %u: a call of %zu bytes: status %d, %zu bytes back, ended %d times\n",
 				w->id, c->q.len, (int)c->status, c->r.len, atomic_load(&c->ended));
 	} else {
 		atomic_fetch_add(&w->ok, 1);
 		w->bytes += 2 * c->q.len;
+		w->rndv += is_rndv(w, c);
 	}
+	if (is_rndv(w, c))
+		OckRpcDestroyMemoryRegion(w->regions, c->mr);
 	free(c->req);
 	free(c->r.data);
 	c->req = NULL;
@@ -214,8 +324,7 @@ client_thread(void *arg)
 			struct call c = { 0 };
 
 			fill(w, &c, n);
-			c.status = OckRpcClientCall(w->client, (uint16_t)(*(uint32_t *)c.req), &c.q,
-						    &c.r, NULL);
+			c.status = call(w, &c, NULL);
 			atomic_store(&c.ended, 1);
 			finish(w, &c);
 			continue;
@@ -230,8 +339,7 @@ client_thread(void *arg)
 		}
 		fill(w, c, n);
 		c->done = (OckRpcCallDone){ call_done, c };
-		while ((st = OckRpcClientCall(w->client, (uint16_t)(*(uint32_t *)c->req), &c->q,
-					      &c->r, &c->done)) == OCK_RPC_ERR_NO_MEMORY)
+		while ((st = call(w, c, &c->done)) == OCK_RPC_ERR_NO_MEMORY)
 			usleep(100);
 		if (st != OCK_RPC_OK) {
 			c->status = st;
@@ -258,20 +366,27 @@ run_client(char **argv)
 				   .configs = { 4, pairs } };
 	unsigned long calls = strtoul(argv[5], NULL, 10), threads = strtoul(argv[6], NULL, 10);
 	unsigned long max = strtoul(argv[7], NULL, 10), seed = strtoul(argv[8], NULL, 10);
-	unsigned long ok = 0, bad = 0;
+	unsigned long ok = 0, bad = 0, rndv = 0;
 	uint64_t bytes = 0;
 	struct worker *w = calloc(threads, sizeof(*w));
 	struct timespec t0, t1;
 	OckRpcClient client;
+	OckRpcServer regions;
 	double s;
 
+	/* As hcom's users do: memory regions belong to a server, here one
+	 * that never starts.
+	 */
 	if (w == NULL || threads == 0 || max < HEAD ||
-	    OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) != OCK_RPC_OK)
+	    OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) != OCK_RPC_OK ||
+	    OckRpcServerCreateWithCfg(argv[2], 0, &regions, &cfg) != OCK_RPC_OK)
 		return 1;
 	OckRpcClientSetTimeout(client, 30000);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0; i < threads; i++) {
-		w[i] = (struct worker){ .client = client, .max = max, .id = (unsigned int)i,
+		w[i] = (struct worker){ .client = client, .regions = regions,
+					.segsize = strtoul(argv[4], NULL, 10), .max = max,
+					.id = (unsigned int)i,
 					.seed = (unsigned int)(seed * 7919 + i),
 					.calls = calls / threads + (i < calls % threads) };
 		pthread_create(&w[i].thread, NULL, client_thread, &w[i]);
@@ -280,13 +395,15 @@ run_client(char **argv)
 		pthread_join(w[i].thread, NULL);
 		ok += atomic_load(&w[i].ok);
 		bad += atomic_load(&w[i].bad);
+		rndv += w[i].rndv;
 		bytes += w[i].bytes;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("%lu calls from %lu threads: %lu right, %lu wrong; %.1f MB both ways in %.2f s (%.0f calls/s)\n",
-	       calls, threads, ok, bad, (double)bytes / 1e6, s, (double)calls / s);
+	printf("%lu calls from %lu threads: %lu right (%lu by rendezvous), %lu wrong; %.1f MB both ways in %.2f s (%.0f calls/s)\n",
+	       calls, threads, ok, rndv, bad, (double)bytes / 1e6, s, (double)calls / s);
 	OckRpcClientDisconnect(client);
+	OckRpcServerDestroy(regions);
 	free(w);
 	return ok == calls && bad == 0 ? 0 : 1;
 }

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * Rendezvous messages, on the server: the REQUEST carries descriptors of
+ * the client's registered buffers (1..4: address, length, rkey); the
+ * server allocates each with its rndv malloc callback, RDMA-READs them
+ * on the session's QP, and hands them to the rendezvous service's
+ * handler once every READ is in. The context lives until
+ * OckRpcServerCleanupRndvCtx, which gives the buffers back with the
+ * rndv free callback; it answers as a plain message's does.
+ */
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "rpc_private.h"
+#include "rpc_rdma.h"
+
+/* A READ brings at most this much: the session's SENDs pass between the
+ * pieces (see rpc_rdma.c's OPS_IN_FLIGHT).
+ */
+#define READ_PIECE (256u * 1024)
+
+struct rndv_buf {
+	struct rpc_rdma_op op;
+	struct rpc_rndv_in *in;
+	uintptr_t addr;                 /* from rndv malloc; 0: none yet */
+	uint32_t len;
+	uint32_t read;                  /* bytes asked for so far */
+	uint64_t remote;
+	struct droce_mr *own_mr;        /* registered for this message alone */
+};
+
+struct rpc_rndv_in {
+	struct rpc_ctx *ctx;
+	OckRpcMsgRndvHandler handler;
+	OckRpcRndvMemFree mfree;
+	unsigned int count;
+	unsigned int pending;           /* READs out, and the poster's guard */
+	bool failed;
+	atomic_bool cleaned;
+	struct rndv_buf buf[RPC_RNDV_MAX];
+};
+
+void
+rpc_rndv_release(struct rpc_rndv_in *in)
+{
+	for (unsigned int i = 0; i < in->count; i++) {
+		struct rndv_buf *b = &in->buf[i];
+
+		rpc_rdma_dereg(b->own_mr);
+		if (b->addr != 0 && in->mfree(b->addr) != 0)
+			RPC_LOG(WARNING, "rendezvous: the rndv free callback refused 0x%" PRIxPTR,
+				b->addr);
+	}
+	free(in);
+}
+
+/* Every READ is in (or failed): the handler gets the message. */
+static void
+deliver(struct rpc_rndv_in *in)
+{
+	struct rpc_ctx *ctx = in->ctx;
+	OckRpcRndvMessage msg = { .cnt = (uint16_t)in->count };
+
+	if (in->failed || ctx->s->state == SESSION_ENDED) {
+		/* A READ that fails breaks the QP, and with it the session:
+		 * the caller hears of that.
+		 */
+		rpc_ctx_unref(ctx);
+		return;
+	}
+	for (unsigned int i = 0; i < in->count; i++)
+		msg.msg[i] = (OckRpcMessage){ (void *)in->buf[i].addr, in->buf[i].len };
+	in->handler((OckRpcServerRndvContext)(uintptr_t)ctx, msg);
+}
+
+static void
+step_done(struct rpc_rndv_in *in)
+{
+	if (--in->pending == 0)
+		deliver(in);
+}
+
+/* The next piece of @p b's READ. */
+static void
+read_piece(struct rndv_buf *b)
+{
+	uint32_t n = RTE_MIN(b->len - b->read, READ_PIECE);
+
+	b->op.local.addr = b->addr + b->read;
+	b->op.local.length = n;
+	b->op.remote = b->remote + b->read;
+	b->read += n;
+	rpc_rdma_post(b->in->ctx->s, &b->op);
+}
+
+static void
+read_done(struct rpc_rdma_op *op, enum droce_wc_status status)
+{
+	struct rndv_buf *b = container_of(op, struct rndv_buf, op);
+
+	if (status != DROCE_WC_SUCCESS && !b->in->failed) {
+		b->in->failed = true;
+		RPC_LOG(NOTICE, "session with %s: a rendezvous READ of %" PRIu32 " bytes failed: %s",
+			b->in->ctx->s->peer, b->len, droce_wc_status_str(status));
+	}
+	if (!b->in->failed && b->read < b->len) {
+		read_piece(b);
+		return;
+	}
+	step_done(b->in);
+}
+
+/* Buffer @p b of @p len bytes for the READ of @p d; false when none. */
+static bool
+buffer_for(struct rpc_session *s, struct rndv_buf *b, const struct rpc_rndv *d)
+{
+	const struct rpc_conf *conf = &s->server->conf;
+	uint16_t port = rpc_rdma_port(s);
+	struct droce_mr *mr;
+	uintptr_t addr = 0;
+	uint32_t key = 0;
+
+	if (conf->rndv_alloc(d->len, &addr, &key) != 0 || addr == 0) {
+		RPC_LOG(ERR, "session with %s: the rndv malloc callback gave no %" PRIu32 " bytes",
+			s->peer, d->len);
+		return false;
+	}
+	b->addr = addr;
+	b->len = d->len;
+	/* In a region of ours with that key: its registration; else one of
+	 * its own for this message.
+	 */
+	mr = rpc_mr_droce(key, addr, d->len, port);
+	if (mr == NULL)
+		mr = b->own_mr = rpc_rdma_reg(port, (void *)addr, d->len);
+	if (mr == NULL)
+		return false;
+	b->remote = d->addr;
+	b->op = (struct rpc_rdma_op){ .done = read_done, .opcode = DROCE_WR_RDMA_READ,
+				      .local.lkey = mr->lkey, .rkey = d->rkey };
+	return true;
+}
+
+void
+rpc_rndv_take(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payload)
+{
+	OckRpcMsgRndvHandler handler = NULL;
+	struct rpc_rndv desc[RPC_RNDV_MAX];
+	struct rpc_rndv_in *in;
+	struct rpc_ctx *ctx;
+
+	if (s->server != NULL && s->server->conf.rndv)
+		handler = atomic_load_explicit(&s->server->rndv_services[f->service],
+					       memory_order_acquire);
+	if (handler == NULL) {
+		RPC_LOG(WARNING, "session with %s: no rendezvous service %u", s->peer, f->service);
+		rpc_session_refuse(s, f, OCK_RPC_ERR_MISMATCH_MSG_ID);
+		return;
+	}
+	if (s->ops != &rpc_rdma_ops) {
+		RPC_LOG(WARNING, "session with %s: a rendezvous message over TCP", s->peer);
+		rpc_session_refuse(s, f, OCK_RPC_ERR_RDMA_NOT_ENABLE);
+		return;
+	}
+	if (rpc_rndv_decode(f, payload, UINT64_MAX, desc) == 0) {
+		RPC_LOG(ERR, "session with %s: rendezvous descriptors of no length", s->peer);
+		rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
+		return;
+	}
+	ctx = rpc_ctx_new(s, f);
+	in = calloc(1, sizeof(*in));
+	if (ctx == NULL || in == NULL) {
+		free(in);
+		if (ctx != NULL)
+			rpc_ctx_unref(ctx);
+		rpc_session_refuse(s, f, OCK_RPC_ERR_NO_MEMORY);
+		return;
+	}
+	ctx->rndv = in;
+	in->ctx = ctx;
+	in->handler = handler;
+	in->mfree = s->server->conf.rndv_free;
+	atomic_init(&in->cleaned, false);
+	for (in->count = 0; in->count < f->rndv_count; in->count++) {
+		struct rndv_buf *b = &in->buf[in->count];
+
+		b->in = in;
+		if (!buffer_for(s, b, &desc[in->count])) {
+			in->count++;    /* what it got goes back too */
+			rpc_session_refuse(s, f, OCK_RPC_ERR_NO_MEMORY);
+			rpc_ctx_unref(ctx);
+			return;
+		}
+	}
+	/* The guard: READs that fail at once must not end it mid-loop. */
+	in->pending = in->count + 1;
+	for (unsigned int i = 0; i < in->count; i++)
+		read_piece(&in->buf[i]);
+	step_done(in);
+}
+
+int
+rpc_rndv_cleanup(struct rpc_ctx *ctx)
+{
+	bool cleaned = false;
+
+	if (ctx->rndv == NULL || !atomic_compare_exchange_strong(&ctx->rndv->cleaned, &cleaned,
+								 true)) {
+		RPC_LOG(ERR, "rendezvous cleanup: %s", ctx->rndv == NULL
+			? "not a rendezvous message's context" : "cleaned up already");
+		return OCK_RPC_ERR_INVALID_PARAM;
+	}
+	rpc_ctx_unref(ctx);
+	return OCK_RPC_OK;
+}

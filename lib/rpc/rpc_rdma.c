@@ -109,10 +109,18 @@ eal_args(char *buf, size_t len, char **argv)
 	return argc;
 }
 
+/* lib/rc runs one RC device per stack: RPC over RDMA uses the first
+ * port; the others carry what else the stack does.
+ */
+#define RDMA_PORTS 1
+
 static int
 host_ports_open(void)
 {
-	for (uint16_t p = 0; p < host.conf.nb_ports; p++) {
+	if (host.conf.nb_ports > RDMA_PORTS)
+		RPC_LOG(WARNING, "%u droce ports configured: RPC over RDMA uses port 0 (%s) alone",
+			host.conf.nb_ports, host.conf.port[0].device);
+	for (uint16_t p = 0; p < RDMA_PORTS; p++) {
 		struct host_port *hp = &host.port[p];
 
 		hp->dev = droce_rc_open(host.stack, p, host.err, sizeof(host.err));
@@ -239,22 +247,22 @@ in_subnet(const struct droce_port_conf *pc, uint32_t ip)
 static int
 port_of_address(uint32_t ip)
 {
-	for (uint16_t p = 0; p < host.conf.nb_ports; p++)
+	for (uint16_t p = 0; p < RDMA_PORTS; p++)
 		if (ip == INADDR_ANY || host.conf.port[p].addr == ip)
 			return p;
 	return -1;
 }
 
-/* The port that reaches @p ip: on its subnet and not that address (the
- * way to a server of this process on another port), else with a gateway.
+/* The port that reaches @p ip: on its subnet and not that address, else
+ * with a gateway.
  */
 static int
 port_towards(uint32_t ip)
 {
-	for (uint16_t p = 0; p < host.conf.nb_ports; p++)
+	for (uint16_t p = 0; p < RDMA_PORTS; p++)
 		if (in_subnet(&host.conf.port[p], ip) && host.conf.port[p].addr != ip)
 			return p;
-	for (uint16_t p = 0; p < host.conf.nb_ports; p++)
+	for (uint16_t p = 0; p < RDMA_PORTS; p++)
 		if (host.conf.port[p].gateway != 0)
 			return p;
 	return -1;

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+/*
+ * The hcom4db.h API over RDMA (droce's RC, connected by its CM), written
+ * as an application would use it: the library starts a process's droce
+ * stack from DROCE_HCOM_CONF and DROCE_HCOM_EAL. A process has one stack
+ * and one RC device, so the server runs in a child forked before either
+ * starts one, the client here; a net_memif pair joins them (198.18.0.1
+ * the server's, 198.18.0.2 the client's). What the server sees comes
+ * back through shared memory. Plain calls, rendezvous calls, one-sided
+ * READ and WRITE, and what each refuses.
+ */
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "hcom4db.h"
+
+#define SERVER_IP "198.18.0.1"
+#define SERVER_NAME "droce-rdma-test"
+#define SEGSIZE "65536"
+
+enum {
+	SVC_ECHO = 0,           /* answers with the request */
+	SVC_REGION = 1,         /* answers with its memory region's address and key */
+	SVC_RNDV = 2,           /* rendezvous: answers with the sum and length of the bytes */
+	SVC_NONE = 999,
+};
+
+#define SERVER_REGION (1 << 20)
+
+/* Between the server (the child) and the tests. */
+struct shared {
+	atomic_int port;                /* 0 until it listens; -1 failed */
+	atomic_int stop;
+	atomic_int errors;              /* what its handlers found wrong */
+	atomic_int rndv_cleaned, rndv_allocated;
+	OckRpcMemoryRegionInfo server_region;
+	uint8_t region[SERVER_REGION] __attribute__((aligned(4096)));
+};
+
+static struct {
+	char dir[64];
+	pid_t server_pid;
+	struct shared *sh;
+	OckRpcClient client;
+	OckRpcServer regions;           /* the client's, never started */
+} T;
+
+#define SERVER_CHECK(cond) \
+	do { if (!(cond)) atomic_fetch_add(&T.sh->errors, 1); } while (0)
+
+/* ---- the server -------------------------------------------------------------------- */
+
+static void
+echo(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	SERVER_CHECK(OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL) == OCK_RPC_OK);
+}
+
+static void
+region(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcMessage reply = { &T.sh->server_region, sizeof(T.sh->server_region) };
+
+	(void)msg;
+	SERVER_CHECK(OckRpcServerReply(ctx, SVC_REGION, &reply, NULL) == OCK_RPC_OK);
+}
+
+/* What the rendezvous service answers: the bytes' sum and count. */
+struct rndv_digest {
+	uint64_t sum, len;
+	uint16_t pieces;
+};
+
+static void
+rndv_handler(OckRpcServerRndvContext ctx, OckRpcRndvMessage msg)
+{
+	struct rndv_digest d = { .pieces = msg.cnt };
+	OckRpcMessage reply = { &d, sizeof(d) };
+	OckRpcClient who = 0;
+
+	for (uint16_t i = 0; i < msg.cnt; i++) {
+		const uint8_t *p = msg.msg[i].data;
+
+		for (size_t k = 0; k < msg.msg[i].len; k++)
+			d.sum += p[k];
+		d.len += msg.msg[i].len;
+	}
+	SERVER_CHECK(OckRpcGetRndvClient(ctx, &who) == OCK_RPC_OK && who != 0);
+	SERVER_CHECK(OckRpcServerReplyRndv(ctx, SVC_RNDV, &reply, NULL) == OCK_RPC_OK);
+	SERVER_CHECK(OckRpcServerCleanupRndvCtx(ctx) == OCK_RPC_OK);
+	atomic_fetch_add(&T.sh->rndv_cleaned, 1);
+}
+
+static int
+rndv_malloc(uint64_t size, uintptr_t *address, uint32_t *key)
+{
+	*address = (uintptr_t)malloc(size);
+	*key = 0;
+	atomic_fetch_add(&T.sh->rndv_allocated, 1);
+	return *address != 0 ? 0 : -1;
+}
+
+static int
+rndv_free(uintptr_t address)
+{
+	free((void *)address);
+	atomic_fetch_sub(&T.sh->rndv_allocated, 1);
+	return 0;
+}
+
+/* This process's droce configuration: side @p role of the memif pair. */
+static void
+configure(const char *role, const char *address)
+{
+	char conf[128], eal[512];
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "%s/%s.conf", T.dir, role);
+	f = fopen(conf, "w");
+	if (f == NULL)
+		abort();
+	/* Busy polling: memif does not take the restart event mode makes. */
+	fprintf(f, "[port.0]\ndevice = net_memif0\naddress = %s/24\nqueues = 2\n"
+		"[worker]\nthread.groups = 1\npoll.enable = yes\n", address);
+	fclose(f);
+	snprintf(eal, sizeof(eal),
+		 "--no-pci --no-huge -m 256 --file-prefix hcom-rdma-%s-%d "
+		 "--vdev=net_memif0,role=%s,socket=%s/m.sock", role, (int)getpid(), role, T.dir);
+	setenv("DROCE_HCOM_CONF", conf, 1);
+	setenv("DROCE_HCOM_EAL", eal, 1);
+}
+
+static RpcConfigPair server_pairs[] = {
+	{ OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
+	{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
+	{ OCK_RPC_STR_ENABLE_TLS, "no" },
+	{ OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE },
+	{ OCK_RPC_STR_ENABLE_SEND_RNDV, "yes" },
+	{ OCK_RPC_STR_RNDV_MALLOC, (const char *)(uintptr_t)rndv_malloc },
+	{ OCK_RPC_STR_RNDV_MFREE, (const char *)(uintptr_t)rndv_free },
+};
+
+/* The child: a server until told to stop. */
+static int
+serve(void)
+{
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 7, server_pairs } };
+	OckRpcService svc[] = { { SVC_ECHO, echo }, { SVC_REGION, region } };
+	OckRpcRndvService rsvc = { SVC_RNDV, rndv_handler };
+	OckRpcServer server;
+	OckRpcMemoryRegion mr;
+	char **ips;
+	uint16_t *ports;
+	int n;
+
+	configure("server", SERVER_IP);
+	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &server, &cfg) != OCK_RPC_OK ||
+	    OckRpcServerAddService(server, &svc[0]) != OCK_RPC_OK ||
+	    OckRpcServerAddService(server, &svc[1]) != OCK_RPC_OK ||
+	    OckRpcServerAddRndvService(server, &rsvc) != OCK_RPC_OK ||
+	    OckRpcServerStart(server) != OCK_RPC_OK ||
+	    /* Made while the stack runs: its key is what a peer READs and
+	     * WRITEs it with.
+	     */
+	    OckRpcRegisterAssignMemoryRegion(server, (uintptr_t)T.sh->region, SERVER_REGION,
+					     &mr) != 0 ||
+	    OckRpcGetMemoryRegionInfo(mr, &T.sh->server_region) != 0 ||
+	    !OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
+		return 1;
+	atomic_store(&T.sh->port, ports[0]);
+	free(ips[0]);
+	free(ips);
+	free(ports);
+	while (!atomic_load(&T.sh->stop))
+		usleep(10000);
+	OckRpcDestroyMemoryRegion(server, mr);
+	OckRpcServerDestroy(server);
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	RpcConfigPair pairs[] = {
+		{ OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
+		{ OCK_RPC_STR_ENABLE_TLS, "no" },
+		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 4, pairs } };
+
+	(void)state;
+	snprintf(T.dir, sizeof(T.dir), "/tmp/droce-hcom-rdma-test.XXXXXX");
+	assert_non_null(mkdtemp(T.dir));
+	T.sh = mmap(NULL, sizeof(*T.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		    -1, 0);
+	assert_true(T.sh != MAP_FAILED);
+	T.server_pid = fork();
+	assert_true(T.server_pid >= 0);
+	if (T.server_pid == 0) {
+		int ret = serve();
+
+		if (ret != 0)
+			atomic_store(&T.sh->port, -1);
+		_exit(ret);
+	}
+	for (int w = 0; w < 30000 && atomic_load(&T.sh->port) == 0; w++)
+		usleep(1000);
+	assert_true(atomic_load(&T.sh->port) > 0);
+	configure("client", "198.18.0.2");
+	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atomic_load(&T.sh->port),
+						    &T.client, &cfg), OCK_RPC_OK);
+	assert_int_equal(OckRpcServerCreateWithCfg("198.18.0.2", 0, &T.regions, &cfg),
+			 OCK_RPC_OK);
+	OckRpcClientSetTimeout(T.client, 20000);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char path[128];
+	int status = -1;
+
+	(void)state;
+	OckRpcClientDisconnect(T.client);
+	OckRpcServerDestroy(T.regions);
+	atomic_store(&T.sh->stop, 1);
+	waitpid(T.server_pid, &status, 0);
+	assert_int_equal(atomic_load(&T.sh->errors), 0);
+	munmap(T.sh, sizeof(*T.sh));
+	for (const char *const *f = (const char *const[]){ "server.conf", "client.conf", NULL };
+	     *f != NULL; f++) {
+		snprintf(path, sizeof(path), "%s/%s", T.dir, *f);
+		unlink(path);
+	}
+	rmdir(T.dir);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return 0;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static void
+fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 31 + seed);
+}
+
+/* Calls of every size up to the segment: a frame is several SENDs. */
+static void
+test_calls_byte_exact(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 63, 64, 1000, 8191, 8192, 8193, 20000, 65536 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint8_t *q = malloc(sizes[i] + 1), *r = malloc(sizes[i] + 1);
+		OckRpcMessage req = { q, sizes[i] }, rsp = { r, sizes[i] }, alloc = { NULL, 0 };
+
+		fill(q, sizes[i], (unsigned int)i);
+		assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_OK);
+		assert_int_equal(rsp.len, sizes[i]);
+		assert_memory_equal(q, r, sizes[i]);
+		assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &alloc, NULL), OCK_RPC_OK);
+		assert_int_equal(alloc.len, sizes[i]);
+		if (sizes[i] != 0)
+			assert_memory_equal(q, alloc.data, sizes[i]);
+		free(alloc.data);
+		free(q);
+		free(r);
+	}
+	/* Over the segment size, and to a service nobody added. */
+	{
+		static uint8_t big[65537];
+		OckRpcMessage req = { big, sizeof(big) }, small = { big, 8 }, rsp = { NULL, 0 };
+
+		assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL),
+				 OCK_RPC_ERR_INVALID_PARAM);
+		assert_int_equal(OckRpcClientCall(T.client, SVC_NONE, &small, &rsp, NULL),
+				 OCK_RPC_ERR_MISMATCH_MSG_ID);
+	}
+}
+
+/* A registered buffer of @p len bytes of the client's. */
+static OckRpcMessageInfo
+client_buffer(size_t len, unsigned int seed, OckRpcMemoryRegion *mr, uint8_t **mem)
+{
+	OckRpcMemoryRegionInfo info;
+
+	*mem = malloc(len);
+	assert_non_null(*mem);
+	fill(*mem, len, seed);
+	assert_int_equal(OckRpcRegisterAssignMemoryRegion(T.regions, (uintptr_t)*mem, len, mr),
+			 OCK_RPC_OK);
+	assert_int_equal(OckRpcGetMemoryRegionInfo(*mr, &info), OCK_RPC_OK);
+	return (OckRpcMessageInfo){ (uintptr_t)*mem, info.lKey, (uint32_t)len };
+}
+
+static uint64_t
+sum(const uint8_t *p, size_t len)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < len; i++)
+		s += p[i];
+	return s;
+}
+
+static atomic_int rndv_async_done;
+
+static void
+rndv_async_cb(OckRpcStatus status, void *arg)
+{
+	(void)arg;
+	if (status == OCK_RPC_OK)
+		atomic_fetch_add(&rndv_async_done, 1);
+}
+
+/* Over the segment size: the server READs the buffers. */
+static void
+test_rendezvous(void **state)
+{
+	static const size_t sizes[] = { 1, 65537, 300000, 1 << 20, 3 << 20 };
+	OckRpcMemoryRegion mr[4];
+	OckRpcMessageInfo info[4];
+	uint8_t *mem[4];
+	struct rndv_digest d;
+	OckRpcMessage rsp = { &d, sizeof(d) };
+	uint64_t want = 0, want_len = 0;
+	OckRpcMessageInfoIov iov = { 4, info };
+	int cleaned = atomic_load(&T.sh->rndv_cleaned);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		info[0] = client_buffer(sizes[i], (unsigned int)i, &mr[0], &mem[0]);
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(OckRpcClientCallRndv(T.client, SVC_RNDV, &info[0], &rsp, NULL),
+				 OCK_RPC_OK);
+		assert_int_equal(d.len, sizes[i]);
+		assert_int_equal(d.pieces, 1);
+		assert_int_equal(d.sum, sum(mem[0], sizes[i]));
+		OckRpcDestroyMemoryRegion(T.regions, mr[0]);
+		free(mem[0]);
+	}
+	/* Four buffers in one message, synchronously and not. */
+	for (unsigned int i = 0; i < 4; i++) {
+		info[i] = client_buffer(100000 * (i + 1), i, &mr[i], &mem[i]);
+		want += sum(mem[i], info[i].size);
+		want_len += info[i].size;
+	}
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(OckRpcClientCallRndvIov(T.client, SVC_RNDV, &iov, &rsp, NULL), OCK_RPC_OK);
+	assert_int_equal(d.pieces, 4);
+	assert_int_equal(d.len, want_len);
+	assert_int_equal(d.sum, want);
+	atomic_store(&rndv_async_done, 0);
+	{
+		OckRpcCallDone done = { rndv_async_cb, NULL };
+		struct rndv_digest ds[8];
+		OckRpcMessage rs[8];
+
+		for (int k = 0; k < 8; k++) {
+			rs[k] = (OckRpcMessage){ &ds[k], sizeof(ds[k]) };
+			assert_int_equal(OckRpcClientCallRndvIov(T.client, SVC_RNDV, &iov, &rs[k], &done),
+					 OCK_RPC_OK);
+		}
+		for (int w = 0; w < 20000 && atomic_load(&rndv_async_done) < 8; w++)
+			usleep(1000);
+		assert_int_equal(atomic_load(&rndv_async_done), 8);
+		for (int k = 0; k < 8; k++)
+			assert_int_equal(ds[k].sum, want);
+	}
+	/* Every context cleaned, every buffer given back. */
+	for (int w = 0; w < 2000 && atomic_load(&T.sh->rndv_allocated) != 0; w++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&T.sh->rndv_cleaned), cleaned + 5 + 1 + 8);
+	assert_int_equal(atomic_load(&T.sh->rndv_allocated), 0);
+	/* Refused: a buffer outside its region, a wrong key, five buffers,
+	 * a service that takes no rendezvous.
+	 */
+	{
+		OckRpcMessageInfo bad = info[0];
+		OckRpcMessageInfoIov five = { 5, info };
+
+		bad.size += 1;
+		assert_int_equal(OckRpcClientCallRndv(T.client, SVC_RNDV, &bad, &rsp, NULL),
+				 OCK_RPC_ERR_INVALID_PARAM);
+		bad = info[0];
+		bad.lKey ^= 0x5a5a;
+		assert_int_equal(OckRpcClientCallRndv(T.client, SVC_RNDV, &bad, &rsp, NULL),
+				 OCK_RPC_ERR_INVALID_PARAM);
+		assert_int_equal(OckRpcClientCallRndvIov(T.client, SVC_RNDV, &five, &rsp, NULL),
+				 OCK_RPC_ERR_INVALID_PARAM);
+		assert_int_equal(OckRpcClientCallRndv(T.client, SVC_ECHO, &info[0], &rsp, NULL),
+				 OCK_RPC_ERR_MISMATCH_MSG_ID);
+	}
+	for (unsigned int i = 0; i < 4; i++) {
+		OckRpcDestroyMemoryRegion(T.regions, mr[i]);
+		free(mem[i]);
+	}
+}
+
+static atomic_int one_sided_done;
+
+static void
+one_sided_cb(OckRpcStatus status, void *arg)
+{
+	(void)arg;
+	if (status == OCK_RPC_OK)
+		atomic_fetch_add(&one_sided_done, 1);
+}
+
+/* WRITE into the server's region, READ it back, as one piece and as SGLs. */
+static void
+test_one_sided(void **state)
+{
+	OckRpcMemoryRegionInfo srv;
+	OckRpcMessage req = { &srv, 0 }, rsp = { &srv, sizeof(srv) };
+	OckRpcMemoryRegion out_mr, in_mr;
+	OckRpcMessageInfo out, in;
+	uint8_t *out_mem, *in_mem;
+	OckRpcRequest r;
+	OckRpcRequest pieces[16];
+	OckRpcSglRequest sgl = { pieces, 16 };
+	OckRpcCallDone done = { one_sided_cb, NULL };
+
+	(void)state;
+	/* The server says where its region is, as applications do. */
+	assert_int_equal(OckRpcClientCall(T.client, SVC_REGION, &req, &rsp, NULL), OCK_RPC_OK);
+	out = client_buffer(200000, 7, &out_mr, &out_mem);
+	in = client_buffer(200000, 0, &in_mr, &in_mem);
+	memset(in_mem, 0, 200000);
+	r = (OckRpcRequest){ .lAddress = out.lAddress, .lKey = out.lKey,
+			     .rAddress = srv.lAddress + 4096, .rKey = srv.lKey, .size = 200000 };
+	assert_int_equal(OckRpcWrite(T.client, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(T.sh->region + 4096, out_mem, 200000);
+	r.lAddress = in.lAddress;
+	r.lKey = in.lKey;
+	assert_int_equal(OckRpcRead(T.client, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(in_mem, out_mem, 200000);
+	/* 16 pieces each way, asynchronously. */
+	fill(out_mem, 200000, 99);
+	memset(in_mem, 0, 200000);
+	for (unsigned int i = 0; i < 16; i++)
+		pieces[i] = (OckRpcRequest){ .lAddress = out.lAddress + i * 10000, .lKey = out.lKey,
+					     .rAddress = srv.lAddress + i * 20000, .rKey = srv.lKey,
+					     .size = 10000 };
+	atomic_store(&one_sided_done, 0);
+	assert_int_equal(OckRpcWriteSgl(T.client, &sgl, &done), OCK_RPC_OK);
+	for (int w = 0; w < 10000 && atomic_load(&one_sided_done) < 1; w++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&one_sided_done), 1);
+	for (unsigned int i = 0; i < 16; i++) {
+		pieces[i].lAddress = in.lAddress + i * 10000;
+		pieces[i].lKey = in.lKey;
+	}
+	assert_int_equal(OckRpcReadSgl(T.client, &sgl, NULL), OCK_RPC_OK);
+	assert_memory_equal(in_mem, out_mem, 160000);
+	/* Refused before anything goes: a local piece outside its region,
+	 * 17 pieces, none.
+	 */
+	r.size = 200001;
+	assert_int_equal(OckRpcRead(T.client, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	sgl.iovCount = 17;
+	assert_int_equal(OckRpcReadSgl(T.client, &sgl, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	sgl.iovCount = 0;
+	assert_int_equal(OckRpcWriteSgl(T.client, &sgl, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcDestroyMemoryRegion(T.regions, out_mr);
+	OckRpcDestroyMemoryRegion(T.regions, in_mr);
+	free(out_mem);
+	free(in_mem);
+}
+
+static atomic_int breaks;
+
+static int
+on_break(OckRpcClient client, uint64_t ctx, const char *payload)
+{
+	(void)client;
+	(void)ctx;
+	(void)payload;
+	atomic_fetch_add(&breaks, 1);
+	return 0;
+}
+
+/* A READ the peer refuses (a key it never gave) breaks the connection,
+ * as RC does: the operation fails, later calls fail, the break handler
+ * runs. Last: the session does not come back.
+ */
+static void
+test_bad_remote_key_breaks_the_session(void **state)
+{
+	RpcConfigPair pairs[] = {
+		{ OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
+		{ OCK_RPC_STR_ENABLE_TLS, "no" },
+		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE },
+		{ OCK_RPC_STR_CLIENT_BREAK, (const char *)(uintptr_t)on_break },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 5, pairs } };
+	OckRpcMemoryRegion mr;
+	OckRpcMessageInfo mine;
+	uint8_t *mem, b[8] = { 0 };
+	OckRpcMessage req = { b, sizeof(b) }, rsp = { b, sizeof(b) };
+	OckRpcRequest r;
+	OckRpcClient c;
+
+	(void)state;
+	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atomic_load(&T.sh->port),
+						    &c, &cfg), OCK_RPC_OK);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_OK);
+	mine = client_buffer(4096, 1, &mr, &mem);
+	r = (OckRpcRequest){ .lAddress = mine.lAddress, .lKey = mine.lKey,
+			     .rAddress = T.sh->server_region.lAddress,
+			     .rKey = T.sh->server_region.lKey ^ 0xff00,
+			     .size = 4096 };
+	atomic_store(&breaks, 0);
+	assert_int_equal(OckRpcRead(c, &r, NULL), OCK_RPC_ERR);
+	for (int w = 0; w < 5000 && atomic_load(&breaks) == 0; w++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&breaks), 1);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_ERR_CONN_BROKEN);
+	OckRpcClientDisconnect(c);
+	OckRpcDestroyMemoryRegion(T.regions, mr);
+	free(mem);
+	/* The first client is untouched. */
+	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_OK);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calls_byte_exact),
+		cmocka_unit_test(test_rendezvous),
+		cmocka_unit_test(test_one_sided),
+		cmocka_unit_test(test_bad_remote_key_breaks_the_session),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

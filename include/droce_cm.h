@@ -84,6 +84,11 @@ struct droce_cm_conn_param {
 	uint8_t cm_response_timeout;
 	/** connect: tries after the first before UNREACHABLE (1..15); 0: Linux's 15 */
 	uint8_t max_cm_retries;
+	/** The QP's local ACK timeout, 4.096 us * 2^n (n 1..31), as
+	 *  rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) sets it; 0: what the
+	 *  exchange gives (about 1 s, as Linux's rdma_cm on RoCE)
+	 */
+	uint8_t ack_timeout;
 };
 
 /** The event's name ("ESTABLISHED"), as rdma_event_str names them. */

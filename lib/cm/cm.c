@@ -607,6 +607,7 @@ call_connect(struct droce_cm_id *id, const struct cm_call *c)
 		.retry_count = c->param.retry_count, .rnr_retry_count = c->param.rnr_retry_count,
 		.cm_response_timeout = c->param.cm_response_timeout,
 		.max_cm_retries = c->param.max_cm_retries,
+		.ack_timeout = c->param.ack_timeout,
 	};
 	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4,
 				 .src_port = (uint16_t)(32768 + rte_rand() % 28232) };
@@ -672,6 +673,7 @@ call_accept(struct droce_cm_id *id, const struct cm_call *c)
 		.responder_resources = c->param.responder_resources,
 		.initiator_depth = c->param.initiator_depth,
 		.retry_count = c->param.retry_count, .rnr_retry_count = c->param.rnr_retry_count,
+		.ack_timeout = c->param.ack_timeout,
 		.private_data = c->pdata, .private_len = c->param.private_data_len,
 	};
 	struct cm_step s;
@@ -1022,7 +1024,8 @@ static int
 take_param(struct cm_call *c, const struct droce_cm_conn_param *param, uint32_t max)
 {
 	if (param == NULL || param->private_data_len > max ||
-	    (param->private_data_len != 0 && param->private_data == NULL))
+	    (param->private_data_len != 0 && param->private_data == NULL) ||
+	    param->ack_timeout > 31)
 		return -EINVAL;
 	c->param = *param;
 	if (param->private_data_len != 0)

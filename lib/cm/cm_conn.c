@@ -146,7 +146,7 @@ cm_conn_connect(struct cm_conn *c, uint32_t local_id, const struct cm_req *req,
 	step_clear(out);
 	*c = (struct cm_conn){ .state = CM_REQ_SENT, .active = true, .local_id = local_id,
 			       .local_qpn = req->local_qpn, .local_psn = req->starting_psn,
-			       .max_retries = retries,
+			       .max_retries = retries, .ack_timeout = p->ack_timeout,
 			       .responder_resources = p->responder_resources,
 			       .initiator_depth = p->initiator_depth };
 	c->tid = (uint64_t)1 << 32 | local_id;
@@ -203,7 +203,8 @@ cm_conn_accept(struct cm_conn *c, uint32_t local_qpn, uint32_t psn,
 		.dest_qpn = r->local_qpn, .rq_psn = psn, .sq_psn = r->starting_psn,
 		.path_mtu = r->path_mtu, .max_dest_rd_atomic = c->responder_resources,
 		.max_rd_atomic = c->initiator_depth, .min_rnr_timer = 0,
-		.timeout = r->primary.local_ack_timeout, .retry_cnt = r->retry_count,
+		.timeout = p->ack_timeout != 0 ? p->ack_timeout : r->primary.local_ack_timeout,
+		.retry_cnt = r->retry_count,
 		.rnr_retry = r->rnr_retry_count,
 	};
 	m.rep = (struct cm_rep){
@@ -313,7 +314,8 @@ active_rep(struct cm_conn *c, const struct cm_msg *msg, struct cm_step *out)
 		.max_dest_rd_atomic = min8(c->responder_resources, rep->initiator_depth),
 		.max_rd_atomic = min8(c->initiator_depth, rep->responder_resources),
 		.min_rnr_timer = 0,
-		.timeout = active_ack_timeout(rep->target_ack_delay, CM_PACKET_LIFETIME),
+		.timeout = c->ack_timeout != 0 ? c->ack_timeout
+			   : active_ack_timeout(rep->target_ack_delay, CM_PACKET_LIFETIME),
 		.retry_cnt = c->req.retry_count, .rnr_retry = rep->rnr_retry_count,
 	};
 	rtu.rtu = (struct cm_rtu){ .local_comm_id = c->local_id, .remote_comm_id = c->remote_id };

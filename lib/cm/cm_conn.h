@@ -72,6 +72,7 @@ struct cm_conn_param {
 	uint8_t retry_count, rnr_retry_count;   /* 3 bits each */
 	uint8_t cm_response_timeout;            /* connect: 0 for CM_RESPONSE_TIMEOUT */
 	uint8_t max_cm_retries;                 /* connect: 0 for CM_MAX_RETRIES */
+	uint8_t ack_timeout;                    /* the QP's; 0: the exchange's */
 	const uint8_t *private_data;
 	uint32_t private_len;
 };
@@ -97,6 +98,7 @@ struct cm_conn {
 	struct cm_msg last;             /* what a retry sends again */
 	struct cm_req req;              /* passive: the REQ being answered */
 	uint8_t responder_resources, initiator_depth;
+	uint8_t ack_timeout;            /* active: the QP's, 0: from the REP */
 };
 
 const char *cm_state_name(enum cm_state s);

@@ -52,6 +52,11 @@
 /* More receives than the peer has sends in flight: RNR waits are rare. */
 #define RECV_BUFFERS 32
 #define RC_RETRIES 7
+/* The QPs' local ACK timeout: 4.096 us * 2^14, 67 ms (ibv_rc_pingpong's):
+ * a lost packet at the end of a burst costs that, not rdma_cm's second,
+ * which would stall a session past its heartbeat on a lossy link.
+ */
+#define ACK_TIMEOUT 14
 #define RNR_RETRY_FOR_EVER 7
 /* A socket's flushed completions reach its CQ on the control lcore. */
 #define TEARDOWN_WAIT_MS 1000
@@ -630,7 +635,7 @@ conn_param(void)
 {
 	return (struct droce_cm_conn_param){ .responder_resources = RD_ATOMIC,
 					     .initiator_depth = RD_ATOMIC,
-					     .retry_count = RC_RETRIES,
+					     .retry_count = RC_RETRIES, .ack_timeout = ACK_TIMEOUT,
 					     .rnr_retry_count = RNR_RETRY_FOR_EVER };
 }
 
@@ -914,7 +919,8 @@ take_request(struct rpc_rdma_listener *ls, const struct droce_cm_event *ev)
 {
 	struct droce_cm_conn_param param = conn_param();
 	struct rpc_rdma_link *l;
-	char who[96];
+	struct rpc_session *s;
+	char who[96], peer[64];
 
 	snprintf(who, sizeof(who), "server %s", ls->srv->conf.name);
 	if (atomic_load(&ls->srv->destroying) || (l = link_new(ls->port, who)) == NULL) {
@@ -931,29 +937,22 @@ take_request(struct rpc_rdma_listener *ls, const struct droce_cm_event *ev)
 		rpc_rdma_link_free(l);
 		return;
 	}
-	pthread_mutex_lock(&ls->lock);
-	TAILQ_INSERT_TAIL(&ls->links, l, listener_link);
-	pthread_mutex_unlock(&ls->lock);
-}
-
-/* The peer's RTU: the link becomes a session. */
-static void
-take_established(struct rpc_rdma_listener *ls, struct rpc_rdma_link *l,
-		 const struct droce_cm_event *ev)
-{
-	struct rpc_session *s;
-	char peer[64];
-
+	/* The QP is in RTS: the session starts now, not at the RTU, which a
+	 * lossy link may drop (the client's HELLO then stands for it, as a
+	 * first packet does for an IB CM).
+	 */
 	take_rd_atomic(l);
 	peer_name(ev->peer_ip, ev->peer_port, peer, sizeof(peer));
 	s = rpc_session_new(rpc_engine_pick(ls->srv->engine), -1, false, &ls->srv->conf, peer);
 	if (s == NULL) {
-		TAILQ_REMOVE(&ls->links, l, listener_link);
 		rpc_rdma_link_free(l);
 		return;
 	}
 	rpc_rdma_bind(s, l);
 	s->server = ls->srv;
+	pthread_mutex_lock(&ls->lock);
+	TAILQ_INSERT_TAIL(&ls->links, l, listener_link);
+	pthread_mutex_unlock(&ls->lock);
 	rpc_server_session_add(ls->srv, s);
 	rpc_session_adopt(s);
 }
@@ -979,17 +978,10 @@ listener_ready(struct rpc_watch *w, uint32_t events)
 			pthread_mutex_unlock(&ls->lock);
 			continue;
 		}
-		if (ev.event == DROCE_CM_EVENT_ESTABLISHED && !l->established) {
-			take_established(ls, l, &ev);
-		} else if (ev.event == DROCE_CM_EVENT_DISCONNECTED || !l->established) {
-			/* The client left, or never came (its RTU lost for good). */
-			if (l->s != NULL) {
-				rpc_session_end(l->s, OCK_RPC_ERR_CONN_BROKEN, false);
-			} else {
-				TAILQ_REMOVE(&ls->links, l, listener_link);
-				rpc_rdma_link_free(l);
-			}
-		}
+		/* The client left, or its REP went unanswered for good. */
+		if (ev.event == DROCE_CM_EVENT_DISCONNECTED || ev.event == DROCE_CM_EVENT_REJECTED ||
+		    ev.event == DROCE_CM_EVENT_UNREACHABLE)
+			rpc_session_end(l->s, OCK_RPC_ERR_CONN_BROKEN, false);
 		pthread_mutex_unlock(&ls->lock);
 	}
 }
@@ -1091,15 +1083,11 @@ void
 rpc_rdma_listener_free(struct rpc_server *srv)
 {
 	struct rpc_rdma_listener *ls = srv->rdma;
-	struct rpc_rdma_link *l;
 
 	if (ls == NULL)
 		return;
-	/* Accepted and never established: no session let go of them. */
-	while ((l = TAILQ_FIRST(&ls->links)) != NULL) {
-		TAILQ_REMOVE(&ls->links, l, listener_link);
-		rpc_rdma_link_free(l);
-	}
+	/* Every link was a session's, released with it. */
+	RTE_VERIFY(TAILQ_EMPTY(&ls->links));
 	droce_cm_destroy_channel(ls->ch);
 	pthread_mutex_destroy(&ls->lock);
 	free(ls);

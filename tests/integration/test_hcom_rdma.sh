@@ -7,14 +7,19 @@
 #     to 64 KiB (a frame in several SENDs), then up to 4 MiB (those over
 #     the segment size by rendezvous: the server READs them), from 4
 #     threads, every byte checked;
+#   - the same through a bad wire (tests/tools/wire_faults between the two
+#     memif links): 10 % of the frames each way dropped, 10 % duplicated,
+#     10 % reordered;
 #   - the example server and client (openGauss's usage);
 #   - kill -9 of each side mid-run: the other hears within the bound.
 set -euo pipefail
 stress=${HCOM_STRESS:?path of hcom_stress}
 server_bin=${HCOM_SERVER:?path of hcom_server}
 client_bin=${HCOM_CLIENT:?path of hcom_client}
+wire_faults=${WIRE_FAULTS:?path of wire_faults}
 calls=${HCOM_RDMA_CALLS:-5000}
 big_calls=${HCOM_RDMA_BIG_CALLS:-300}
+fault_calls=${HCOM_RDMA_FAULT_CALLS:-200}
 work=$(mktemp -d /tmp/droce-hcom-rdma.XXXXXX)
 pids=()
 cleanup() {
@@ -44,13 +49,14 @@ CONF
 side_conf server 198.18.0.1
 side_conf client 198.18.0.2
 n=0
-# Run "$@" as side $1 (server|client) of memif pair $2, output to $3.
+# Run "$@" as side $1 (server|client) of memif pair $2, output to $3;
+# MEMIF_ROLE: the memif role, when it is not the side's.
 as_side() {
 	local side=$1 pair=$2 out=$3
 	shift 3
 	n=$((n + 1))
 	DROCE_HCOM_CONF=$work/$side.conf \
-	DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-$n --vdev=net_memif0,role=$side,socket=$work/$pair.sock" \
+	DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-$n --vdev=net_memif0,role=${MEMIF_ROLE:-$side},socket=$work/$pair.sock" \
 		"$@" >"$work/$out" 2>&1 &
 	pids+=($!)
 	last=$!
@@ -73,6 +79,33 @@ grep 'calls from' "$work/stress_big.out"
 grep -q ' right ([1-9][0-9]* by rendezvous)' "$work/stress_big.out" || fail "no call went by rendezvous"
 kill -TERM $server
 wait $server || fail "the stress server's end"
+
+# ---- through a bad wire ---------------------------------------------------------------
+# wire_faults is memif's server for both links (it outlives both ends:
+# DPDK 22.11's memif can fault polling while its peer goes away); its
+# memif takes one client per link, so one client run: calls up to 1 MiB,
+# those over 64 KiB by rendezvous.
+n=$((n + 1))
+"$wire_faults" --no-pci --no-huge -m 256 --file-prefix "hcr-$$-$n" \
+	--log-level lib.eal:error \
+	"--vdev=net_memif0,role=server,socket=$work/fs.sock" \
+	"--vdev=net_memif1,role=server,socket=$work/fc.sock" -- \
+	--seconds 200 --queues 2 --drop 0.1 --duplicate 0.1 --reorder 0.1 --both --seed $RANDOM \
+	>"$work/wire.out" 2>&1 &
+wire=$!
+pids+=($wire)
+wait_line "$work/wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
+MEMIF_ROLE=client as_side server fs fault_server.out "$stress" server 198.18.0.1 4000 65536
+server=$last
+wait_line "$work/fault_server.out" '^listening on' 20 || fail "the stress server did not listen"
+MEMIF_ROLE=client as_side client fc fault_client.out "$stress" client 198.18.0.1 4000 65536 "$fault_calls" 4 1048576 $RANDOM
+wait $last || fail "hcom_stress client through the bad wire"
+grep 'calls from' "$work/fault_client.out"
+kill -TERM $server
+wait $server || fail "the stress server's end"
+kill -TERM $wire
+wait $wire || true
+grep 'wire_faults: port' "$work/wire.out"
 
 # ---- the examples ----------------------------------------------------------------------
 as_side server p2 ex_server.out "$server_bin" 198.18.0.1 4100 2 no RDMA

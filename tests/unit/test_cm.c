@@ -409,6 +409,35 @@ test_conn_handshake(void **state)
 	assert_string_equal(cm_state_name(a.state), "ESTABLISHED");
 }
 
+/* An ACK timeout given (rdma_set_option's) is each QP's, whatever the
+ * exchange would give.
+ */
+static void
+test_conn_ack_timeout(void **state)
+{
+	struct cm_conn_param ap = active_param, bp = { .responder_resources = 2,
+							.initiator_depth = 8, .ack_timeout = 12 };
+	struct cm_req req = { .service_id = cm_service_id(CM_PS_TCP, 7174), .local_qpn = 0x10001,
+			      .starting_psn = 0x111, .pkey = 0xffff, .path_mtu = 3 };
+	struct cm_conn a, b;
+	struct cm_step sa, sb;
+	struct cm_msg m;
+
+	(void)state;
+	ap.ack_timeout = 14;
+	cm_conn_connect(&a, 0xa1, &req, &ap, &sa);
+	m = wire(&sa);
+	cm_conn_req_received(&b, 0xb2, &m, &sb);
+	cm_conn_accept(&b, 0x20002, 0x222, &bp, &sb);
+	assert_true(sb.set_qp);
+	assert_int_equal(sb.qp.timeout, 12);
+	m = wire(&sb);
+	cm_conn_input(&a, &m, &sa);
+	assert_int_equal(a.state, CM_ESTABLISHED);
+	assert_true(sa.set_qp);
+	assert_int_equal(sa.qp.timeout, 14);
+}
+
 /* REQs unanswered: sent again 15 times (the same TID), then UNREACHABLE. */
 static void
 test_conn_unreachable(void **state)
@@ -1408,6 +1437,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_rdma_hdr),
 		cmocka_unit_test(test_conn_handshake),
+		cmocka_unit_test(test_conn_ack_timeout),
 		cmocka_unit_test(test_conn_unreachable),
 		cmocka_unit_test(test_conn_mra),
 		cmocka_unit_test(test_conn_reject),

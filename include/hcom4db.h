@@ -16,12 +16,11 @@
  * TCP (type "TCP"); messages go to services numbered 0..999.
  *
  * Each comment says what droce does where it differs from, or says more
- * than, the closed library's documentation. Calls and replies work over
- * both types; type "RDMA" needs a droce port, named by the file in the
- * environment variable DROCE_HCOM_CONF (see droce's README), and without
- * one a start or connect returns OCK_RPC_ERR_RDMA_NOT_ENABLE. Rendezvous
- * and one-sided operations return OCK_RPC_ERR_RDMA_NOT_ENABLE on both
- * types for now.
+ * than, the closed library's documentation. Type "RDMA" needs a droce
+ * port, named by the file in the environment variable DROCE_HCOM_CONF
+ * (see droce's README); without one a start or connect returns
+ * OCK_RPC_ERR_RDMA_NOT_ENABLE. Rendezvous and one-sided operations need
+ * type "RDMA" (over "TCP": OCK_RPC_ERR_RDMA_NOT_ENABLE).
  */
 
 #include <stdbool.h>

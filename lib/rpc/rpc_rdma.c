@@ -519,18 +519,11 @@ link_post_op(struct rpc_rdma_link *l, struct rpc_rdma_op *op)
 static void
 link_destroy_locked(struct rpc_rdma_link *l)
 {
-	if (l->id != NULL) {
-		if (l->established && !l->disconnected)
-			droce_cm_disconnect(l->id);
+	if (l->id != NULL)
 		droce_cm_destroy_id(l->id);
-	}
 	if (l->qp != NULL) {
-		struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
-
-		droce_modify_qp(l->qp, &a, DROCE_QP_STATE);
 		if (l->rx != NULL)
 			destroy_recv_socket(l);
-		reap_all(l);
 		droce_destroy_qp(l->qp);
 	}
 	if (l->pool_mr != NULL)
@@ -546,11 +539,30 @@ link_destroy_locked(struct rpc_rdma_link *l)
 	free(l);
 }
 
+/* The QP stopped and every send and operation back, their ends run:
+ * outside the lock, as an operation's end may let go of registrations.
+ */
+static void
+link_stop(struct rpc_rdma_link *l)
+{
+	struct droce_qp_attr a = { .qp_state = DROCE_QPS_ERR };
+
+	if (l->id != NULL && l->established && !l->disconnected) {
+		l->disconnected = true;
+		droce_cm_disconnect(l->id);
+	}
+	if (l->qp == NULL)
+		return;
+	droce_modify_qp(l->qp, &a, DROCE_QP_STATE);
+	reap_all(l);
+}
+
 void
 rpc_rdma_link_free(struct rpc_rdma_link *l)
 {
 	if (l == NULL)
 		return;
+	link_stop(l);
 	pthread_mutex_lock(&host.lock);
 	link_destroy_locked(l);
 	pthread_mutex_unlock(&host.lock);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
@@ -69,7 +70,7 @@ struct host_port {
 	struct droce_cm *cm;
 };
 
-enum host_state { HOST_DOWN, HOST_STARTING, HOST_UP, HOST_FAILED };
+enum host_state { HOST_DOWN, HOST_STARTING, HOST_UP, HOST_FAILED, HOST_STOPPING, HOST_STOPPED };
 
 static struct {
 	pthread_mutex_t lock;           /* its start; lib/rc's objects, made and destroyed */
@@ -86,6 +87,8 @@ static struct {
 #define ENV_CONF "DROCE_HCOM_CONF"
 #define ENV_EAL "DROCE_HCOM_EAL"
 #define LINK_WAIT_MS 5000
+/* How long the exit waits for the stack to stop. */
+#define STOP_WAIT_S 2
 #define EAL_ARGS_MAX 64
 
 /* EAL arguments from the environment, split at blanks; argv[0] ours. */
@@ -207,9 +210,41 @@ host_main(void *arg)
 	host.state = st;
 	pthread_cond_broadcast(&host.started);
 	pthread_mutex_unlock(&host.lock);
-	if (st == HOST_UP)
-		droce_stack_run(host.stack);
+	if (st != HOST_UP)
+		return NULL;
+	droce_stack_run(host.stack);
+	/* On the main lcore, as the stop must be. */
+	droce_stack_stop(host.stack);
+	pthread_mutex_lock(&host.lock);
+	host.state = HOST_STOPPED;
+	pthread_cond_broadcast(&host.started);
+	pthread_mutex_unlock(&host.lock);
 	return NULL;
+}
+
+/* At exit (or when the library is unloaded): the control loop and the
+ * workers stop before the process's destructors, DPDK's among them, run
+ * under their feet. The stack is not freed: sessions an application left
+ * open may still name its objects.
+ */
+static void __attribute__((destructor))
+host_stop(void)
+{
+	struct timespec until;
+
+	pthread_mutex_lock(&host.lock);
+	if (host.state != HOST_UP) {
+		pthread_mutex_unlock(&host.lock);
+		return;
+	}
+	host.state = HOST_STOPPING;
+	droce_stack_request_stop(host.stack);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += STOP_WAIT_S;
+	while (host.state == HOST_STOPPING &&
+	       pthread_cond_timedwait(&host.started, &host.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&host.lock);
 }
 
 /* The stack, started on first use; false (logged) when it cannot run. */

@@ -21,9 +21,10 @@ calls=${HCOM_RDMA_CALLS:-5000}
 big_calls=${HCOM_RDMA_BIG_CALLS:-300}
 fault_calls=${HCOM_RDMA_FAULT_CALLS:-200}
 work=$(mktemp -d /tmp/droce-hcom-rdma.XXXXXX)
-pids=()
+# Whatever this started and is still running goes with it (jobs: this
+# shell's own children, never a PID another process may have reused).
 cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	kill -9 $(jobs -p) 2>/dev/null || true
 	rm -rf "$work" /var/run/dpdk/hcr-"$$"-*
 }
 trap cleanup EXIT
@@ -58,7 +59,6 @@ as_side() {
 	DROCE_HCOM_CONF=$work/$side.conf \
 	DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-$n --vdev=net_memif0,role=${MEMIF_ROLE:-$side},socket=$work/$pair.sock" \
 		"$@" >"$work/$out" 2>&1 &
-	pids+=($!)
 	last=$!
 }
 wait_line() {  # file pattern seconds
@@ -93,7 +93,6 @@ n=$((n + 1))
 	--seconds 200 --queues 2 --drop 0.1 --duplicate 0.1 --reorder 0.1 --both --seed $RANDOM \
 	>"$work/wire.out" 2>&1 &
 wire=$!
-pids+=($wire)
 wait_line "$work/wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
 MEMIF_ROLE=client as_side server fs fault_server.out "$stress" server 198.18.0.1 4000 65536
 server=$last

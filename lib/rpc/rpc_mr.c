@@ -200,6 +200,8 @@ piece_done(struct rpc_rdma_op *op, enum droce_wc_status status)
 {
 	struct one_sided *os = container_of(op, struct one_sided_piece, op)->os;
 
+	if (status == DROCE_WC_SUCCESS && op->opcode == DROCE_WR_RDMA_READ)
+		rpc_session_peer_alive(os->s);
 	if (status != DROCE_WC_SUCCESS && !os->failed) {
 		os->failed = true;
 		RPC_LOG(NOTICE, "session with %s: a one-sided %s of %" PRIu32 " bytes failed: %s",

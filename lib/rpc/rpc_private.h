@@ -321,6 +321,8 @@ void rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint
 bool rpc_session_rx_room(struct rpc_session *s, size_t need);
 /* Take the whole frames in the receive buffer; the rest stays. */
 void rpc_session_take_frames(struct rpc_session *s);
+/* On its worker: bytes from the peer came (a READ's, say), so it lives. */
+void rpc_session_peer_alive(struct rpc_session *s);
 /* @p len bytes came: they prove the peer alive and go to the frames. */
 void rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len);
 /* How a client's opening reaches the server, before a worker has it:

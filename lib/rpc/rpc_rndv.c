@@ -18,10 +18,11 @@
 #include "rpc_private.h"
 #include "rpc_rdma.h"
 
-/* A READ brings at most this much: the session's SENDs pass between the
- * pieces (see rpc_rdma.c's OPS_IN_FLIGHT).
+/* A READ brings at most this much: the session's SENDs (replies,
+ * heartbeats) pass between the pieces (see rpc_rdma.c's OPS_IN_FLIGHT),
+ * and on a lossy link a piece still comes within a heartbeat.
  */
-#define READ_PIECE (256u * 1024)
+#define READ_PIECE (64u * 1024)
 
 struct rndv_buf {
 	struct rpc_rdma_op op;
@@ -107,6 +108,9 @@ read_done(struct rpc_rdma_op *op, enum droce_wc_status status)
 		RPC_LOG(NOTICE, "session with %s: a rendezvous READ of %" PRIu32 " bytes failed: %s",
 			b->in->ctx->s->peer, b->len, droce_wc_status_str(status));
 	}
+	/* The peer's bytes came: as alive as a frame from it would prove. */
+	if (status == DROCE_WC_SUCCESS)
+		rpc_session_peer_alive(b->in->ctx->s);
 	if (!b->in->failed && b->read < b->len) {
 		read_piece(b);
 		return;

@@ -137,13 +137,19 @@ rpc_session_take_frames(struct rpc_session *s)
 }
 
 void
+rpc_session_peer_alive(struct rpc_session *s)
+{
+	s->last_rx_ns = rpc_now_ns();
+	s->probe_ns = 0;
+}
+
+void
 rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len)
 {
 	if (s->state == SESSION_ENDED)
 		return;
 	/* Any bytes prove the peer alive, a frame's first part too. */
-	s->last_rx_ns = rpc_now_ns();
-	s->probe_ns = 0;
+	rpc_session_peer_alive(s);
 	if (!rpc_session_rx_room(s, s->rx_len + len)) {
 		rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
 		return;

@@ -132,8 +132,7 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 			break;
 		}
 		/* Any bytes prove the peer alive, a frame's first part too. */
-		s->last_rx_ns = rpc_now_ns();
-		s->probe_ns = 0;
+		rpc_session_peer_alive(s);
 		s->rx_len += (size_t)n;
 		rpc_session_take_frames(s);
 	}

@@ -70,7 +70,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
 				   .configs = { 5, pairs } };
 	OckRpcService services[] = { { 0, echo }, { 1, sink }, { 2, keep } };
-	OckRpcServer server;
+	/* Static: the server lives for the whole run, and LeakSanitizer must
+	 * see a pointer to it (the kernel's epoll holds the only other one).
+	 */
+	static OckRpcServer server;
 	uint16_t *ports;
 	char **ips;
 	int n;

@@ -55,7 +55,7 @@ struct shared {
 
 static struct {
 	char dir[64];
-	pid_t server_pid;
+	pid_t parent, server_pid;
 	struct shared *sh;
 	OckRpcClient client;
 	OckRpcServer regions;           /* the client's, never started */
@@ -141,7 +141,7 @@ configure(const char *role, const char *address)
 	fclose(f);
 	snprintf(eal, sizeof(eal),
 		 "--no-pci --no-huge -m 256 --file-prefix hcom-rdma-%s-%d "
-		 "--vdev=net_memif0,role=%s,socket=%s/m.sock", role, (int)getpid(), role, T.dir);
+		 "--vdev=net_memif0,role=%s,socket=%s/m.sock", role, (int)T.parent, role, T.dir);
 	setenv("DROCE_HCOM_CONF", conf, 1);
 	setenv("DROCE_HCOM_EAL", eal, 1);
 }
@@ -208,6 +208,7 @@ setup(void **state)
 				   .configs = { 4, pairs } };
 
 	(void)state;
+	T.parent = getpid();
 	snprintf(T.dir, sizeof(T.dir), "/tmp/droce-hcom-rdma-test.XXXXXX");
 	assert_non_null(mkdtemp(T.dir));
 	T.sh = mmap(NULL, sizeof(*T.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -237,7 +238,7 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char path[128];
+	char path[192];
 	int status = -1;
 
 	(void)state;
@@ -253,6 +254,13 @@ teardown(void **state)
 		unlink(path);
 	}
 	rmdir(T.dir);
+	/* The EAL's runtime folders: the server's ended, ours is not needed
+	 * after the start.
+	 */
+	snprintf(path, sizeof(path), "rm -rf /var/run/dpdk/hcom-rdma-server-%d /var/run/dpdk/hcom-rdma-client-%d",
+		 (int)T.parent, (int)T.parent);
+	if (system(path) != 0)
+		fprintf(stderr, "test_hcom_rdma: %s failed\n", path);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	return 0;
 }

@@ -564,8 +564,11 @@ link_destroy_locked(struct rpc_rdma_link *l)
 	if (l->pool_mr != NULL)
 		droce_dereg_mr(l->pool_mr);
 	free(l->pool);
-	droce_destroy_cq(l->scq);
-	droce_destroy_cq(l->rcq);
+	/* lib/rc's destroy calls take no NULL; a link half made has some. */
+	if (l->scq != NULL)
+		droce_destroy_cq(l->scq);
+	if (l->rcq != NULL)
+		droce_destroy_cq(l->rcq);
 	droce_cq_reactor_destroy(l->reactor);
 	if (l->ch != NULL)
 		droce_cm_destroy_channel(l->ch);
@@ -1088,8 +1091,10 @@ rpc_rdma_listen(struct rpc_server *srv)
 		RPC_LOG(ERR, "server %s: no free port on %s in %u-%u", srv->conf.name, srv->ip,
 			srv->conf.range_first, srv->conf.range_last);
 	srv->rdma = NULL;
-	droce_cm_destroy_id(ls->id);
-	droce_cm_destroy_channel(ls->ch);
+	if (ls->id != NULL)
+		droce_cm_destroy_id(ls->id);
+	if (ls->ch != NULL)
+		droce_cm_destroy_channel(ls->ch);
 	pthread_mutex_destroy(&ls->lock);
 	free(ls);
 	return OCK_RPC_ERR;

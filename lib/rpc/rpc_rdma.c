@@ -1051,7 +1051,7 @@ rpc_rdma_listen(struct rpc_server *srv)
 		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	port = port_of_address(ip.s_addr);
 	if (port < 0) {
-		RPC_LOG(ERR, "server %s: no droce port has the address %s (%s: port.N.address)",
+		RPC_LOG(ERR, "server %s: %s is not droce port 0's address (%s: port.0.address), which RPC over RDMA uses; allowed: that address or 0.0.0.0",
 			srv->conf.name, srv->ip, getenv(ENV_CONF));
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
@@ -1268,7 +1268,7 @@ rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
 	snprintf(where, sizeof(where), "%s:%u (server %s)", ip, port, conf->name);
 	p = port_towards(dst.s_addr);
 	if (p < 0) {
-		RPC_LOG(ERR, "connect to %s: no droce port reaches it (no port.N.address on its subnet, no port.N.gateway)",
+		RPC_LOG(ERR, "connect to %s: droce port 0, which RPC over RDMA uses, does not reach it (not on port.0.address's subnet, no port.0.gateway)",
 			where);
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}

@@ -45,10 +45,11 @@
 #define RD_ATOMIC 8
 /* One-sided operations in flight on a session. The requester sends
  * nothing while a READ's response PSNs fill its window (rxe's does the
- * same), so a SEND posted behind READs waits for them: few, and short
- * (rendezvous reads in pieces), keep replies and heartbeats moving.
+ * same), so a SEND posted behind a READ waits for it: one at a time,
+ * short (rendezvous reads in pieces), and the SENDs a completion frees
+ * posted before the next one keep replies and heartbeats moving.
  */
-#define OPS_IN_FLIGHT 2
+#define OPS_IN_FLIGHT 1
 #define SEND_DEPTH (SEND_BUFFERS + OPS_IN_FLIGHT)
 /* More receives than the peer has sends in flight: RNR waits are rare. */
 #define RECV_BUFFERS 32
@@ -345,6 +346,7 @@ struct rpc_rdma_link {
 	uint16_t free_chunk[SEND_BUFFERS];
 	unsigned int nb_free, nb_ops, max_ops;
 	TAILQ_HEAD(, rpc_rdma_op) waiting;      /* operations without a slot yet */
+	bool reaping;                   /* operations wait until the SENDs went */
 	bool established, disconnected, failed;
 	/* What came before there was a session (after a client's WELCOME). */
 	uint8_t *early;
@@ -457,7 +459,6 @@ take_completion(struct rpc_rdma_link *l, const struct droce_wc *wc)
 
 		l->nb_ops--;
 		op->done(op, wc->status);
-		post_waiting(l);
 	}
 	if (wc->status == DROCE_WC_SUCCESS || l->failed)
 		return;
@@ -468,13 +469,16 @@ take_completion(struct rpc_rdma_link *l, const struct droce_wc *wc)
 	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
 }
 
-/* Take the send CQ's completions; leave it armed when it is empty. */
+/* Take the send CQ's completions; leave it armed when it is empty. The
+ * operations their ends start wait (see post_waiting()).
+ */
 static void
 reap(struct rpc_rdma_link *l)
 {
 	struct droce_wc wc[DROCE_CQ_REACTOR_MAX_EVENTS];
 	bool armed = false;
 
+	l->reaping = true;
 	for (;;) {
 		int n = droce_poll_cq(l->scq, RTE_DIM(wc), wc);
 
@@ -483,13 +487,14 @@ reap(struct rpc_rdma_link *l)
 		if (n > 0)
 			continue;
 		if (armed)
-			return;
+			break;
 		/* A completion between the last poll and the arming would not
 		 * signal: poll once more after it.
 		 */
 		droce_req_notify_cq(l->scq, 0);
 		armed = true;
 	}
+	l->reaping = false;
 }
 
 /* At the end, the QP in ERR: every send and operation comes back (the
@@ -503,6 +508,7 @@ reap_all(struct rpc_rdma_link *l)
 	for (unsigned int ms = 0;
 	     (l->nb_free != SEND_BUFFERS || l->nb_ops != 0) && ms < TEARDOWN_WAIT_MS; ms++) {
 		reap(l);
+		post_waiting(l);
 		if (l->nb_free != SEND_BUFFERS || l->nb_ops != 0)
 			usleep(1000);
 	}
@@ -773,8 +779,11 @@ send_ready(struct rpc_watch *w, uint32_t events)
 	drain_eventfd(droce_cq_event_fd(l->scq));
 	rpc_session_ref(s);
 	reap(l);
+	/* The SENDs first: an operation posted before them would hold them. */
 	if (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out))
 		rdma_flush(s);
+	if (s->state != SESSION_ENDED)
+		post_waiting(l);
 	rpc_session_unref(s);
 }
 
@@ -879,7 +888,8 @@ rpc_rdma_post(struct rpc_session *s, struct rpc_rdma_op *op)
 		return;
 	}
 	TAILQ_INSERT_TAIL(&l->waiting, op, waiting);
-	post_waiting(l);
+	if (!l->reaping)
+		post_waiting(l);
 }
 
 uint16_t

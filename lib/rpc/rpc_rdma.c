@@ -363,17 +363,24 @@ struct rpc_rdma_listener {
 	TAILQ_HEAD(, rpc_rdma_link) links;
 };
 
-/* A flush is the QP put in ERR (the peer's DREQ, say): worth a line,
- * not an alarm.
+/* A @p what completed in error: the link is done, and its session ends.
+ * A flush is the QP put in ERR (the peer's DREQ, say): worth a line, not
+ * an alarm.
  */
 static void
-log_broken(const struct rpc_session *s, const char *what, enum droce_wc_status status)
+link_broken(struct rpc_rdma_link *l, const char *what, enum droce_wc_status status)
 {
+	struct rpc_session *s = l->s;
+
+	l->failed = true;
+	if (s == NULL || s->state == SESSION_ENDED)
+		return;
 	if (status == DROCE_WC_WR_FLUSH_ERR)
 		RPC_LOG(INFO, "session with %s: its QP stopped (a %s flushed)", s->peer, what);
 	else
 		RPC_LOG(NOTICE, "session with %s: a %s completed in error (%s): the connection is broken",
 			s->peer, what, droce_wc_status_str(status));
+	rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
 }
 
 static void
@@ -407,11 +414,7 @@ link_on_error(void *arg, const struct droce_wc *wc, bool send)
 	struct rpc_rdma_link *l = arg;
 
 	(void)send;             /* the reactor has the receive side only */
-	l->failed = true;
-	if (l->s == NULL || l->s->state == SESSION_ENDED)
-		return;
-	log_broken(l->s, "receive", wc->status);
-	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
+	link_broken(l, "receive", wc->status);
 }
 
 /* Wait for the socket's flushed receives to reach its CQ, then destroy it. */
@@ -460,13 +463,8 @@ take_completion(struct rpc_rdma_link *l, const struct droce_wc *wc)
 		l->nb_ops--;
 		op->done(op, wc->status);
 	}
-	if (wc->status == DROCE_WC_SUCCESS || l->failed)
-		return;
-	l->failed = true;
-	if (l->s == NULL || l->s->state == SESSION_ENDED)
-		return;
-	log_broken(l->s, "send", wc->status);
-	rpc_session_close(l->s, OCK_RPC_ERR_CONN_BROKEN);
+	if (wc->status != DROCE_WC_SUCCESS && !l->failed)
+		link_broken(l, "send", wc->status);
 }
 
 /* Take the send CQ's completions; leave it armed when it is empty. The
@@ -674,9 +672,11 @@ link_new(uint16_t port, const char *who)
 	return l;
 }
 
-/* Connected: the READs in flight the exchange settled on. */
+/* Connected: operations in flight as many as the READs the exchange
+ * settled on allow.
+ */
 static void
-take_rd_atomic(struct rpc_rdma_link *l)
+link_connected(struct rpc_rdma_link *l)
 {
 	struct droce_qp_attr a;
 
@@ -1001,7 +1001,7 @@ take_request(struct rpc_rdma_listener *ls, const struct droce_cm_event *ev)
 	 * lossy link may drop (the client's HELLO then stands for it, as a
 	 * first packet does for an IB CM).
 	 */
-	take_rd_atomic(l);
+	link_connected(l);
 	peer_name(ev->peer_ip, ev->peer_port, peer, sizeof(peer));
 	s = rpc_session_new(rpc_engine_pick(ls->srv->engine), -1, false, &ls->srv->conf, peer);
 	if (s == NULL) {
@@ -1241,7 +1241,7 @@ await_established(struct rpc_rdma_link *l, const struct opening *op, const char 
 			continue;
 		}
 		if (ev.event == DROCE_CM_EVENT_ESTABLISHED) {
-			take_rd_atomic(l);
+			link_connected(l);
 			return 0;
 		}
 		if (ev.event == DROCE_CM_EVENT_REJECTED && ev.status == 8)

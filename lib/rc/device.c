@@ -4,9 +4,10 @@
 
 /*
  * The device (one port of a stack), protection domains and memory
- * regions. A region's lkey and rkey are one key: its slot in the
- * device's table and a generation byte, so that a key names at most one
- * live region and a stale key names none.
+ * regions. A region's lkey and rkey are one key: a random byte, its slot
+ * in the device's table and a generation byte, so that a key names at most
+ * one live region, a stale key names none, and a peer cannot guess the key
+ * of a region it was not told of from the keys it was told of.
  */
 
 #include <errno.h>
@@ -216,21 +217,26 @@ droce_dealloc_pd(struct droce_pd *pd)
 		       DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC | \
 		       DROCE_ACCESS_ZERO_BASED)
 
+_Static_assert(RC_MAX_MR == 1u << RC_MR_SLOT_BITS && RC_MR_SLOT_BITS + RC_MR_GEN_BITS <= 24,
+	       "a key is a random byte, the slot and the generation");
+
 static uint32_t
 mr_key(uint32_t slot, uint8_t gen)
 {
-	return slot << RC_MR_GEN_BITS | gen;
+	return (uint32_t)rte_rand() << 24 | slot << RC_MR_GEN_BITS | gen;
+}
+
+static uint32_t
+mr_slot(uint32_t key)
+{
+	return key >> RC_MR_GEN_BITS & (RC_MAX_MR - 1);
 }
 
 struct droce_mr *
 rc_mr_of_key(const struct droce_rc_device *dev, uint32_t key)
 {
-	uint32_t slot = key >> RC_MR_GEN_BITS;
-	struct droce_mr *mr;
+	struct droce_mr *mr = __atomic_load_n(&dev->mr[mr_slot(key)], __ATOMIC_ACQUIRE);
 
-	if (slot >= RC_MAX_MR)
-		return NULL;
-	mr = __atomic_load_n(&dev->mr[slot], __ATOMIC_ACQUIRE);
 	return mr != NULL && mr->lkey == key ? mr : NULL;
 }
 
@@ -344,7 +350,7 @@ droce_dereg_mr(struct droce_mr *mr)
 {
 	struct droce_rc_device *dev = mr->dev;
 
-	__atomic_store_n(&dev->mr[mr->lkey >> RC_MR_GEN_BITS], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->mr[mr_slot(mr->lkey)], NULL, __ATOMIC_RELEASE);
 	/* An owner may have found the region just before and be copying into
 	 * it: once its round is over, no one touches the region or this.
 	 */

@@ -33,6 +33,7 @@ extern int droce_rc_logtype;
 #define RC_QPN_SLOT_BITS 16
 #define RC_MAX_MR 65536
 #define RC_MR_GEN_BITS 8
+#define RC_MR_SLOT_BITS 16
 #define RC_MAX_QP_WR 16384
 #define RC_MAX_SGE 32
 #define RC_MAX_CQE 65536

@@ -366,6 +366,33 @@ test_mr_keys_bounds_and_access(void **state)
 	assert_int_equal(droce_dealloc_pd(other), 0);
 }
 
+/* Keys a peer was told of say nothing of the others: regions registered
+ * one after another do not get keys one after another.
+ */
+static void
+test_mr_keys_not_guessable(void **state)
+{
+	struct droce_pd *pd = droce_alloc_pd(dev);
+	static uint8_t buf[64];
+	struct droce_mr *mr[32];
+	uint32_t high_bytes_seen = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < RTE_DIM(mr); i++) {
+		mr[i] = droce_reg_mr(pd, buf, sizeof(buf), DROCE_ACCESS_REMOTE_READ);
+		assert_non_null(mr[i]);
+		assert_ptr_equal(rc_mr_of_key(dev, mr[i]->rkey), mr[i]);
+		/* The key with its random byte changed names nothing. */
+		assert_null(rc_mr_of_key(dev, mr[i]->rkey ^ 0x01000000u));
+		high_bytes_seen |= 1u << (mr[i]->rkey >> 24 & 31);
+	}
+	/* 32 random bytes all in one of 32 classes: 32^-31, never by chance. */
+	assert_true(__builtin_popcount(high_bytes_seen) > 1);
+	for (unsigned int i = 0; i < RTE_DIM(mr); i++)
+		assert_int_equal(droce_dereg_mr(mr[i]), 0);
+	assert_int_equal(droce_dealloc_pd(pd), 0);
+}
+
 static void
 test_mr_gpu(void **state)
 {
@@ -861,6 +888,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_close_busy),
 		cmocka_unit_test(test_mr_registration_errors),
 		cmocka_unit_test(test_mr_keys_bounds_and_access),
+		cmocka_unit_test(test_mr_keys_not_guessable),
 		cmocka_unit_test(test_mr_gpu),
 		cmocka_unit_test(test_cq_limits_and_event),
 		cmocka_unit_test(test_create_qp_checks),

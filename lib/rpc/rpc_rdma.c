@@ -60,6 +60,12 @@
  */
 #define ACK_TIMEOUT 14
 #define RNR_RETRY_FOR_EVER 7
+/* A connect's CM tries: 4.096 us * 2^18, about a second each, 9 in all,
+ * within the opening's RPC_OPENING_TIMEOUT_MS. rdma_cm's 4.3 s tries
+ * leave room for two, and on a lossy link both can be lost.
+ */
+#define CM_RESPONSE_TIMEOUT 18
+#define CM_RETRIES 8
 /* A socket's flushed completions reach its CQ on the control lcore. */
 #define TEARDOWN_WAIT_MS 1000
 
@@ -692,7 +698,9 @@ conn_param(void)
 	return (struct droce_cm_conn_param){ .responder_resources = RD_ATOMIC,
 					     .initiator_depth = RD_ATOMIC,
 					     .retry_count = RC_RETRIES, .ack_timeout = ACK_TIMEOUT,
-					     .rnr_retry_count = RNR_RETRY_FOR_EVER };
+					     .rnr_retry_count = RNR_RETRY_FOR_EVER,
+					     .cm_response_timeout = CM_RESPONSE_TIMEOUT,
+					     .max_cm_retries = CM_RETRIES };
 }
 
 static void

@@ -159,6 +159,7 @@ struct droce_conf_entry {
 struct droce_conf {
 	struct droce_workers workers; /**< Worker groups and pinning. */
 	bool busy_poll;               /**< worker.poll.enable. */
+	bool workers_inline;          /**< worker.inline: the control lcore polls for them. */
 	int control_cpu;              /**< control.cpu, -1 = chosen at start. */
 	uint32_t stats_period;        /**< stats.period in s, 0 = off. */
 	uint16_t udp_echo_port;       /**< udp.echo.port, 0 = off. */

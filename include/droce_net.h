@@ -143,7 +143,8 @@ int droce_udp_register(struct droce_stack *s, uint16_t udp_port,
 
 /**
  * Start the ports, announce each address with a gratuitous ARP and launch
- * the worker lcores.
+ * the worker lcores (not with worker.inline=yes: droce_stack_run() then
+ * runs their rounds).
  *
  * @param launch
  *   False to start the ports without launching workers (the caller then
@@ -155,7 +156,8 @@ int droce_stack_start(struct droce_stack *s, bool launch);
 
 /**
  * Run the control loop on the calling (main) lcore until
- * droce_stack_request_stop().
+ * droce_stack_request_stop(); with worker.inline=yes and the workers not
+ * launched, the workers' rounds too.
  */
 void droce_stack_run(struct droce_stack *s);
 

@@ -89,6 +89,8 @@ static const struct key_desc conf_keys[] = {
 		"cpu range per group, e.g. \"1-1,2-3,na\"; empty or na: unpinned"),
 	GLOBAL_KEY("worker.poll.enable", KIND_BOOL, busy_poll, 0, 0, "yes",
 		"yes: busy-poll RX queues; no: RX interrupts or rte_power_pmd_mgmt"),
+	GLOBAL_KEY("worker.inline", KIND_BOOL, workers_inline, 0, 0, "no",
+		"yes: the control lcore runs the workers' rounds too, one polling thread in all (few cpus; needs worker.poll.enable=yes)"),
 	GLOBAL_KEY("control.cpu", KIND_UINT, control_cpu, 0, CPU_SETSIZE - 1,
 		NULL, "cpu of the control (main) lcore; default: the first cpu no pinned worker uses"),
 	GLOBAL_KEY("stats.period", KIND_UINT, stats_period, 0, 3600, "5",
@@ -783,6 +785,14 @@ droce_conf_load(struct droce_conf *conf, const char *file,
 			rx_given[ref.index] = true;
 	}
 	ret = apply_workers(conf, err, errlen);
+	/* A sleeping control lcore would not see the packets of the
+	 * workers it polls for.
+	 */
+	if (ret == 0 && conf->workers_inline && !conf->busy_poll) {
+		snprintf(err, errlen, "%s: worker.inline = yes needs worker.poll.enable = yes",
+			 droce_conf_origin(conf, "worker.inline"));
+		ret = -EINVAL;
+	}
 	if (ret == 0)
 		ret = check_ports(conf, port_given, err, errlen);
 	if (ret == 0)

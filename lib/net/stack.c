@@ -550,6 +550,11 @@ droce_stack_start(struct droce_stack *s, bool launch)
 				     s);
 	if (!launch)
 		return 0;
+	if (s->conf.workers_inline) {
+		NET_LOG(NOTICE, "worker.inline: the control lcore polls for the %u workers",
+			s->layout.nb_workers);
+		return 0;
+	}
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, s->worker[i],
 					    s->worker[i]->lcore_id);
@@ -652,6 +657,7 @@ void
 droce_stack_run(struct droce_stack *s)
 {
 	bool event_mode = s->doorbell_fd >= 0;
+	bool workers_here = s->conf.workers_inline && !s->launched;
 
 	if (event_mode) {
 		s->doorbell_ev.epdata.event = EPOLLIN;
@@ -665,9 +671,21 @@ droce_stack_run(struct droce_stack *s)
 	}
 	__atomic_store_n(&s->control->in_loop, true, __ATOMIC_RELEASE);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		if (droce_control_poll(s) == 0 && event_mode)
+		unsigned int done = 0;
+
+		/* Not launched (worker.inline): their rounds run here, each
+		 * before a control round, so droce_stack_quiesce()'s wait for
+		 * the control round covers them.
+		 */
+		if (workers_here)
+			for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+				done += worker_poll(s->worker[i]);
+		if (droce_control_poll(s) + done == 0 && event_mode)
 			control_sleep(s);
 	}
+	if (workers_here)
+		for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+			worker_finish(s->worker[i]);
 	__atomic_store_n(&s->control->in_loop, false, __ATOMIC_RELEASE);
 	if (event_mode)
 		rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_DEL, s->doorbell_fd,

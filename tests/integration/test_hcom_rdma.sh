@@ -8,6 +8,8 @@
 #     to 64 KiB (a frame in several SENDs), then up to 4 MiB (those over
 #     the segment size by rendezvous: the server READs them), from 4
 #     threads, every byte checked;
+#   - the calls up to 64 KiB again with one polling thread a side
+#     (worker.inline), each on a cpu of its own;
 #   - the same through a bad wire
 #     (tests/tools/wire_faults between two veth pairs): calls up to
 #     64 KiB with 10 % of the frames each way dropped, 10 % duplicated,
@@ -58,8 +60,9 @@ veth "$ns_server" srv "$ns_client" cli
 
 # A droce configuration for each side: the server 198.18.0.1, the client
 # 198.18.0.2; two queues. Busy polling: af_packet has no RX interrupts.
-side_conf() {  # name address
+side_conf() {  # name address [more lines for the top of the file]
 	cat >"$work/$1.conf" <<CONF
+${3:-}
 [port.0]
 device = net_af_packet0
 address = $2/24
@@ -71,13 +74,20 @@ CONF
 }
 side_conf server 198.18.0.1
 side_conf client 198.18.0.2
+# One polling thread a side (worker.inline), each on a cpu of its own:
+# what a machine with fewer cpus than pollers should run.
+cpu_last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+side_conf server-inline 198.18.0.1 "worker.inline = yes
+control.cpu = 0"
+side_conf client-inline 198.18.0.2 "worker.inline = yes
+control.cpu = $cpu_last"
 n=0
 # as_side SIDE IFACE OUT COMMAND...: COMMAND as side SIDE (server|client)
 # on interface IFACE, its output in OUT; its PID in $last.
 as_side() {
 	local side=$1 iface=$2 out=$3 ns=$ns_server
 	shift 3
-	[ "$side" = server ] || ns=$ns_client
+	[ "${side%-inline}" = server ] || ns=$ns_client
 	n=$((n + 1))
 	ip netns exec "$ns" env DROCE_HCOM_CONF="$work/$side.conf" \
 		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-$n --vdev=net_af_packet0,iface=$iface,qpairs=2,framecnt=4096" \
@@ -102,6 +112,18 @@ grep 'calls from' "$work/stress_big.out"
 grep -q ' right ([1-9][0-9]* by rendezvous)' "$work/stress_big.out" || fail "no call went by rendezvous"
 kill -TERM $server
 wait $server || fail "the stress server's end"
+
+# ---- the same calls, one polling thread a side -----------------------------------------
+as_side server-inline srv inline_server.out "$stress" server 198.18.0.1 4000 65536
+server=$last
+wait_line "$work/inline_server.out" '^listening on' 20 || fail "the inline server did not listen"
+grep -q 'the control lcore polls for the 1 workers' "$work/inline_server.out" ||
+	fail "the server's workers were launched"
+as_side client-inline cli inline_client.out "$stress" client 198.18.0.1 4000 65536 "$calls" 4 65536 $RANDOM
+wait $last || fail "hcom_stress client, worker.inline"
+echo "worker.inline: $(grep 'calls from' "$work/inline_client.out")"
+kill -TERM $server
+wait $server || fail "the inline server's end"
 
 # ---- through a bad wire ---------------------------------------------------------------
 # wire_faults joins two more veth pairs: server (wsrv) <-> wire (ws),

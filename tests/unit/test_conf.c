@@ -211,6 +211,9 @@ test_file_errors(void **state)
 		     ":4: key 'port.0.device' given twice (first at line 2)");
 	EXPECT_ERROR("worker.poll.enable = yes\n[worker]\npoll.enable = no\n",
 		     ":3: key 'worker.poll.enable' given twice (first at line 1)");
+	/* Inline workers are polled by the control lcore, which must not sleep. */
+	EXPECT_ERROR("[worker]\npoll.enable = no\ninline = yes\n",
+		     ":3: worker.inline = yes needs worker.poll.enable = yes");
 
 	memset(big, 'x', sizeof(big));
 	big[sizeof(big) - 1] = '\0';

@@ -671,16 +671,14 @@ droce_stack_run(struct droce_stack *s)
 	}
 	__atomic_store_n(&s->control->in_loop, true, __ATOMIC_RELEASE);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		unsigned int done = 0;
-
-		/* Not launched (worker.inline): their rounds run here, each
-		 * before a control round, so droce_stack_quiesce()'s wait for
-		 * the control round covers them.
+		/* Not launched (worker.inline, which busy-polls): their rounds
+		 * run here, each before a control round, so that
+		 * droce_stack_quiesce()'s wait for the control round covers them.
 		 */
 		if (workers_here)
 			for (uint32_t i = 0; i < s->layout.nb_workers; i++)
-				done += worker_poll(s->worker[i]);
-		if (droce_control_poll(s) + done == 0 && event_mode)
+				worker_poll(s->worker[i]);
+		if (droce_control_poll(s) == 0 && event_mode)
 			control_sleep(s);
 	}
 	if (workers_here)

@@ -308,6 +308,26 @@ int droce_lcores_layout(const struct droce_conf *conf, const char *eal_option,
 			char *err, size_t errlen);
 
 /**
+ * The layout of a stack run by the calling thread alone, in an EAL that
+ * someone else started: the thread is the control lcore (an EAL lcore, or
+ * a thread given an lcore id by rte_thread_register()) and polls every
+ * worker itself, as worker.inline says; no EAL lcore is taken.
+ *
+ * @param conf
+ *   Configuration; worker.inline must be yes.
+ * @param layout
+ *   Filled on success: every worker on the calling thread's lcore.
+ * @param err
+ *   Receives the reason on failure.
+ * @param errlen
+ *   Size of @p err.
+ * @return
+ *   0, or -EINVAL (worker.inline off, or the thread has no lcore id).
+ */
+int droce_lcores_layout_here(const struct droce_conf *conf, struct droce_lcore_layout *layout,
+			     char *err, size_t errlen);
+
+/**
  * Append printf-style text to @p buf, at @p *used. Text that does not fit
  * is cut and the buffer then ends in "...", so that a reader sees it was
  * cut; later calls add nothing.

@@ -190,6 +190,10 @@ unsigned int droce_control_poll(struct droce_stack *s);
 /** Context of the control lcore. */
 struct droce_lcore_ctx *droce_control_ctx(struct droce_stack *s);
 
+/** Id of the control lcore: the EAL's main lcore, or the thread that an
+ *  application's EAL registered for the stack (droce_lcores_layout_here()). */
+unsigned int droce_control_lcore(const struct droce_stack *s);
+
 /**
  * Send an IPv4 packet from the control lcore. The mbuf's data starts at
  * the L4 header; droce prepends IPv4 and Ethernet headers, resolves the
@@ -372,7 +376,8 @@ void droce_port_counters(const struct droce_stack *s, uint16_t port,
 void droce_queue_counters(const struct droce_stack *s, uint16_t port,
 			  uint16_t queue, struct droce_counters *c);
 
-/** Counters of lcore @p lcore_id: its RX queues plus its TX and drops. */
+/** Counters of lcore @p lcore_id: its RX queues plus its TX and drops;
+ *  with worker.inline the control lcore's include the workers'. */
 void droce_lcore_counters(const struct droce_stack *s, unsigned int lcore_id,
 			  struct droce_counters *c);
 

@@ -123,10 +123,11 @@ struct cm_call {
 
 /* ---- ids and events ------------------------------------------------------------ */
 
+/* Not the main lcore: in an application's EAL that is the application's. */
 static bool
-on_control_lcore(void)
+on_control_lcore(const struct droce_cm *cm)
 {
-	return rte_lcore_id() == rte_get_main_lcore();
+	return rte_lcore_id() == droce_control_lcore(cm->stack);
 }
 
 /* A comm id for slot @p slot (its low 12 bits), random above them; never
@@ -257,7 +258,7 @@ apply(struct droce_cm_id *id, const struct cm_step *s)
 		cm_gsi_send(cm->gsi, id->peer_ip, &s->msg);
 	if (s->timer_change && s->timer_ms != 0)
 		rte_timer_reset(&id->timer, rte_get_timer_hz() / 1000 * s->timer_ms, SINGLE,
-				rte_get_main_lcore(), timer_expired, id);
+				droce_control_lcore(cm->stack), timer_expired, id);
 	else if (s->timer_change)
 		rte_timer_stop(&id->timer);
 	if (s->event == CM_EV_NONE || s->event == CM_EV_CONNECT_REQUEST)
@@ -654,8 +655,8 @@ resolve_step(struct droce_cm_id *id)
 	struct cm_step s;
 
 	if (ret == -EAGAIN && rte_get_timer_cycles() < id->resolve_until) {
-		rte_timer_reset(&id->timer, rte_get_timer_hz() / 1000, SINGLE, rte_get_main_lcore(),
-				timer_expired, id);
+		rte_timer_reset(&id->timer, rte_get_timer_hz() / 1000, SINGLE,
+				droce_control_lcore(cm->stack), timer_expired, id);
 		return 0;
 	}
 	id->resolving = false;
@@ -766,7 +767,7 @@ call(struct droce_cm *cm, struct cm_call *c)
 	uint32_t queued = CALL_QUEUED;
 	int result;
 
-	if (on_control_lcore())
+	if (on_control_lcore(cm))
 		return call_run(c);
 	/* On the heap: a caller that gives up must leave nothing the control
 	 * lcore could still write to.
@@ -992,7 +993,7 @@ droce_cm_create_id(struct droce_cm_channel *ch, void *context)
 	*id = (struct droce_cm_id){ .cm = ch->cm, .ch = ch, .context = context, .refs = 1 };
 	rte_timer_init(&id->timer);
 	/* The table is the control lcore's: a slot from here is taken there. */
-	if (on_control_lcore()) {
+	if (on_control_lcore(ch->cm)) {
 		if (id_slot_take(ch->cm, id) != 0) {
 			free(id);
 			return NULL;

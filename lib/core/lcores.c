@@ -311,3 +311,34 @@ droce_lcores_layout(const struct droce_conf *conf, const char *eal_option,
 	layout->nb_workers = w->nb_workers;
 	return 0;
 }
+
+int
+droce_lcores_layout_here(const struct droce_conf *conf, struct droce_lcore_layout *layout,
+			 char *err, size_t errlen)
+{
+	const struct droce_workers *w = &conf->workers;
+	unsigned int here = rte_lcore_id();
+	uint32_t i = 0;
+
+	memset(layout, 0, sizeof(*layout));
+	if (!conf->workers_inline) {
+		snprintf(err, errlen,
+			 "a stack on one thread needs worker.inline = yes (%s)",
+			 droce_conf_origin(conf, "worker.inline"));
+		return -EINVAL;
+	}
+	if (here >= RTE_MAX_LCORE) {
+		snprintf(err, errlen,
+			 "this thread has no lcore id: run it on an EAL lcore or call rte_thread_register() first");
+		return -EINVAL;
+	}
+	layout->control_lcore = here;
+	for (uint16_t g = 0; g < w->nb_groups; g++)
+		for (uint16_t j = 0; j < w->group[g].workers; j++, i++) {
+			layout->worker_lcore[i] = (uint16_t)here;
+			layout->worker_group[i] = g;
+			layout->worker_index[i] = j;
+		}
+	layout->nb_workers = w->nb_workers;
+	return 0;
+}

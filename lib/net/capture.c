@@ -124,13 +124,11 @@ net_capture_open(struct droce_stack *s, char *err, size_t errlen)
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++) {
-		struct droce_lcore_ctx *ctx = s->lcore_ctx[l];
+	for (uint32_t c = 0; c < net_nb_ctx(s); c++) {
+		struct droce_lcore_ctx *ctx = net_ctx(s, c);
 		char name[RTE_RING_NAMESIZE];
 
-		if (ctx == NULL)
-			continue;
-		snprintf(name, sizeof(name), "droce%u_cap%u", s->instance, l);
+		snprintf(name, sizeof(name), "droce%u_cap%u", s->instance, c);
 		ctx->capture_ring = rte_ring_create(name, CAPTURE_RING_SIZE,
 				SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (ctx->capture_ring == NULL) {
@@ -176,8 +174,8 @@ net_capture_drain(struct droce_stack *s)
 
 	if (s->capture_pool == NULL)
 		return 0;
-	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++) {
-		struct droce_lcore_ctx *ctx = s->lcore_ctx[l];
+	for (uint32_t c = 0; c < net_nb_ctx(s); c++) {
+		struct droce_lcore_ctx *ctx = net_ctx(s, c);
 		struct rte_mbuf *pkts[NET_BURST];
 		unsigned int n;
 
@@ -210,11 +208,14 @@ net_capture_close(struct droce_stack *s)
 	for (unsigned int i = 0; i < s->nb_capture_files; i++)
 		rte_pcapng_close(s->capture_file[i].pcapng);
 	s->nb_capture_files = 0;
-	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++)
-		if (s->lcore_ctx[l] != NULL) {
-			rte_ring_free(s->lcore_ctx[l]->capture_ring);
-			s->lcore_ctx[l]->capture_ring = NULL;
+	for (uint32_t c = 0; c < net_nb_ctx(s); c++) {
+		struct droce_lcore_ctx *ctx = net_ctx(s, c);
+
+		if (ctx != NULL) {
+			rte_ring_free(ctx->capture_ring);
+			ctx->capture_ring = NULL;
 		}
+	}
 	rte_mempool_free(s->capture_pool);
 	s->capture_pool = NULL;
 }

@@ -176,7 +176,6 @@ struct droce_stack {
 	int16_t port_of_ethdev[RTE_MAX_ETHPORTS];
 	struct droce_lcore_ctx *control;
 	struct droce_lcore_ctx *worker[RTE_MAX_LCORE];
-	struct droce_lcore_ctx *lcore_ctx[RTE_MAX_LCORE]; /* by lcore id */
 	/* UDP demultiplexing: port -> handler index + 1, 0 for none. */
 	uint8_t udp_map[UINT16_MAX + 1];
 	uint8_t nb_udp_handlers;
@@ -225,6 +224,22 @@ void net_port_stop(struct net_port *p);
 void net_port_free(struct net_port *p);
 
 /* classify.c: what a worker does with a burst. */
+/* Lcore context @p i of @p s, 0 <= i < net_nb_ctx(s): 0 is the control
+ * lcore's, i the worker i - 1's (NULL while the stack is half made).
+ * Not indexed by lcore id: inline workers share the control lcore's.
+ */
+static inline struct droce_lcore_ctx *
+net_ctx(const struct droce_stack *s, uint32_t i)
+{
+	return i == 0 ? s->control : s->worker[i - 1];
+}
+
+static inline uint32_t
+net_nb_ctx(const struct droce_stack *s)
+{
+	return s->layout.nb_workers + 1;
+}
+
 void net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 			struct net_port *port, struct rte_mbuf **pkts,
 			uint16_t n);

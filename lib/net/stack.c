@@ -60,7 +60,6 @@ ctx_create(struct droce_stack *s, unsigned int lcore_id, uint16_t txq,
 	ctx->txq = txq;
 	ctx->is_control = is_control;
 	ctx->worker_index = is_control ? -1 : txq - 1;
-	s->lcore_ctx[lcore_id] = ctx;
 	return ctx;
 }
 
@@ -139,11 +138,9 @@ choose_event_mode(struct droce_stack *s)
 static int
 create_tx_buffers(struct droce_stack *s)
 {
-	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++) {
-		struct droce_lcore_ctx *ctx = s->lcore_ctx[l];
+	for (uint32_t c = 0; c < net_nb_ctx(s); c++) {
+		struct droce_lcore_ctx *ctx = net_ctx(s, c);
 
-		if (ctx == NULL)
-			continue;
 		for (uint16_t i = 0; i < s->nb_ports; i++)
 			if (net_tx_init(ctx, s->port[i]) != 0)
 				return -ENOMEM;
@@ -611,6 +608,12 @@ droce_control_ctx(struct droce_stack *s)
 	return s->control;
 }
 
+unsigned int
+droce_control_lcore(const struct droce_stack *s)
+{
+	return s->layout.control_lcore;
+}
+
 static bool
 rings_empty(const struct droce_stack *s)
 {
@@ -740,8 +743,8 @@ droce_stack_destroy(struct droce_stack *s)
 		droce_stack_stop(s);
 	net_capture_close(s);
 	/* Rings and TX buffers hold mbufs of the ports' pools: free them first. */
-	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++)
-		ctx_free(s->lcore_ctx[l]);
+	for (uint32_t c = 0; c < net_nb_ctx(s); c++)
+		ctx_free(net_ctx(s, c));
 	for (uint16_t i = 0; i < s->nb_ports; i++)
 		net_port_free(s->port[i]);
 	if (s->doorbell_fd >= 0)

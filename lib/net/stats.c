@@ -81,25 +81,26 @@ droce_port_counters(const struct droce_stack *s, uint16_t port,
 	memset(c, 0, sizeof(*c));
 	for (uint16_t q = 0; q < p->nb_rxq; q++)
 		net_counters_add(c, &p->rxq[q].counters);
-	for (unsigned int l = 0; l < RTE_MAX_LCORE; l++)
-		if (s->lcore_ctx[l] != NULL)
-			net_counters_add(c, &s->lcore_ctx[l]->port_counters[port]);
+	for (uint32_t i = 0; i < net_nb_ctx(s); i++)
+		net_counters_add(c, &net_ctx(s, i)->port_counters[port]);
 }
 
 void
 droce_lcore_counters(const struct droce_stack *s, unsigned int lcore_id,
 		     struct droce_counters *c)
 {
-	const struct droce_lcore_ctx *ctx;
-
 	memset(c, 0, sizeof(*c));
-	if (lcore_id >= RTE_MAX_LCORE || s->lcore_ctx[lcore_id] == NULL)
-		return;
-	ctx = s->lcore_ctx[lcore_id];
-	for (uint16_t i = 0; i < ctx->nb_poll; i++)
-		net_counters_add(c, &ctx->poll[i].port->rxq[ctx->poll[i].queue].counters);
-	for (uint16_t p = 0; p < s->nb_ports; p++)
-		net_counters_add(c, &ctx->port_counters[p]);
+	/* Inline workers run on the control lcore: their counts are its. */
+	for (uint32_t k = 0; k < net_nb_ctx(s); k++) {
+		const struct droce_lcore_ctx *ctx = net_ctx(s, k);
+
+		if (ctx->lcore_id != lcore_id)
+			continue;
+		for (uint16_t i = 0; i < ctx->nb_poll; i++)
+			net_counters_add(c, &ctx->poll[i].port->rxq[ctx->poll[i].queue].counters);
+		for (uint16_t p = 0; p < s->nb_ports; p++)
+			net_counters_add(c, &ctx->port_counters[p]);
+	}
 }
 
 static void

@@ -180,6 +180,15 @@ tel_lcore_layout(const struct droce_stack *s, struct rte_tel_data *d)
 	return 0;
 }
 
+static bool
+stack_has_lcore(const struct droce_stack *s, long lcore)
+{
+	for (uint32_t i = 0; i < net_nb_ctx(s); i++)
+		if ((long)net_ctx(s, i)->lcore_id == lcore)
+			return true;
+	return false;
+}
+
 static int
 tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -190,8 +199,7 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_SET_USED(cmd);
 	rte_rwlock_read_lock(&tel_lock);
 	if (tel_stack == NULL || lcore == -2 ||
-	    (lcore >= 0 && (lcore >= RTE_MAX_LCORE ||
-			    tel_stack->lcore_ctx[lcore] == NULL))) {
+	    (lcore >= 0 && !stack_has_lcore(tel_stack, lcore))) {
 		ret = -EINVAL;
 	} else if (lcore < 0) {
 		ret = tel_lcore_layout(tel_stack, d);

@@ -659,7 +659,7 @@ owner_init(struct droce_rc_device *dev, struct rc_owner *o, int worker)
 
 	o->dev = dev;
 	o->worker = worker;
-	o->lcore_id = worker < 0 ? rte_get_main_lcore() : RC_LCORE_UNKNOWN;
+	o->lcore_id = worker < 0 ? droce_control_lcore(dev->stack) : RC_LCORE_UNKNOWN;
 	TAILQ_INIT(&o->active);
 	atomic_init(&o->nb_qps, 0);
 	snprintf(name, sizeof(name), "rc_rx_%p_%d", (void *)dev, worker);

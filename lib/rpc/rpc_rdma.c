@@ -8,6 +8,9 @@
  * thread of the library's own, which becomes the EAL's main lcore and
  * runs the control loop (lib/rc's QPs and lib/cm live there); the stack
  * then stays for the life of the process, as an EAL cannot start twice.
+ * An application that started the EAL itself keeps its lcores: the
+ * library's thread then registers as an lcore of that EAL and polls the
+ * stack's workers too (worker.inline).
  *
  * A session's connection (a link) is a QP with a CQ for each side: its
  * receives are lib/rc's CQ reactor's receive socket; its sends come from
@@ -32,6 +35,7 @@
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 
 #include "droce_cm.h"
 #include "droce_net.h"
@@ -83,6 +87,7 @@ static struct {
 	pthread_mutex_t lock;           /* its start; lib/rc's objects, made and destroyed */
 	pthread_cond_t started;
 	enum host_state state;
+	bool app_eal;                   /* the application started the EAL */
 	pthread_t thread;
 	struct droce_eal_start eal;
 	struct droce_conf conf;
@@ -154,17 +159,81 @@ host_ports_open(void)
 	return 0;
 }
 
+/* The EAL from DROCE_HCOM_EAL, this thread its main lcore: HOST_UP,
+ * HOST_DOWN (bad arguments) or HOST_FAILED, with host.err set.
+ */
+static enum host_state
+eal_start_here(struct droce_lcore_layout *layout)
+{
+	static char args[4096];
+	static char *argv[EAL_ARGS_MAX];
+	int argc = eal_args(args, sizeof(args), argv);
+
+	if (argc < 0) {
+		snprintf(host.err, sizeof(host.err), "%s: longer than %zu bytes or %d arguments",
+			 ENV_EAL, sizeof(args) - 1, EAL_ARGS_MAX - 2);
+		return HOST_DOWN;
+	}
+	/* From here on a failure is for good: an EAL does not start twice. */
+	if (droce_eal_start(&host.eal, &host.conf, argc, argv, host.err, sizeof(host.err)) != 0 ||
+	    droce_lcores_layout(&host.conf, host.eal.lcore_option, layout, host.err,
+				sizeof(host.err)) != 0)
+		return HOST_FAILED;
+	return HOST_UP;
+}
+
+/* The application's EAL: this thread registered in it, the workers polled
+ * here. HOST_UP, HOST_DOWN (the configuration cannot work so) or
+ * HOST_FAILED, with host.err set.
+ */
+static enum host_state
+eal_join(struct droce_lcore_layout *layout)
+{
+	if (getenv(ENV_EAL) != NULL)
+		RPC_LOG(WARNING, "%s is ignored: the application started the EAL", ENV_EAL);
+	if (!host.conf.workers_inline) {
+		if (!host.conf.busy_poll) {
+			snprintf(host.err, sizeof(host.err),
+				 "the application started the EAL, so the library's one thread polls droce's workers (worker.inline), which needs worker.poll.enable = yes (%s)",
+				 droce_conf_origin(&host.conf, "worker.poll.enable"));
+			return HOST_DOWN;
+		}
+		host.conf.workers_inline = true;
+	}
+	if (host.conf.control_cpu >= 0) {
+		rte_cpuset_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(host.conf.control_cpu, &cpus);
+		if (rte_thread_set_affinity(&cpus) != 0) {
+			snprintf(host.err, sizeof(host.err), "control.cpu = %d (%s): cannot run there",
+				 host.conf.control_cpu, droce_conf_origin(&host.conf, "control.cpu"));
+			return HOST_DOWN;
+		}
+	}
+	if (rte_thread_register() != 0) {
+		snprintf(host.err, sizeof(host.err),
+			 "the application started the EAL, and it gave the library's thread no lcore id: %s",
+			 rte_strerror(rte_errno));
+		return HOST_FAILED;
+	}
+	RPC_LOG(NOTICE, "the application started the EAL: the library's stack runs on lcore %u, which polls the %u workers",
+		rte_lcore_id(), host.conf.workers.nb_workers);
+	if (droce_lcores_layout_here(&host.conf, layout, host.err, sizeof(host.err)) != 0)
+		return HOST_FAILED;
+	return HOST_UP;
+}
+
 /* HOST_UP; HOST_DOWN when the configuration is missing or wrong (a later
  * call may try again); HOST_FAILED.
  */
 static enum host_state
 host_start(void)
 {
-	static char args[4096];
-	static char *argv[EAL_ARGS_MAX];
 	struct droce_lcore_layout layout;
 	const char *file = getenv(ENV_CONF);
-	int argc, ret;
+	enum host_state st;
+	int ret;
 
 	if (file == NULL) {
 		snprintf(host.err, sizeof(host.err),
@@ -182,19 +251,11 @@ host_start(void)
 			 file, ENV_CONF);
 		return HOST_DOWN;
 	}
-	argc = eal_args(args, sizeof(args), argv);
-	if (argc < 0) {
-		snprintf(host.err, sizeof(host.err), "%s: longer than %zu bytes or %d arguments",
-			 ENV_EAL, sizeof(args) - 1, EAL_ARGS_MAX - 2);
-		return HOST_DOWN;
-	}
-	/* From here on a failure is for good: an EAL does not start twice. */
-	ret = droce_eal_start(&host.eal, &host.conf, argc, argv, host.err, sizeof(host.err));
-	if (ret != 0)
-		return HOST_FAILED;
-	if (droce_lcores_layout(&host.conf, host.eal.lcore_option, &layout, host.err,
-				sizeof(host.err)) != 0)
-		return HOST_FAILED;
+	/* An EAL counts its lcores from its start on. */
+	host.app_eal = rte_lcore_count() != 0;
+	st = host.app_eal ? eal_join(&layout) : eal_start_here(&layout);
+	if (st != HOST_UP)
+		return st;
 	host.stack = droce_stack_create(&host.conf, &layout, host.err, sizeof(host.err));
 	if (host.stack == NULL || host_ports_open() != 0)
 		return HOST_FAILED;
@@ -220,8 +281,10 @@ host_main(void *arg)
 	if (st != HOST_UP)
 		return NULL;
 	droce_stack_run(host.stack);
-	/* On the main lcore, as the stop must be. */
+	/* On the control lcore, as the stop must be. */
 	droce_stack_stop(host.stack);
+	if (host.app_eal)
+		rte_thread_unregister();
 	pthread_mutex_lock(&host.lock);
 	host.state = HOST_STOPPED;
 	pthread_cond_broadcast(&host.started);

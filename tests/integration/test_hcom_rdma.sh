@@ -10,6 +10,7 @@
 #     threads, every byte checked;
 #   - the calls up to 64 KiB again with one polling thread a side
 #     (worker.inline), each on a cpu of its own;
+#   - calls up to 4 MiB from a client that started the EAL itself;
 #   - the same through a bad wire
 #     (tests/tools/wire_faults between two veth pairs): calls up to
 #     64 KiB with 10 % of the frames each way dropped, 10 % duplicated,
@@ -77,6 +78,7 @@ side_conf client 198.18.0.2
 # One polling thread a side (worker.inline), each on a cpu of its own:
 # what a machine with fewer cpus than pollers should run.
 cpu_last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+cpus_list=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
 side_conf server-inline 198.18.0.1 "worker.inline = yes
 control.cpu = 0"
 side_conf client-inline 198.18.0.2 "worker.inline = yes
@@ -122,6 +124,20 @@ grep -q 'the control lcore polls for the 1 workers' "$work/inline_server.out" ||
 as_side client-inline cli inline_client.out "$stress" client 198.18.0.1 4000 65536 "$calls" 4 65536 $RANDOM
 wait $last || fail "hcom_stress client, worker.inline"
 echo "worker.inline: $(grep 'calls from' "$work/inline_client.out")"
+
+# ---- a client that started the EAL itself ----------------------------------------------
+# An application that runs DPDK (hcom_stress with HCOM_STRESS_APP_EAL):
+# the library takes none of its lcores but registers a thread of its own
+# in that EAL, which polls the workers too (worker.inline, although the
+# client's configuration does not say so). Calls up to 4 MiB, some by
+# rendezvous.
+as_side client cli app_eal_client.out env -u DROCE_HCOM_EAL \
+	HCOM_STRESS_APP_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-app --lcores=0@($cpus_list) --vdev=net_af_packet0,iface=cli,qpairs=2,framecnt=4096" \
+	"$stress" client 198.18.0.1 4000 65536 "$big_calls" 4 4194304 $RANDOM
+wait $last || fail "hcom_stress client in its own EAL"
+grep -q "the application started the EAL: the library's stack runs on lcore [0-9]*, which polls the 1 workers" \
+	"$work/app_eal_client.out" || fail "the library did not join the application's EAL"
+echo "the application's EAL: $(grep 'calls from' "$work/app_eal_client.out")"
 kill -TERM $server
 wait $server || fail "the inline server's end"
 
@@ -135,13 +151,12 @@ veth "$ns_wire" wc "$ns_client" wcli
 # sides' control lcores poll, its thousands of short sleeps a second
 # starved that cpu's kernel workers here (a workqueue lockup of 40 s and
 # more, which stalled every process exit behind it).
-cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
 bad_wire() {
 	local name=$1 calls=$2 max=$3 wire
 	shift 3
 	n=$((n + 1))
 	ip netns exec "$ns_wire" "$wire_faults" --no-pci --no-huge -m 256 --file-prefix "hcr-$$-$n" \
-		--lcores "0@($cpus)" --log-level lib.eal:error \
+		--lcores "0@($cpus_list)" --log-level lib.eal:error \
 		"--vdev=net_af_packet0,iface=ws,qpairs=2,framecnt=4096" \
 		"--vdev=net_af_packet1,iface=wc,qpairs=2,framecnt=4096" -- \
 		--seconds 200 --queues 2 --both --seed $RANDOM "$@" >"$work/$name-wire.out" 2>&1 &

@@ -20,6 +20,11 @@
  * of its rndv malloc and answers with the head and an FNV-1a hash of the
  * rest (16 bytes). The client exits
  * 0 when every call ended once, OK, with its own answer byte for byte.
+ *
+ * HCOM_STRESS_APP_EAL, when set, holds EAL arguments: the program then
+ * plays an application that runs DPDK itself and starts the EAL before its
+ * first hcom call, as such an application would (it never cleans the EAL
+ * up: the library's stack runs on it until the process exits).
  */
 
 #include <inttypes.h>
@@ -31,6 +36,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
 
 #include "hcom4db.h"
 
@@ -408,9 +416,37 @@ run_client(char **argv)
 	return ok == calls && bad == 0 ? 0 : 1;
 }
 
+/* The EAL as an application that runs DPDK starts it; 0 when not asked. */
+static int
+app_eal_start(void)
+{
+	/* Static: the EAL may keep pointers into its arguments. */
+	static char *eal_argv[64] = { (char *)"hcom_stress-app" }, *args;
+	const char *env = getenv("HCOM_STRESS_APP_EAL");
+	char *save = NULL;
+	int eal_argc = 1;
+
+	if (env == NULL)
+		return 0;
+	args = strdup(env);
+	if (args == NULL)
+		return -1;
+	for (char *tok = strtok_r(args, " ", &save); tok != NULL && eal_argc < 63;
+	     tok = strtok_r(NULL, " ", &save))
+		eal_argv[eal_argc++] = tok;
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		fprintf(stderr, "HCOM_STRESS_APP_EAL: rte_eal_init: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	printf("the application started the EAL\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (app_eal_start() != 0)
+		return 2;
 	if (argc == 5 && strcmp(argv[1], "server") == 0)
 		return serve(argv[2], argv[3], argv[4]);
 	if (argc == 9 && strcmp(argv[1], "client") == 0)

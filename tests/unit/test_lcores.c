@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -205,6 +206,73 @@ test_layout_disagrees(void **state)
 	assert_non_null(strstr(err, "--lcores (built by droce)"));
 }
 
+struct here_result {
+	int ret;
+	struct droce_lcore_layout layout;
+	unsigned int lcore;
+};
+
+/* droce_lcores_layout_here() on a thread of the test's own, registered in
+ * the EAL first when @p arg says so.
+ */
+static void *
+layout_on_thread(void *arg)
+{
+	struct here_result *r = arg;
+	bool do_register = r->ret;
+
+	if (do_register && rte_thread_register() != 0) {
+		r->ret = INT_MIN;
+		return NULL;
+	}
+	r->lcore = rte_lcore_id();
+	r->ret = droce_lcores_layout_here(&conf, &r->layout, err, sizeof(err));
+	if (do_register)
+		rte_thread_unregister();
+	return NULL;
+}
+
+/* A stack run by one thread in an EAL someone else started: the thread's
+ * lcore, registered or not, controls and polls every worker.
+ */
+static void
+test_layout_here(void **state)
+{
+	char *off[] = { "worker.thread.groups=2" };
+	char *inl[] = { "worker.thread.groups=2,1", "worker.inline=yes" };
+	struct here_result r = { 0 };
+	pthread_t t;
+
+	(void)state;
+	load(off, 1);
+	assert_int_equal(droce_lcores_layout_here(&conf, &r.layout, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "needs worker.inline = yes (default)"));
+
+	load(inl, 2);
+	assert_int_equal(droce_lcores_layout_here(&conf, &r.layout, err, sizeof(err)), 0);
+	assert_int_equal(r.layout.control_lcore, rte_lcore_id());
+	assert_int_equal(r.layout.nb_workers, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		assert_int_equal(r.layout.worker_lcore[i], rte_lcore_id());
+	assert_int_equal(r.layout.worker_group[2], 1);
+	assert_int_equal(r.layout.worker_index[1], 1);
+
+	/* A thread the EAL does not know has no lcore id to run as. */
+	r.ret = 0;
+	assert_int_equal(pthread_create(&t, NULL, layout_on_thread, &r), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(r.ret, -EINVAL);
+	assert_non_null(strstr(err, "call rte_thread_register() first"));
+
+	r.ret = 1;
+	assert_int_equal(pthread_create(&t, NULL, layout_on_thread, &r), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_true(r.lcore >= 3 && r.lcore < RTE_MAX_LCORE);
+	assert_int_equal(r.layout.control_lcore, r.lcore);
+	assert_int_equal(r.layout.worker_lcore[2], r.lcore);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -222,6 +290,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest after_eal[] = {
 		cmocka_unit_test(test_layout_agrees),
 		cmocka_unit_test(test_layout_disagrees),
+		cmocka_unit_test(test_layout_here),
 	};
 	int ret;
 

@@ -1294,6 +1294,45 @@ other_stack(char **kv, unsigned int n, char *err, size_t errlen)
 	return droce_stack_create(&conf, &layout, err, errlen);
 }
 
+/* Workers polled by the control lcore's thread (droce_lcores_layout_here,
+ * as in an application's EAL) share its lcore id: that lcore's counters
+ * are all of theirs, every queue's.
+ */
+static void
+test_inline_workers_count_on_control_lcore(void **state)
+{
+	char *kv[] = { "port.0.device=net_null_inline", "port.0.address=198.18.8.1/24",
+		       "port.0.queues=2", "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
+		       "worker.thread.groups=2", "worker.inline=yes" };
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	struct droce_counters port, lcore, q0, q1;
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s;
+
+	(void)state;
+	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, sizeof(err)) != 0 ||
+	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	s = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (s == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(droce_control_lcore(s), rte_lcore_id());
+	assert_int_equal(droce_stack_start(s, false), 0);
+	/* net_null's queues always have packets (not for us: dropped). */
+	droce_worker_poll(s, 0);
+	droce_worker_poll(s, 1);
+	droce_port_counters(s, 0, &port);
+	droce_queue_counters(s, 0, 0, &q0);
+	droce_queue_counters(s, 0, 1, &q1);
+	droce_lcore_counters(s, rte_lcore_id(), &lcore);
+	assert_true(q0.rx_packets > 0 && q1.rx_packets > 0);
+	assert_int_equal(lcore.rx_packets, q0.rx_packets + q1.rx_packets);
+	assert_int_equal(lcore.rx_packets, port.rx_packets);
+	droce_stack_stop(s);
+	droce_stack_destroy(s);
+}
+
 /* port.N.mac goes on the device before it starts and is the port's MAC
  * from then on. net_null takes any address; net_ring has no mac_addr_set
  * at all, and droce answers for the address itself.
@@ -1435,6 +1474,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_second_port),
 		cmocka_unit_test(test_counters_add_up),
 		cmocka_unit_test(test_arp_refresh),
+		cmocka_unit_test(test_inline_workers_count_on_control_lcore),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
 		cmocka_unit_test(test_create_errors),

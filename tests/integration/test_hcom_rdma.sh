@@ -11,7 +11,7 @@
 #   - the calls up to 64 KiB again with one polling thread a side
 #     (worker.inline), each on a cpu of its own;
 #   - calls up to 4 MiB from a client that started the EAL itself;
-#   - the same through a bad wire
+#   - the same through a bad wire (both sides inline)
 #     (tests/tools/wire_faults between two veth pairs): calls up to
 #     64 KiB with 10 % of the frames each way dropped, 10 % duplicated,
 #     10 % reordered; up to 256 KiB (rendezvous) with 10 % dropped and 10 %
@@ -143,7 +143,8 @@ wait $server || fail "the inline server's end"
 
 # ---- through a bad wire ---------------------------------------------------------------
 # wire_faults joins two more veth pairs: server (wsrv) <-> wire (ws),
-# wire (wc) <-> client (wcli).
+# wire (wc) <-> client (wcli). Both sides run worker.inline: with the
+# wire, three pollers share the cpus, not five.
 # bad_wire NAME CALLS MAX_BYTES [wire_faults options...]
 veth "$ns_server" wsrv "$ns_wire" ws
 veth "$ns_wire" wc "$ns_client" wcli
@@ -162,10 +163,10 @@ bad_wire() {
 		--seconds 200 --queues 2 --both --seed $RANDOM "$@" >"$work/$name-wire.out" 2>&1 &
 	wire=$!
 	wait_line "$work/$name-wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
-	as_side server wsrv "$name-server.out" "$stress" server 198.18.0.1 4000 65536
+	as_side server-inline wsrv "$name-server.out" "$stress" server 198.18.0.1 4000 65536
 	server=$last
 	wait_line "$work/$name-server.out" '^listening on' 20 || fail "$name: the stress server did not listen"
-	as_side client wcli "$name-client.out" "$stress" client 198.18.0.1 4000 65536 "$calls" 4 "$max" $RANDOM
+	as_side client-inline wcli "$name-client.out" "$stress" client 198.18.0.1 4000 65536 "$calls" 4 "$max" $RANDOM
 	wait $last || fail "$name: hcom_stress client through the bad wire"
 	grep 'calls from' "$work/$name-client.out"
 	kill -TERM $server

@@ -220,6 +220,9 @@ OckRpcServerStart(OckRpcServer server)
 		RPC_LOG(ERR, "server %s: started already", srv->conf.name);
 		return OCK_RPC_ERR;
 	}
+	/* An RDMA server's workers run on the stack's control lcore. */
+	if (srv->conf.type == RPC_TRANSPORT_RDMA && !rpc_rdma_start())
+		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	ret = rpc_engine_create(&srv->conf, srv->conf.name, &srv->engine);
 	if (ret != 0)
 		return ret == -ENOMEM ? OCK_RPC_ERR_NO_MEMORY : OCK_RPC_ERR;
@@ -272,8 +275,8 @@ OckRpcServerDestroy(OckRpcServer server)
 		return;
 	if (srv->engine != NULL) {
 		for (unsigned int i = 0; i < srv->engine->nb_workers; i++)
-			if (rpc_worker_self() == &srv->engine->workers[i]) {
-				RPC_LOG(ERR, "server %s: destroyed from one of its own handlers; it cannot wait for itself",
+			if (rpc_worker_would_wait_for(&srv->engine->workers[i])) {
+				RPC_LOG(ERR, "server %s: destroyed from a handler that runs where its sessions do (its own worker, or droce's control lcore for RDMA); it cannot wait for them",
 					srv->conf.name);
 				return;
 			}
@@ -379,45 +382,50 @@ OckRpcDisableSecureHmac(void)
 /* ---- clients ---------------------------------------------------------------------------- */
 
 /*
- * The clients' worker: started by the first client (with its settings)
+ * The clients' worker, one per transport (RDMA's is hosted on the control
+ * lcore, TCP's a thread): started by the first client (with its settings)
  * and stopped when the last one disconnects, so that a process whose
  * clients are gone runs no thread of ours (a library unloaded with its
  * thread still running would crash). A disconnect from the worker itself
  * (in a break handler) leaves it to the next.
  */
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rpc_engine *client_engine;
-static unsigned int nb_clients;
+static struct {
+	struct rpc_engine *engine;
+	unsigned int nb_clients;
+} clients[2];                           /* [0] TCP, [1] RDMA */
 
 static struct rpc_engine *
 clients_engine_get(const struct rpc_conf *conf)
 {
+	unsigned int k = conf->type == RPC_TRANSPORT_RDMA;
 	struct rpc_engine *e;
 	struct rpc_conf one = *conf;
 	char err[DROCE_ERR_LEN];
 
 	pthread_mutex_lock(&clients_lock);
-	if (client_engine == NULL) {
+	if (clients[k].engine == NULL) {
 		droce_workers_parse(&one.workers, "1", "", false, err, sizeof(err));
-		if (rpc_engine_create(&one, "clients", &client_engine) != 0)
-			client_engine = NULL;
+		if (rpc_engine_create(&one, "clients", &clients[k].engine) != 0)
+			clients[k].engine = NULL;
 	}
-	e = client_engine;
+	e = clients[k].engine;
 	if (e != NULL)
-		nb_clients++;
+		clients[k].nb_clients++;
 	pthread_mutex_unlock(&clients_lock);
 	return e;
 }
 
 static void
-clients_engine_put(void)
+clients_engine_put(const struct rpc_engine *e)
 {
 	struct rpc_worker *me = rpc_worker_self();
+	unsigned int k = e->hosted;
 
 	pthread_mutex_lock(&clients_lock);
-	if (--nb_clients == 0 && (me == NULL || me->engine != client_engine)) {
-		rpc_engine_destroy(client_engine);
-		client_engine = NULL;
+	if (--clients[k].nb_clients == 0 && (me == NULL || me->engine != clients[k].engine)) {
+		rpc_engine_destroy(clients[k].engine);
+		clients[k].engine = NULL;
 	}
 	pthread_mutex_unlock(&clients_lock);
 }
@@ -443,6 +451,8 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	st = rpc_conf_read(configs, true, &conf);
 	if (st != OCK_RPC_OK)
 		return st;
+	if (conf.type == RPC_TRANSPORT_RDMA && !rpc_rdma_start())
+		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	e = clients_engine_get(&conf);
 	if (e == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
@@ -451,7 +461,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	else
 		st = rpc_tcp_connect(ip, port, &conf, &fd, &server_max);
 	if (st != OCK_RPC_OK) {
-		clients_engine_put();
+		clients_engine_put(e);
 		return st;
 	}
 	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
@@ -460,7 +470,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 		if (fd >= 0)
 			close(fd);
 		rpc_rdma_link_free(link);
-		clients_engine_put();
+		clients_engine_put(e);
 		return OCK_RPC_ERR_NO_MEMORY;
 	}
 	if (link != NULL)
@@ -478,13 +488,15 @@ void
 OckRpcClientDisconnect(OckRpcClient client)
 {
 	struct rpc_session *s = session_of(client);
+	struct rpc_engine *e;
 
 	if (s == NULL || !s->client)
 		return;
+	e = s->w->engine;
 	/* Asked for: the break handler does not run. */
 	rpc_session_end(s, OCK_RPC_ERR_CONN_BROKEN, true);
 	rpc_session_unref(s);
-	clients_engine_put();
+	clients_engine_put(e);
 }
 
 void
@@ -658,8 +670,8 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 			: "a done without a callback");
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
-	if (done == NULL && rpc_worker_self() == s->w) {
-		RPC_LOG(ERR, "call to service %u: a synchronous call from the session's own worker would wait for itself",
+	if (done == NULL && rpc_worker_would_wait_for(s->w)) {
+		RPC_LOG(ERR, "call to service %u: a synchronous call from where the session runs (its own worker, or droce's control lcore for RDMA) would wait for itself",
 			service);
 		return OCK_RPC_ERR;
 	}

@@ -3,15 +3,22 @@
  */
 
 /*
- * The threads that run sessions. Each worker waits on one epoll set: its
+ * The workers that run sessions. Each worker waits on one epoll set: its
  * sessions' sockets, its wake eventfd and, for a server, the listening
- * socket. With worker.poll.enable=yes it never sleeps (epoll_wait with
- * no timeout, in a loop); otherwise it sleeps in epoll_wait until a
- * socket, a task or the next deadline of its sessions (heartbeat, a
- * call's timeout) wakes it. Other threads hand work to a worker through
- * its task queue, a lock-free intrusive list (Vyukov's), and wake it
- * with the eventfd when it sleeps (a write(2) per push would cost a
- * syscall per call).
+ * socket. Other threads hand work to a worker through its task queue, a
+ * lock-free intrusive list (Vyukov's).
+ *
+ * A TCP engine's worker is a thread. With worker.poll.enable=yes it never
+ * sleeps (epoll_wait with no timeout, in a loop); otherwise it sleeps in
+ * epoll_wait until a socket, a task or the next deadline of its sessions
+ * (heartbeat, a call's timeout) wakes it, and a pusher writes its eventfd
+ * only then (a write(2) per push would cost a syscall per call).
+ *
+ * An RDMA engine's workers are hosted: their rounds run on droce's control
+ * lcore, which owns the sessions' QPs, so that a session's packets,
+ * completions and handlers need no thread hand-off. There the control
+ * lcore's own sleep (event mode) stands for theirs: a push wakes it, and
+ * a timer at the next deadline.
  */
 
 #include <errno.h>
@@ -31,6 +38,7 @@
 #include <rte_pause.h>
 
 #include "rpc_private.h"
+#include "rpc_rdma.h"
 
 /* Heartbeats and deadlines are looked at at least this often. */
 #define SCAN_PERIOD_NS 100000000ull
@@ -51,6 +59,12 @@ struct rpc_worker *
 rpc_worker_self(void)
 {
 	return self;
+}
+
+bool
+rpc_worker_would_wait_for(const struct rpc_worker *w)
+{
+	return self != NULL && (self == w || (self->hosted && w->hosted));
 }
 
 /* ---- the task queue ------------------------------------------------------------ */
@@ -126,6 +140,11 @@ rpc_worker_push(struct rpc_worker *w, struct rpc_task *t)
 		return;
 	}
 	queue_push(&w->tasks, t);
+	if (w->hosted) {
+		rpc_rdma_wake();
+		atomic_fetch_sub(&w->pushers, 1);
+		return;
+	}
 	/* The push before the look at sleeping, as the worker's store of it
 	 * before its look at the queue: one of the two sees the other.
 	 */
@@ -212,14 +231,17 @@ rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s)
 	w->flush_first = s;
 }
 
-/* Tasks queue calls and replies; their frames go out together after. */
-static void
+/* Tasks queue calls and replies; their frames go out together after.
+ * The count of tasks run.
+ */
+static unsigned int
 run_tasks(struct rpc_worker *w)
 {
+	unsigned int n = 0;
 	struct rpc_task *t;
 
 	w->in_tasks = true;
-	while ((t = queue_pop(&w->tasks)) != NULL)
+	for (; (t = queue_pop(&w->tasks)) != NULL; n++)
 		t->run(t);
 	w->in_tasks = false;
 	while (w->flush_first != NULL) {
@@ -230,6 +252,7 @@ run_tasks(struct rpc_worker *w)
 		s->ops->flush(s);
 		rpc_session_unref(s);
 	}
+	return n;
 }
 
 static void
@@ -266,21 +289,20 @@ sleep_ms(const struct rpc_worker *w, uint64_t now)
 	return (int)RTE_MIN((ns + 999999) / 1000000, (uint64_t)INT_MAX);
 }
 
-static void *
-worker_main(void *arg)
+/* Tasks, deadlines, then what epoll has ready, waiting for it when
+ * @p may_sleep and nothing is due. Nonzero when there was work.
+ */
+static unsigned int
+worker_round(struct rpc_worker *w, bool may_sleep)
 {
-	struct rpc_worker *w = arg;
 	struct epoll_event ev[EVENTS_PER_WAIT];
+	unsigned int work = run_tasks(w);
+	uint64_t now = rpc_now_ns();
+	int n, timeout = 0;
 
-	self = w;
-	while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
-		uint64_t now;
-		int n, timeout;
-
-		run_tasks(w);
-		now = rpc_now_ns();
-		if (now >= w->next_scan_ns)
-			scan_sessions(w, now);
+	if (now >= w->next_scan_ns)
+		scan_sessions(w, now);
+	if (may_sleep) {
 		timeout = sleep_ms(w, rpc_now_ns());
 		if (timeout != 0) {
 			/* Said before the last look at the queue (see rpc_worker_push()). */
@@ -289,26 +311,68 @@ worker_main(void *arg)
 			if (!queue_empty(&w->tasks))
 				timeout = 0;
 		}
-		n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, timeout);
-		atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
-		for (int i = 0; i < n; i++) {
-			struct rpc_watch *watch = ev[i].data.ptr;
-
-			if (watch == NULL) {
-				uint64_t v;
-
-				if (read(w->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-					RPC_LOG(ERR, "worker %u: wake: %s", w->index, strerror(errno));
-				continue;
-			}
-			watch->ready(watch, ev[i].events);
-		}
-		bury_ended(w);
 	}
+	n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, timeout);
+	atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
+	for (int i = 0; i < n; i++) {
+		struct rpc_watch *watch = ev[i].data.ptr;
+
+		if (watch == NULL) {
+			uint64_t v;
+
+			if (read(w->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				RPC_LOG(ERR, "worker %u: wake: %s", w->index, strerror(errno));
+			continue;
+		}
+		watch->ready(watch, ev[i].events);
+	}
+	bury_ended(w);
+	return work + (unsigned int)RTE_MAX(n, 0);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct rpc_worker *w = arg;
+
+	self = w;
+	while (!atomic_load_explicit(&w->stop, memory_order_acquire))
+		worker_round(w, true);
 	run_tasks(w);
 	bury_ended(w);
 	self = NULL;
 	return NULL;
+}
+
+static void
+scan_timer_expired(struct rte_timer *t, void *arg)
+{
+	struct rpc_worker *w = arg;
+
+	(void)t;
+	w->timer_ns = 0;
+}
+
+unsigned int
+rpc_worker_hosted_round(struct rpc_worker *w)
+{
+	unsigned int work;
+
+	self = w;
+	work = worker_round(w, false);
+	self = NULL;
+	/* A sleeping control lcore wakes for its timers: one at the next
+	 * deadline (a busy one looks every round anyway).
+	 */
+	if (!w->engine->busy_poll && w->timer_ns != w->next_scan_ns) {
+		uint64_t now = rpc_now_ns();
+		uint64_t ns = w->next_scan_ns > now ? w->next_scan_ns - now : 0;
+
+		w->timer_ns = w->next_scan_ns;
+		rte_timer_reset(&w->scan_timer, ns * rte_get_timer_hz() / 1000000000ull, SINGLE,
+				rte_lcore_id(), scan_timer_expired, w);
+	}
+	return work;
 }
 
 /* ---- setup ---------------------------------------------------------------------- */
@@ -330,6 +394,8 @@ worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
 	atomic_init(&w->pushers, 0);
 	atomic_init(&w->sleeping, false);
 	w->next_scan_ns = 0;
+	w->hosted = e->hosted;
+	rte_timer_init(&w->scan_timer);
 	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
 		return -errno;
 	return 0;
@@ -372,6 +438,7 @@ rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engi
 		return -ENOMEM;
 	atomic_init(&e->refs, 1);
 	e->busy_poll = conf->busy_poll;
+	e->hosted = conf->type == RPC_TRANSPORT_RDMA;
 	e->nb_workers = wk->nb_workers;
 	e->workers = calloc(e->nb_workers, sizeof(*e->workers));
 	if (e->workers == NULL) {
@@ -381,7 +448,9 @@ rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engi
 	for (uint16_t g = 0; g < wk->nb_groups && ret == 0; g++)
 		for (uint16_t k = 0; k < wk->group[g].workers && ret == 0; k++, i++) {
 			ret = worker_init(e, &e->workers[i], i);
-			if (ret == 0)
+			if (ret == 0 && e->hosted)
+				ret = rpc_rdma_host(&e->workers[i]);
+			else if (ret == 0)
 				ret = worker_start(&e->workers[i], droce_workers_cpu(wk, g, k), name);
 		}
 	if (ret != 0) {
@@ -430,6 +499,8 @@ rpc_engine_destroy(struct rpc_engine *e)
 			rpc_worker_push(w, &wake);
 			pthread_join(w->thread, NULL);
 		}
+		if (w->hosted)
+			rpc_rdma_unhost(w);
 		/* From here pushers run their tasks themselves; what was pushed
 		 * before runs now.
 		 */

@@ -66,23 +66,51 @@ mr_new(uintptr_t addr, uint64_t size, bool owned, OckRpcMemoryRegion *out)
 	return OCK_RPC_OK;
 }
 
-struct droce_mr *
-rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port)
+static struct rpc_mr *
+region_find(uint32_t key, uintptr_t addr, uint64_t len)
 {
-	struct droce_mr *dmr = NULL;
 	struct rpc_mr *mr;
 
-	pthread_mutex_lock(&regions_lock);
 	LIST_FOREACH(mr, &regions, link)
 		if (mr->key == key && addr >= mr->addr && len <= mr->size &&
 		    addr - mr->addr <= mr->size - len)
-			break;
+			return mr;
+	return NULL;
+}
+
+struct droce_mr *
+rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port)
+{
+	struct droce_mr *dmr = NULL, *made;
+	struct rpc_mr *mr;
+	uintptr_t base;
+	uint64_t size;
+
+	pthread_mutex_lock(&regions_lock);
+	mr = region_find(key, addr, len);
 	if (mr != NULL) {
-		if (mr->droce[port] == NULL)
-			mr->droce[port] = rpc_rdma_reg(port, (void *)mr->addr, mr->size);
 		dmr = mr->droce[port];
+		base = mr->addr;
+		size = mr->size;
 	}
 	pthread_mutex_unlock(&regions_lock);
+	if (mr == NULL || dmr != NULL)
+		return dmr;
+	/* Registered outside the lock: that waits for the control lcore,
+	 * whose handlers may want the lock meanwhile. A region destroyed or
+	 * registered by another caller meanwhile keeps what it has.
+	 */
+	made = rpc_rdma_reg(port, (void *)base, size);
+	if (made == NULL)
+		return NULL;
+	pthread_mutex_lock(&regions_lock);
+	if (region_find(key, addr, len) == mr && mr->droce[port] == NULL)
+		mr->droce[port] = dmr = made;
+	else if (region_find(key, addr, len) == mr)
+		dmr = mr->droce[port];
+	pthread_mutex_unlock(&regions_lock);
+	if (dmr != made)
+		rpc_rdma_dereg(made);
 	return dmr;
 }
 
@@ -248,8 +276,8 @@ one_sided(OckRpcClient client, const OckRpcRequest *req, unsigned int count,
 			OCK_RPC_STR_COMMUNICATION_TYPE);
 		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	}
-	if (cb == NULL && rpc_worker_self() == s->w) {
-		RPC_LOG(ERR, "%s: a synchronous one from the session's own worker would wait for itself",
+	if (cb == NULL && rpc_worker_would_wait_for(s->w)) {
+		RPC_LOG(ERR, "%s: a synchronous one from where the session runs (its own worker, or droce's control lcore) would wait for itself",
 			what);
 		return OCK_RPC_ERR;
 	}

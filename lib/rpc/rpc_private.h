@@ -23,6 +23,7 @@
 
 #include <rte_common.h>
 #include <rte_log.h>
+#include <rte_timer.h>
 
 #include "droce_core.h"
 #include "hcom4db.h"
@@ -120,6 +121,12 @@ struct rpc_worker {
 	/* About to sleep in epoll_wait: a pusher writes the eventfd only then. */
 	atomic_bool sleeping;
 	uint64_t next_scan_ns;          /* heartbeats and call deadlines */
+	/* No thread of its own: its rounds run on droce's control lcore,
+	 * which owns its sessions' QPs (an RDMA engine's workers).
+	 */
+	bool hosted;
+	struct rte_timer scan_timer;    /* hosted, event mode: wakes the control lcore */
+	uint64_t timer_ns;              /* when scan_timer fires; 0: not armed */
 };
 
 /* Its threads end with rpc_engine_destroy(); its memory with the last
@@ -129,6 +136,7 @@ struct rpc_worker {
 struct rpc_engine {
 	atomic_int refs;
 	bool busy_poll;
+	bool hosted;                    /* its workers run on the control lcore */
 	unsigned int nb_workers;
 	atomic_uint next;               /* round robin of new sessions */
 	struct rpc_worker *workers;
@@ -139,6 +147,9 @@ struct rpc_watch {
 	void (*ready)(struct rpc_watch *w, uint32_t events);
 };
 
+/* An RDMA engine's workers are hosted on droce's control lcore (the
+ * stack must be up: rpc_rdma_start()); a TCP engine's are threads.
+ */
 int rpc_engine_create(const struct rpc_conf *conf, const char *name, struct rpc_engine **out);
 void rpc_engine_destroy(struct rpc_engine *e);
 void rpc_engine_ref(struct rpc_engine *e);
@@ -148,6 +159,14 @@ struct rpc_worker *rpc_engine_pick(struct rpc_engine *e);
 void rpc_worker_push(struct rpc_worker *w, struct rpc_task *t);
 /* The worker this thread is, or NULL. */
 struct rpc_worker *rpc_worker_self(void);
+/* Waiting here for @p w would never end: this thread runs @p w's rounds
+ * (its own worker, or the control lcore that hosts it).
+ */
+bool rpc_worker_would_wait_for(const struct rpc_worker *w);
+/* One round of a hosted worker, on the control lcore: tasks, deadlines,
+ * ready sessions; nonzero when it had work.
+ */
+unsigned int rpc_worker_hosted_round(struct rpc_worker *w);
 int rpc_worker_watch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 int rpc_worker_rewatch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 void rpc_worker_unwatch(struct rpc_worker *w, int fd);

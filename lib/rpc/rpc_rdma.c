@@ -12,14 +12,20 @@
  * library's thread then registers as an lcore of that EAL and polls the
  * stack's workers too (worker.inline).
  *
+ * The control lcore also runs the RPC workers of RDMA servers and clients
+ * (hosted, see rpc_engine.c) and makes and destroys lib/rc's objects,
+ * which take one thread at a time: another thread hands that work over
+ * and waits (host_call()), holding no lock the control lcore might want.
+ *
  * A session's connection (a link) is a QP with a CQ for each side: its
  * receives are lib/rc's CQ reactor's receive socket; its sends come from
  * a registered pool of chunks here, on the send CQ that the one-sided
  * operations (rendezvous READs, OckRpcRead/Write) complete on too. The
  * session's frames are one byte stream cut into SENDs of up to a chunk;
  * the receiver appends each SEND to the session's buffer and cuts frames
- * there, as over TCP. The RPC worker that owns the session sleeps on the
- * CQs' eventfds in its epoll set with its other sessions.
+ * there, as over TCP. The RPC worker that owns the session watches the
+ * CQs' eventfds in its epoll set with its other sessions, in its rounds
+ * on the control lcore.
  */
 
 #include <errno.h>
@@ -83,10 +89,18 @@ struct host_port {
 
 enum host_state { HOST_DOWN, HOST_STARTING, HOST_UP, HOST_FAILED, HOST_STOPPING, HOST_STOPPED };
 
+/* RPC workers the control lcore runs; more servers' than a process has. */
+#define HOSTED_MAX 256
+#define HOST_CALLS 1024
+
 static struct {
-	pthread_mutex_t lock;           /* its start; lib/rc's objects, made and destroyed */
+	pthread_mutex_t lock;           /* its start and stop */
 	pthread_cond_t started;
 	enum host_state state;
+	struct rte_ring *calls;         /* struct host_call, for the control lcore */
+	atomic_bool looping;            /* the control loop runs them */
+	struct rpc_worker *_Atomic hosted[HOSTED_MAX];
+	atomic_uint nb_hosted_slots;    /* slots ever used: the round's bound */
 	bool app_eal;                   /* the application started the EAL */
 	pthread_t thread;
 	struct droce_eal_start eal;
@@ -157,6 +171,118 @@ host_ports_open(void)
 			return -1;
 	}
 	return 0;
+}
+
+/* ---- the control lcore's work for the library ---------------------------------------- */
+
+struct host_call {
+	void (*fn)(void *arg);
+	void *arg;
+	atomic_int done;
+};
+
+static bool
+on_control_lcore(void)
+{
+	return rte_lcore_id() == droce_control_lcore(host.stack);
+}
+
+static unsigned int
+run_host_calls(void)
+{
+	struct host_call *calls[32];
+	unsigned int n = rte_ring_sc_dequeue_burst(host.calls, (void **)calls, RTE_DIM(calls),
+						   NULL);
+
+	for (unsigned int i = 0; i < n; i++) {
+		calls[i]->fn(calls[i]->arg);
+		atomic_store_explicit(&calls[i]->done, 1, memory_order_release);
+		rpc_wake_state(&calls[i]->done);
+	}
+	return n;
+}
+
+/* @p fn (@p arg) on the control lcore; returns when it returned. */
+static void
+host_call(void (*fn)(void *arg), void *arg)
+{
+	struct host_call c = { .fn = fn, .arg = arg };
+
+	/* Here, or with the loop gone (the process exits): no one else runs
+	 * lib/rc's calls.
+	 */
+	if (on_control_lcore() || !atomic_load(&host.looping)) {
+		fn(arg);
+		return;
+	}
+	atomic_init(&c.done, 0);
+	while (rte_ring_mp_enqueue(host.calls, &c) != 0)
+		sched_yield();
+	droce_control_wake(host.stack);
+	rpc_wait_state(&c.done, 1u << 1, 0);
+}
+
+/* The control hook: the calls handed over, then the hosted workers' rounds. */
+static unsigned int
+host_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	unsigned int slots = atomic_load_explicit(&host.nb_hosted_slots, memory_order_acquire);
+	unsigned int work = run_host_calls();
+
+	(void)ctx;
+	(void)arg;
+	for (unsigned int i = 0; i < slots; i++) {
+		struct rpc_worker *w = atomic_load_explicit(&host.hosted[i], memory_order_acquire);
+
+		if (w != NULL)
+			work += rpc_worker_hosted_round(w);
+	}
+	return work;
+}
+
+int
+rpc_rdma_host(struct rpc_worker *w)
+{
+	for (unsigned int i = 0; i < HOSTED_MAX; i++) {
+		struct rpc_worker *none = NULL;
+
+		if (!atomic_compare_exchange_strong(&host.hosted[i], &none, w))
+			continue;
+		/* The slot filled before the bound that shows it. */
+		for (unsigned int n = atomic_load(&host.nb_hosted_slots);
+		     n <= i && !atomic_compare_exchange_weak(&host.nb_hosted_slots, &n, i + 1);)
+			;
+		return 0;
+	}
+	RPC_LOG(ERR, "the control lcore runs %u RPC workers of RDMA servers and clients already, the most it takes",
+		HOSTED_MAX);
+	return -ENOSPC;
+}
+
+void
+rpc_rdma_unhost(struct rpc_worker *w)
+{
+	bool found = false;
+
+	for (unsigned int i = 0; i < HOSTED_MAX && !found; i++) {
+		struct rpc_worker *mine = w;
+
+		found = atomic_compare_exchange_strong(&host.hosted[i], &mine, NULL);
+	}
+	if (!found)
+		return;
+	/* Its round, if one runs, ends before this returns; on the control
+	 * lcore none does (this is another's round, or no round).
+	 */
+	if (!on_control_lcore() && atomic_load(&host.looping))
+		droce_stack_quiesce(host.stack);
+	rte_timer_stop_sync(&w->scan_timer);
+}
+
+void
+rpc_rdma_wake(void)
+{
+	droce_control_wake(host.stack);
 }
 
 /* The EAL from DROCE_HCOM_EAL, this thread its main lcore: HOST_UP,
@@ -259,6 +385,21 @@ host_start(void)
 	host.stack = droce_stack_create(&host.conf, &layout, host.err, sizeof(host.err));
 	if (host.stack == NULL || host_ports_open() != 0)
 		return HOST_FAILED;
+	host.calls = rte_ring_create("hcom_host_calls", HOST_CALLS, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (host.calls == NULL) {
+		snprintf(host.err, sizeof(host.err), "no ring for the control lcore's calls: %s",
+			 rte_strerror(rte_errno));
+		return HOST_FAILED;
+	}
+	/* After lib/rc's and lib/cm's: a round's completions reach the
+	 * workers in the same round.
+	 */
+	ret = droce_control_hook_register(host.stack, host_round, NULL);
+	if (ret != 0) {
+		snprintf(host.err, sizeof(host.err), "no control hook for the RPC workers: %s",
+			 rte_strerror(-ret));
+		return HOST_FAILED;
+	}
 	ret = droce_stack_start(host.stack, true);
 	if (ret != 0) {
 		snprintf(host.err, sizeof(host.err), "the stack did not start: %s",
@@ -280,9 +421,13 @@ host_main(void *arg)
 	pthread_mutex_unlock(&host.lock);
 	if (st != HOST_UP)
 		return NULL;
+	atomic_store(&host.looping, true);
 	droce_stack_run(host.stack);
 	/* On the control lcore, as the stop must be. */
 	droce_stack_stop(host.stack);
+	/* Callers from now on run their calls themselves; these came before. */
+	atomic_store(&host.looping, false);
+	run_host_calls();
 	if (host.app_eal)
 		rte_thread_unregister();
 	pthread_mutex_lock(&host.lock);
@@ -317,9 +462,8 @@ host_stop(void)
 	pthread_mutex_unlock(&host.lock);
 }
 
-/* The stack, started on first use; false (logged) when it cannot run. */
-static bool
-host_up(void)
+bool
+rpc_rdma_start(void)
 {
 	char err[DROCE_ERR_LEN];
 	enum host_state st;
@@ -624,9 +768,12 @@ link_post_op(struct rpc_rdma_link *l, struct rpc_rdma_op *op)
 	return ret;
 }
 
+/* On the control lcore (host_call()). */
 static void
-link_destroy_locked(struct rpc_rdma_link *l)
+link_destroy(void *arg)
 {
+	struct rpc_rdma_link *l = arg;
+
 	if (l->id != NULL)
 		droce_cm_destroy_id(l->id);
 	if (l->qp != NULL) {
@@ -674,17 +821,24 @@ rpc_rdma_link_free(struct rpc_rdma_link *l)
 	if (l == NULL)
 		return;
 	link_stop(l);
-	pthread_mutex_lock(&host.lock);
-	link_destroy_locked(l);
-	pthread_mutex_unlock(&host.lock);
+	host_call(link_destroy, l);
 }
 
-/* A QP in INIT on @p port with its CQs, reactor and sockets. */
-static struct rpc_rdma_link *
-link_new(uint16_t port, const char *who)
+struct link_make {
+	struct rpc_rdma_link *l;
+	const char *who;
+	bool ok;
+};
+
+/* The link's lib/rc objects, on the control lcore (host_call()); on
+ * failure, logged and destroyed with the link.
+ */
+static void
+link_make(void *arg)
 {
-	struct host_port *hp = &host.port[port];
-	struct rpc_rdma_link *l = calloc(1, sizeof(*l));
+	struct link_make *m = arg;
+	struct rpc_rdma_link *l = m->l;
+	struct host_port *hp = &host.port[l->port];
 	struct droce_qp_attr init = {
 		.qp_state = DROCE_QPS_INIT, .pkey_index = 0, .port_num = 1,
 		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
@@ -692,21 +846,6 @@ link_new(uint16_t port, const char *who)
 	};
 	const char *what = "memory, a CQ";
 
-	if (l == NULL || (l->stage = malloc(CHUNK)) == NULL ||
-	    posix_memalign((void **)&l->pool, RTE_CACHE_LINE_SIZE,
-			   (size_t)SEND_BUFFERS * CHUNK) != 0) {
-		if (l != NULL)
-			free(l->stage);
-		free(l);
-		RPC_LOG(ERR, "%s: no memory for a connection", who);
-		return NULL;
-	}
-	l->port = port;
-	l->max_ops = OPS_IN_FLIGHT;
-	TAILQ_INIT(&l->waiting);
-	for (uint16_t c = 0; c < SEND_BUFFERS; c++)
-		l->free_chunk[l->nb_free++] = SEND_BUFFERS - 1 - c;
-	pthread_mutex_lock(&host.lock);
 	l->pool_mr = droce_reg_mr(hp->pd, l->pool, (size_t)SEND_BUFFERS * CHUNK,
 				  DROCE_ACCESS_LOCAL_WRITE);
 	l->scq = droce_create_cq(hp->dev, SEND_DEPTH);
@@ -731,14 +870,37 @@ link_new(uint16_t port, const char *who)
 			&(struct droce_rc_recv_socket_attr){ .nb_buffers = RECV_BUFFERS,
 							     .buffer_size = CHUNK });
 	}
-	if (l->rx == NULL) {
+	m->ok = l->rx != NULL;
+	if (!m->ok) {
 		RPC_LOG(ERR, "%s: no %s for a connection on droce port %u (the droce.rc log says why)",
-			who, what, port);
-		link_destroy_locked(l);
-		l = NULL;
+			m->who, what, l->port);
+		link_destroy(l);
 	}
-	pthread_mutex_unlock(&host.lock);
-	return l;
+}
+
+/* A QP in INIT on @p port with its CQs, reactor and sockets. */
+static struct rpc_rdma_link *
+link_new(uint16_t port, const char *who)
+{
+	struct rpc_rdma_link *l = calloc(1, sizeof(*l));
+	struct link_make m = { .l = l, .who = who };
+
+	if (l == NULL || (l->stage = malloc(CHUNK)) == NULL ||
+	    posix_memalign((void **)&l->pool, RTE_CACHE_LINE_SIZE,
+			   (size_t)SEND_BUFFERS * CHUNK) != 0) {
+		if (l != NULL)
+			free(l->stage);
+		free(l);
+		RPC_LOG(ERR, "%s: no memory for a connection", who);
+		return NULL;
+	}
+	l->port = port;
+	l->max_ops = OPS_IN_FLIGHT;
+	TAILQ_INIT(&l->waiting);
+	for (uint16_t c = 0; c < SEND_BUFFERS; c++)
+		l->free_chunk[l->nb_free++] = SEND_BUFFERS - 1 - c;
+	host_call(link_make, &m);
+	return m.ok ? l : NULL;
 }
 
 /* Connected: operations in flight as many as the READs the exchange
@@ -980,29 +1142,47 @@ rpc_rdma_up(void)
 	return up;
 }
 
+struct reg {
+	uint16_t port;
+	void *addr;
+	size_t len;
+	struct droce_mr *mr;
+	int err;
+};
+
+static void
+reg_on_control(void *arg)
+{
+	struct reg *r = arg;
+
+	r->mr = droce_reg_mr(host.port[r->port].pd, r->addr, r->len, DROCE_ACCESS_LOCAL_WRITE |
+			     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE);
+	r->err = rte_errno;
+}
+
 struct droce_mr *
 rpc_rdma_reg(uint16_t port, void *addr, size_t len)
 {
-	struct droce_mr *mr;
+	struct reg r = { .port = port, .addr = addr, .len = len };
 
-	pthread_mutex_lock(&host.lock);
-	mr = droce_reg_mr(host.port[port].pd, addr, len, DROCE_ACCESS_LOCAL_WRITE |
-			  DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_WRITE);
-	pthread_mutex_unlock(&host.lock);
-	if (mr == NULL)
+	host_call(reg_on_control, &r);
+	if (r.mr == NULL)
 		RPC_LOG(ERR, "%zu bytes at %p: droce port %u does not register them: %s", len, addr,
-			port, rte_strerror(rte_errno));
-	return mr;
+			port, rte_strerror(r.err));
+	return r.mr;
+}
+
+static void
+dereg_on_control(void *arg)
+{
+	droce_dereg_mr(arg);
 }
 
 void
 rpc_rdma_dereg(struct droce_mr *mr)
 {
-	if (mr == NULL)
-		return;
-	pthread_mutex_lock(&host.lock);
-	droce_dereg_mr(mr);
-	pthread_mutex_unlock(&host.lock);
+	if (mr != NULL)
+		host_call(dereg_on_control, mr);
 }
 
 const struct rpc_transport_ops rpc_rdma_ops = {
@@ -1128,7 +1308,7 @@ rpc_rdma_listen(struct rpc_server *srv)
 		RPC_LOG(ERR, "server %s: \"%s\" is not an IPv4 address", srv->conf.name, srv->ip);
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
-	if (!host_up())
+	if (!rpc_rdma_start())
 		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	port = port_of_address(ip.s_addr);
 	if (port < 0) {
@@ -1344,9 +1524,15 @@ rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
 		RPC_LOG(ERR, "connect: \"%s\" is not an IPv4 address", ip);
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
-	if (!host_up())
+	if (!rpc_rdma_start())
 		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	snprintf(where, sizeof(where), "%s:%u (server %s)", ip, port, conf->name);
+	/* The CM's answer comes through the control lcore. */
+	if (on_control_lcore()) {
+		RPC_LOG(ERR, "connect to %s: not from a handler of an RDMA session, which runs on droce's control lcore; connect from another thread",
+			where);
+		return OCK_RPC_ERR;
+	}
 	p = port_towards(dst.s_addr);
 	if (p < 0) {
 		RPC_LOG(ERR, "connect to %s: droce port 0, which RPC over RDMA uses, does not reach it (not on port.0.address's subnet, no port.0.gateway)",

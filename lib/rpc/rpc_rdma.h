@@ -44,6 +44,15 @@ void rpc_rdma_link_free(struct rpc_rdma_link *link);
  * server or client).
  */
 bool rpc_rdma_up(void);
+/* The stack, started on first use; false (logged) when it cannot run. */
+bool rpc_rdma_start(void);
+/* Worker @p w's rounds run on the control lcore from now on (0), or
+ * -ENOSPC; and no longer, once rpc_rdma_unhost() returns.
+ */
+int rpc_rdma_host(struct rpc_worker *w);
+void rpc_rdma_unhost(struct rpc_worker *w);
+/* A task was pushed to a hosted worker: wake the control lcore if it sleeps. */
+void rpc_rdma_wake(void);
 /* The droce port of @p s's connection. */
 uint16_t rpc_rdma_port(const struct rpc_session *s);
 /* @p len bytes at @p addr registered on droce port @p port for local and

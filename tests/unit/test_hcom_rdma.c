@@ -37,6 +37,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include <rte_lcore.h>
+
 #include "hcom4db.h"
 
 #define SERVER_IP "198.18.0.1"
@@ -76,9 +78,13 @@ static struct {
 
 /* ---- the server -------------------------------------------------------------------- */
 
+/* Handlers run on the lcore that owns the session's QP: the control
+ * lcore, here the EAL's main lcore (the library started this EAL).
+ */
 static void
 echo(OckRpcServerContext ctx, OckRpcMessage msg)
 {
+	SERVER_CHECK(rte_lcore_id() == rte_get_main_lcore());
 	SERVER_CHECK(OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL) == OCK_RPC_OK);
 }
 
@@ -573,6 +579,48 @@ test_bad_remote_key_breaks_the_session(void **state)
 	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_OK);
 }
 
+static struct {
+	atomic_int ran;
+	unsigned int lcore;
+	OckRpcStatus status, sync_status;
+} in_done;
+
+static void
+done_tries_a_sync_call(OckRpcStatus status, void *arg)
+{
+	OckRpcMessage req = { "x", 1 }, rsp = { NULL, 0 };
+
+	(void)arg;
+	in_done.lcore = rte_lcore_id();
+	in_done.status = status;
+	in_done.sync_status = OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL);
+	atomic_store(&in_done.ran, 1);
+}
+
+/* A client's done callback runs on the control lcore too, where a
+ * synchronous call over RDMA would wait for the lcore it blocks: refused,
+ * at once.
+ */
+static void
+test_sync_call_from_the_control_lcore_refused(void **state)
+{
+	OckRpcCallDone done = { .cb = done_tries_a_sync_call };
+	char out[2] = "y", back[2];
+	OckRpcMessage req = { out, 1 }, rsp = { back, 1 };
+
+	(void)state;
+	atomic_store(&in_done.ran, 0);
+	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, &done), OCK_RPC_OK);
+	for (int w = 0; w < 20000 && !atomic_load(&in_done.ran); w++)
+		usleep(1000);
+	assert_true(atomic_load(&in_done.ran));
+	assert_int_equal(in_done.status, OCK_RPC_OK);
+	assert_int_equal(in_done.lcore, rte_get_main_lcore());
+	assert_int_equal(in_done.sync_status, OCK_RPC_ERR);
+	/* From this thread the same call works. */
+	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_OK);
+}
+
 int
 main(void)
 {
@@ -581,6 +629,7 @@ main(void)
 		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_one_sided),
 		cmocka_unit_test(test_bad_remote_key_breaks_the_session),
+		cmocka_unit_test(test_sync_call_from_the_control_lcore_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,7 +9,7 @@
 # than its rate allows (counted by tshark on the peer's side: at most 100
 # new ones at once and 100 a second, each asked again up to 3 times a
 # second apart, at most 64 at a time; without the limits every source
-# would be asked 4 times, some 600 requests in the capture's window), and
+# would be asked 4 times, 800 requests, some 600 in the capture's window), and
 # a host it never saw must still be resolved.
 . "$(dirname "$0")/lib.sh"
 command -v tshark >/dev/null || fail "needs tshark (usertools/droce-deps.sh installs it)"
@@ -52,8 +52,11 @@ scapy_send flood
 wait "$TSHARK" || true
 requests=$(tshark -r "$WORK/arp.pcapng" -Y "arp.opcode == 1" 2>/dev/null | wc -l)
 echo "200 pings from spoofed sources: droce sent $requests ARP requests"
-[ "$requests" -le 300 ] ||
-	fail "droce sent $requests ARP requests for 200 spoofed sources in 2.5 s (at most 300 allowed)"
+# The limits allow 100 at once plus what the 100/s refill adds while the
+# flood lasts, then 3 more rounds of at most 64 pending: about 302 when
+# the capture holds every round. 340 leaves the flood 0.4 s.
+[ "$requests" -le 340 ] ||
+	fail "droce sent $requests ARP requests for 200 spoofed sources (at most 340 allowed)"
 
 out=$(peer ping -c 10 -i 0.05 -W 5 "$DROCE_IP" 2>&1) || true
 echo "$out" | grep -q " 10 received" || fail "ping after the flood: $out"

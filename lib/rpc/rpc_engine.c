@@ -361,10 +361,11 @@ rpc_worker_hosted_round(struct rpc_worker *w)
 	self = w;
 	work = worker_round(w, false);
 	self = NULL;
-	/* A sleeping control lcore wakes for its timers: one at the next
-	 * deadline (a busy one looks every round anyway).
+	/* A control lcore in event mode sleeps until its next timer: one at
+	 * the next deadline (the stack's mode decides, not the RPC
+	 * configuration's worker.poll.enable).
 	 */
-	if (!w->engine->busy_poll && w->timer_ns != w->next_scan_ns) {
+	if (w->timer_ns != w->next_scan_ns) {
 		uint64_t now = rpc_now_ns();
 		uint64_t ns = w->next_scan_ns > now ? w->next_scan_ns - now : 0;
 

@@ -415,13 +415,14 @@ host_main(void *arg)
 	enum host_state st = host_start();
 
 	(void)arg;
+	/* Before anyone hears it is up: from then on calls wait for the loop. */
+	atomic_store(&host.looping, st == HOST_UP);
 	pthread_mutex_lock(&host.lock);
 	host.state = st;
 	pthread_cond_broadcast(&host.started);
 	pthread_mutex_unlock(&host.lock);
 	if (st != HOST_UP)
 		return NULL;
-	atomic_store(&host.looping, true);
 	droce_stack_run(host.stack);
 	/* On the control lcore, as the stop must be. */
 	droce_stack_stop(host.stack);

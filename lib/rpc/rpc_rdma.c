@@ -211,7 +211,7 @@ host_call(void (*fn)(void *arg), void *arg)
 	/* Here, or with the loop gone (the process exits): no one else runs
 	 * lib/rc's calls.
 	 */
-	if (on_control_lcore() || !atomic_load(&host.looping)) {
+	if (!atomic_load(&host.looping) || on_control_lcore()) {
 		fn(arg);
 		return;
 	}
@@ -274,7 +274,7 @@ rpc_rdma_unhost(struct rpc_worker *w)
 	/* Its round, if one runs, ends before this returns; on the control
 	 * lcore none does (this is another's round, or no round).
 	 */
-	if (!on_control_lcore() && atomic_load(&host.looping))
+	if (atomic_load(&host.looping) && !on_control_lcore())
 		droce_stack_quiesce(host.stack);
 	rte_timer_stop_sync(&w->scan_timer);
 }

@@ -10,7 +10,8 @@
  * starts one, the client here; a net_memif pair joins them (198.18.0.1
  * the server's, 198.18.0.2 the client's). What the server sees comes
  * back through shared memory. Plain calls, rendezvous calls, one-sided
- * READ and WRITE, and what each refuses.
+ * READ and WRITE, and what each refuses; calls with pieces, timeouts,
+ * contexts answered from another thread, the client handle and up ctx.
  *
  * The server outlives this process: DPDK 22.11's memif unmaps a link's
  * rings from its interrupt thread when the peer goes, while the lcores may
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -49,6 +51,9 @@ enum {
 	SVC_ECHO = 0,           /* answers with the request */
 	SVC_REGION = 1,         /* answers with its memory region's address and key */
 	SVC_RNDV = 2,           /* rendezvous: answers with the sum and length of the bytes */
+	SVC_SILENT = 3,         /* never answers */
+	SVC_LATER = 4,          /* answers from another thread, with a cloned context */
+	SVC_WHO = 5,            /* its client's up ctx, set to the 8 bytes it got */
 	SVC_NONE = 999,
 };
 
@@ -77,6 +82,65 @@ static struct {
 	do { if (!(cond)) atomic_fetch_add(&T.sh->errors, 1); } while (0)
 
 /* ---- the server -------------------------------------------------------------------- */
+
+static void
+silent(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+struct later {
+	OckRpcServerContext ctx;
+	uint8_t byte;
+};
+
+/* Off the control lcore, as a handler that has slow work would do it. */
+static void *
+answer_later(void *arg)
+{
+	struct later *l = arg;
+	OckRpcMessage r = { &l->byte, 1 };
+
+	usleep(20000);
+	l->byte ^= 0xff;
+	SERVER_CHECK(OckRpcServerReply(l->ctx, SVC_LATER, &r, NULL) == OCK_RPC_OK);
+	/* Once only. */
+	SERVER_CHECK(OckRpcServerReply(l->ctx, SVC_LATER, &r, NULL) == OCK_RPC_ERR);
+	OckRpcDeCloneCtx(l->ctx);
+	free(l);
+	return NULL;
+}
+
+static void
+later(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	struct later *l = malloc(sizeof(*l));
+	pthread_t t;
+
+	SERVER_CHECK(l != NULL && msg.len == 1);
+	if (l == NULL)
+		return;
+	l->ctx = OckRpcCloneCtx(ctx);
+	l->byte = *(const uint8_t *)msg.data;
+	SERVER_CHECK(l->ctx != 0 && pthread_create(&t, NULL, answer_later, l) == 0);
+	pthread_detach(t);
+}
+
+static void
+who(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcClient client = 0;
+	uint64_t up = 0, next;
+	OckRpcMessage r = { &up, sizeof(up) };
+
+	SERVER_CHECK(msg.len == sizeof(next));
+	memcpy(&next, msg.data, sizeof(next));
+	SERVER_CHECK(OckRpcGetClient(ctx, &client) == 0 && client != 0);
+	SERVER_CHECK(OckRpcSetUpCtx(client, next) == 0);
+	SERVER_CHECK(OckRpcGetUpCtx(client, &up) == 0);
+	SERVER_CHECK(OckRpcServerReply(ctx, SVC_WHO, &r, NULL) == OCK_RPC_OK);
+}
 
 /* Handlers run on the lcore that owns the session's QP: the control
  * lcore, here the EAL's main lcore (the library started this EAL).
@@ -179,7 +243,8 @@ serve(void)
 {
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
 				   .configs = { 7, server_pairs } };
-	OckRpcService svc[] = { { SVC_ECHO, echo }, { SVC_REGION, region } };
+	OckRpcService svc[] = { { SVC_ECHO, echo }, { SVC_REGION, region },
+				{ SVC_SILENT, silent }, { SVC_LATER, later }, { SVC_WHO, who } };
 	OckRpcRndvService rsvc = { SVC_RNDV, rndv_handler };
 	OckRpcServer server;
 	OckRpcMemoryRegion mr;
@@ -188,10 +253,12 @@ serve(void)
 	int n;
 
 	configure("server", SERVER_IP);
-	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &server, &cfg) != OCK_RPC_OK ||
-	    OckRpcServerAddService(server, &svc[0]) != OCK_RPC_OK ||
-	    OckRpcServerAddService(server, &svc[1]) != OCK_RPC_OK ||
-	    OckRpcServerAddRndvService(server, &rsvc) != OCK_RPC_OK ||
+	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &server, &cfg) != OCK_RPC_OK)
+		return 1;
+	for (size_t i = 0; i < sizeof(svc) / sizeof(svc[0]); i++)
+		if (OckRpcServerAddService(server, &svc[i]) != OCK_RPC_OK)
+			return 1;
+	if (OckRpcServerAddRndvService(server, &rsvc) != OCK_RPC_OK ||
 	    OckRpcServerStart(server) != OCK_RPC_OK ||
 	    /* Made while the stack runs: its key is what a peer READs and
 	     * WRITEs it with.
@@ -621,6 +688,133 @@ test_sync_call_from_the_control_lcore_refused(void **state)
 	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &req, &rsp, NULL), OCK_RPC_OK);
 }
 
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 1..8 pieces arrive as one message; the answer fills the buffers in turn. */
+static void
+test_call_with_params(void **state)
+{
+	uint8_t a[10], b[20], d[30], out1[25], out2[40];
+	OckRpcMessage req[3] = { { a, sizeof(a) }, { b, sizeof(b) }, { d, sizeof(d) } };
+	OckRpcMessage rsp[2] = { { out1, sizeof(out1) }, { out2, sizeof(out2) } };
+	OckRpcClientCallParams p = {
+		.client = T.client, .msgId = SVC_ECHO, .reqIov = { 3, req }, .rspIov = { 2, rsp },
+	};
+	OckRpcMessage nine[9];
+
+	(void)state;
+	memset(a, 1, sizeof(a));
+	memset(b, 2, sizeof(b));
+	memset(d, 3, sizeof(d));
+	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_OK);
+	assert_int_equal(rsp[0].len, 25);
+	assert_int_equal(rsp[1].len, 35);
+	assert_int_equal(out1[9], 1);
+	assert_int_equal(out1[10], 2);
+	assert_int_equal(out2[4], 2);
+	assert_int_equal(out2[5], 3);
+	assert_int_equal(out2[34], 3);
+	for (int i = 0; i < 9; i++)
+		nine[i] = (OckRpcMessage){ a, 1 };
+	p.reqIov = (OckRpcMessageIov){ 9, nine };
+	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_ERR_INVALID_PARAM);
+}
+
+struct done_seen {
+	atomic_int calls;
+	OckRpcStatus status;
+};
+
+static void
+note_done(OckRpcStatus status, void *arg)
+{
+	struct done_seen *d = arg;
+
+	d->status = status;
+	atomic_fetch_add(&d->calls, 1);
+}
+
+static bool
+wait_calls(atomic_int *calls, int want)
+{
+	for (int w = 0; w < 20000 && atomic_load(calls) < want; w++)
+		usleep(1000);
+	return atomic_load(calls) >= want;
+}
+
+/* Millisecond timeouts over RDMA too: the deadlines are the control
+ * lcore's.
+ */
+static void
+test_timeouts(void **state)
+{
+	struct done_seen seen = { 0 };
+	OckRpcCallDone done = { note_done, &seen };
+	uint8_t buf[16];
+	OckRpcMessage q = { "q", 1 }, r = { buf, sizeof(buf) };
+	double t0, took;
+
+	(void)state;
+	OckRpcClientSetTimeout(T.client, 150);
+	t0 = now_s();
+	assert_int_equal(OckRpcClientCall(T.client, SVC_SILENT, &q, &r, NULL),
+			 OCK_RPC_ERR_UCP_TIMEOUT);
+	took = now_s() - t0;
+	print_message("  a sync call to a silent service with 150 ms: %.0f ms\n", took * 1000);
+	assert_true(took >= 0.149 && took < 2.0);
+	t0 = now_s();
+	assert_int_equal(OckRpcClientCall(T.client, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_calls(&seen.calls, 1));
+	took = now_s() - t0;
+	print_message("  an async call to a silent service with 150 ms: %.0f ms\n", took * 1000);
+	assert_int_equal(seen.status, OCK_RPC_ERR_UCP_TIMEOUT);
+	assert_true(took >= 0.149 && took < 2.0);
+	OckRpcClientSetTimeout(T.client, 20000);
+	r.len = sizeof(buf);
+	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 1);
+}
+
+/* The handler keeps its context and answers from a thread of its own. */
+static void
+test_cloned_context_answers_later(void **state)
+{
+	struct done_seen seen = { 0 };
+	OckRpcCallDone done = { note_done, &seen };
+	uint8_t byte = 0x5a, back = 0, back_async = 0;
+	OckRpcMessage q = { &byte, 1 }, r = { &back, 1 }, ra = { &back_async, 1 };
+
+	(void)state;
+	assert_int_equal(OckRpcClientCall(T.client, SVC_LATER, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(back, 0xa5);
+	assert_int_equal(OckRpcClientCall(T.client, SVC_LATER, &q, &ra, &done), OCK_RPC_OK);
+	assert_true(wait_calls(&seen.calls, 1));
+	assert_int_equal(seen.status, OCK_RPC_OK);
+	assert_int_equal(back_async, 0xa5);
+}
+
+/* Up ctx on both ends: the client's own, and the server's for its client. */
+static void
+test_client_handle_and_up_ctx(void **state)
+{
+	uint64_t mine = 0, next = 0x1234567890ull, theirs = 0;
+	OckRpcMessage q = { &next, sizeof(next) }, r = { &theirs, sizeof(theirs) };
+
+	(void)state;
+	assert_int_equal(OckRpcSetUpCtx(T.client, 42), 0);
+	assert_int_equal(OckRpcGetUpCtx(T.client, &mine), 0);
+	assert_int_equal(mine, 42);
+	assert_int_equal(OckRpcClientCall(T.client, SVC_WHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(theirs, next);
+}
+
 int
 main(void)
 {
@@ -630,6 +824,10 @@ main(void)
 		cmocka_unit_test(test_one_sided),
 		cmocka_unit_test(test_bad_remote_key_breaks_the_session),
 		cmocka_unit_test(test_sync_call_from_the_control_lcore_refused),
+		cmocka_unit_test(test_call_with_params),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_cloned_context_answers_later),
+		cmocka_unit_test(test_client_handle_and_up_ctx),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -420,14 +420,19 @@ static void
 clients_engine_put(const struct rpc_engine *e)
 {
 	struct rpc_worker *me = rpc_worker_self();
+	struct rpc_engine *gone = NULL;
 	unsigned int k = e->hosted;
 
 	pthread_mutex_lock(&clients_lock);
 	if (--clients[k].nb_clients == 0 && (me == NULL || me->engine != clients[k].engine)) {
-		rpc_engine_destroy(clients[k].engine);
+		gone = clients[k].engine;
 		clients[k].engine = NULL;
 	}
 	pthread_mutex_unlock(&clients_lock);
+	/* Outside the lock: a hosted engine's end waits for a control round,
+	 * whose handlers may connect or disconnect meanwhile.
+	 */
+	rpc_engine_destroy(gone);
 }
 
 OckRpcStatus

@@ -123,7 +123,13 @@ later(OckRpcServerContext ctx, OckRpcMessage msg)
 		return;
 	l->ctx = OckRpcCloneCtx(ctx);
 	l->byte = *(const uint8_t *)msg.data;
-	SERVER_CHECK(l->ctx != 0 && pthread_create(&t, NULL, answer_later, l) == 0);
+	if (l->ctx == 0 || pthread_create(&t, NULL, answer_later, l) != 0) {
+		SERVER_CHECK(false);
+		if (l->ctx != 0)
+			OckRpcDeCloneCtx(l->ctx);
+		free(l);
+		return;
+	}
 	pthread_detach(t);
 }
 

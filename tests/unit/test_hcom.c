@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "hcom4db.h"
+#include "hcom_checks.h"
 #include "private_loopback.h"
 #include "rpc_frame.h"
 
@@ -43,29 +44,6 @@
 #define SEGSIZE 65536
 
 /* ---- helpers ---------------------------------------------------------------------- */
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Wait up to @p seconds for *v to reach @p want. */
-static bool
-wait_for(atomic_int *v, int want, double seconds)
-{
-	double until = now_s() + seconds;
-
-	while (atomic_load(v) < want) {
-		if (now_s() > until)
-			return false;
-		usleep(1000);
-	}
-	return true;
-}
 
 /* Config pairs, as an application writes them. */
 struct cfg {
@@ -457,59 +435,14 @@ test_sync_calls(void **state)
 static void
 test_call_with_params(void **state)
 {
-	uint8_t a[10], b[20], d[30], out1[25], out2[40];
-	OckRpcMessage req[3] = { { a, sizeof(a) }, { b, sizeof(b) }, { d, sizeof(d) } };
-	OckRpcMessage rsp[2] = { { out1, sizeof(out1) }, { out2, sizeof(out2) } };
-	OckRpcClientCallParams p = {
-		.msgId = SVC_ECHO, .reqIov = { 3, req }, .rspIov = { 2, rsp },
-	};
-	OckRpcMessage nine[9];
 	OckRpcClient c;
 
 	(void)state;
 	server_up("5");
 	c = client_up(NULL, NULL, NULL);
-	p.client = c;
-	memset(a, 1, sizeof(a));
-	memset(b, 2, sizeof(b));
-	memset(d, 3, sizeof(d));
-	/* The pieces arrive as one message; the answer fills the buffers in turn. */
-	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_OK);
-	assert_int_equal(rsp[0].len, 25);
-	assert_int_equal(rsp[1].len, 35);
-	assert_int_equal(out1[9], 1);
-	assert_int_equal(out1[10], 2);
-	assert_int_equal(out1[24], 2);
-	assert_int_equal(out2[4], 2);
-	assert_int_equal(out2[5], 3);
-	assert_int_equal(out2[34], 3);
-	/* 1..8 pieces. */
-	for (int i = 0; i < 9; i++)
-		nine[i] = (OckRpcMessage){ a, 1 };
-	p.reqIov = (OckRpcMessageIov){ 9, nine };
-	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_ERR_INVALID_PARAM);
-	p.reqIov = (OckRpcMessageIov){ 0, nine };
-	assert_int_equal(OckRpcClientCallWithParam(&p), OCK_RPC_ERR_INVALID_PARAM);
+	check_call_with_params(c, SVC_ECHO);
 	OckRpcClientDisconnect(c);
 	server_down();
-}
-
-struct done_log {
-	atomic_int calls, ok, bad;
-	OckRpcStatus last;
-};
-
-static void
-count_done(OckRpcStatus status, void *arg)
-{
-	struct done_log *l = arg;
-
-	l->last = status;
-	if (status == OCK_RPC_OK)
-		atomic_fetch_add(&l->ok, 1);
-	else
-		atomic_fetch_add(&l->bad, 1);
-	atomic_fetch_add(&l->calls, 1);
 }
 
 /* One of 4 application threads: async calls of random sizes to the echo. */
@@ -706,40 +639,12 @@ test_client_handle_and_up_ctx(void **state)
 static void
 test_timeouts(void **state)
 {
-	struct done_log log = { 0 };
-	OckRpcCallDone done = { count_done, &log };
-	uint8_t buf[16];
-	OckRpcMessage q = { "q", 1 }, r = { buf, sizeof(buf) };
 	OckRpcClient c;
-	double t0, took;
 
 	(void)state;
 	server_up("5");
 	c = client_up(NULL, NULL, NULL);
-	OckRpcClientSetTimeout(c, 150);
-	t0 = now_s();
-	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
-	took = now_s() - t0;
-	print_message("  a sync call to a silent service with 150 ms: %.0f ms\n", took * 1000);
-	assert_true(took >= 0.149 && took < 2.0);
-	/* Asynchronous: its callback hears of it, once. */
-	t0 = now_s();
-	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
-	assert_true(wait_for(&log.calls, 1, 5));
-	took = now_s() - t0;
-	print_message("  an async call to a silent service with 150 ms: %.0f ms\n", took * 1000);
-	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
-	assert_true(took >= 0.149 && took < 2.0);
-	/* 0: what cannot be done at once fails at once. */
-	OckRpcClientSetTimeout(c, 0);
-	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
-	/* Still usable. */
-	OckRpcClientSetTimeout(c, -1);
-	r.len = sizeof(buf);
-	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
-	assert_int_equal(r.len, 1);
-	usleep(50000);
-	assert_int_equal(atomic_load(&log.calls), 1);
+	check_timeouts(c, SVC_SILENT, SVC_ECHO, -1);
 	OckRpcClientDisconnect(c);
 	server_down();
 }

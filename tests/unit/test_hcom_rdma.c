@@ -596,6 +596,39 @@ test_one_sided(void **state)
 	free(in_mem);
 }
 
+/* A region the library allocates is registered with lib/rc at once: a
+ * WRITE from it and a READ into it move the bytes.
+ */
+static void
+test_allocated_region(void **state)
+{
+	OckRpcMemoryRegionInfo srv, mine;
+	OckRpcMessage req = { &srv, 0 }, rsp = { &srv, sizeof(srv) };
+	OckRpcMemoryRegion mr;
+	OckRpcRequest r;
+	uint8_t *mem;
+
+	(void)state;
+	assert_int_equal(OckRpcClientCall(T.client, SVC_REGION, &req, &rsp, NULL), OCK_RPC_OK);
+	assert_int_equal(OckRpcRegisterMemoryRegion(T.regions, 65536, &mr), OCK_RPC_OK);
+	assert_int_equal(OckRpcGetMemoryRegionInfo(mr, &mine), OCK_RPC_OK);
+	assert_int_equal(mine.size, 65536);
+	mem = (uint8_t *)mine.lAddress;
+	fill(mem, 65536, 3);
+	r = (OckRpcRequest){ .lAddress = mine.lAddress, .lKey = mine.lKey,
+			     .rAddress = srv.lAddress + 300000, .rKey = srv.lKey, .size = 65536 };
+	assert_int_equal(OckRpcWrite(T.client, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(T.sh->region + 300000, mem, 65536);
+	memset(mem, 0, 65536);
+	r.lAddress += 4096;
+	r.size = 4096;
+	assert_int_equal(OckRpcRead(T.client, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(mem + 4096, T.sh->region + 300000, 4096);
+	assert_int_equal(mem[0], 0);
+	assert_int_equal(OckRpcRegisterMemoryRegion(T.regions, 0, &mr), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcDestroyMemoryRegion(T.regions, mr);
+}
+
 static atomic_int breaks;
 
 static int
@@ -748,6 +781,7 @@ main(void)
 		cmocka_unit_test(test_calls_byte_exact),
 		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_one_sided),
+		cmocka_unit_test(test_allocated_region),
 		cmocka_unit_test(test_bad_remote_key_breaks_the_session),
 		cmocka_unit_test(test_sync_call_from_the_control_lcore_refused),
 		cmocka_unit_test(test_call_with_params),

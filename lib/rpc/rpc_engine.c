@@ -64,7 +64,7 @@ rpc_worker_self(void)
 bool
 rpc_worker_would_wait_for(const struct rpc_worker *w)
 {
-	return self != NULL && (self == w || (self->hosted && w->hosted));
+	return self != NULL && (self == w || (self->engine->hosted && w->engine->hosted));
 }
 
 /* ---- the task queue ------------------------------------------------------------ */
@@ -140,7 +140,7 @@ rpc_worker_push(struct rpc_worker *w, struct rpc_task *t)
 		return;
 	}
 	queue_push(&w->tasks, t);
-	if (w->hosted) {
+	if (w->engine->hosted) {
 		rpc_rdma_wake();
 		atomic_fetch_sub(&w->pushers, 1);
 		return;
@@ -395,7 +395,6 @@ worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
 	atomic_init(&w->pushers, 0);
 	atomic_init(&w->sleeping, false);
 	w->next_scan_ns = 0;
-	w->hosted = e->hosted;
 	rte_timer_init(&w->scan_timer);
 	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
 		return -errno;
@@ -500,7 +499,7 @@ rpc_engine_destroy(struct rpc_engine *e)
 			rpc_worker_push(w, &wake);
 			pthread_join(w->thread, NULL);
 		}
-		if (w->hosted)
+		if (e->hosted)
 			rpc_rdma_unhost(w);
 		/* From here pushers run their tasks themselves; what was pushed
 		 * before runs now.

@@ -104,10 +104,11 @@ rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port)
 	if (made == NULL)
 		return NULL;
 	pthread_mutex_lock(&regions_lock);
-	if (region_find(key, addr, len) == mr && mr->droce[port] == NULL)
-		mr->droce[port] = dmr = made;
-	else if (region_find(key, addr, len) == mr)
+	if (region_find(key, addr, len) == mr) {
+		if (mr->droce[port] == NULL)
+			mr->droce[port] = made;
 		dmr = mr->droce[port];
+	}
 	pthread_mutex_unlock(&regions_lock);
 	if (dmr != made)
 		rpc_rdma_dereg(made);

@@ -121,10 +121,6 @@ struct rpc_worker {
 	/* About to sleep in epoll_wait: a pusher writes the eventfd only then. */
 	atomic_bool sleeping;
 	uint64_t next_scan_ns;          /* heartbeats and call deadlines */
-	/* No thread of its own: its rounds run on droce's control lcore,
-	 * which owns its sessions' QPs (an RDMA engine's workers).
-	 */
-	bool hosted;
 	struct rte_timer scan_timer;    /* hosted, event mode: wakes the control lcore */
 	uint64_t timer_ns;              /* when scan_timer fires; 0: not armed */
 };
@@ -136,7 +132,10 @@ struct rpc_worker {
 struct rpc_engine {
 	atomic_int refs;
 	bool busy_poll;
-	bool hosted;                    /* its workers run on the control lcore */
+	/* Its workers have no thread of their own: their rounds run on
+	 * droce's control lcore, which owns their sessions' QPs (RDMA).
+	 */
+	bool hosted;
 	unsigned int nb_workers;
 	atomic_uint next;               /* round robin of new sessions */
 	struct rpc_worker *workers;

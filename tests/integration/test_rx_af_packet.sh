@@ -21,43 +21,68 @@ make_link
 # closing its af_packet port frees the rings in the kernel, which can wait
 # on kernel work that droce's workers, busy-polling every cpu of a 2-cpu
 # machine, hold off for minutes (CI: both sensors of the last part, 120 s).
-declare -A SENSOR_PID=()
-trap 'for p in "${SENSOR_PID[@]}"; do kill "$p" 2>/dev/null || true; done; cleanup' EXIT
+# The bounds below are measured in wall-clock seconds from the sensor's
+# start, and a sensor that overstays one is shown with its kernel stack.
+declare -A SENSOR_PID=() SENSOR_T0=() SENSOR_REPORT_S=()
+trap 'for p in "${SENSOR_PID[@]}"; do kill "$p" 2>/dev/null || true; done
+	for n in "${!SENSOR_PID[@]}"; do rm -rf "/var/run/dpdk/droce-it-s$TAG-$n"; done
+	cleanup' EXIT
 sensor() {
 	local name=$1 src=$2 qp=$3
 	shift 3
-	peer timeout 120 "$SENSOR" --no-pci --no-huge -m 256 \
+	# `ip netns exec` execs the sensor: $! is the sensor's own PID.
+	ip netns exec "$NS_P" "$SENSOR" --no-pci --no-huge -m 256 \
 		--file-prefix "droce-it-s$TAG-$name" -l 0 \
 		"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$src" --dst "$DROCE_IP" \
 		--qp "$qp" --rkey 0x5eed --stats-json "$WORK/$name-sensor.json" "$@" \
 		>"$WORK/$name-sensor.log" 2>&1 &
 	SENSOR_PID[$name]=$!
+	SENSOR_T0[$name]=$SECONDS
 }
 
-# sensor_report NAME: its --stats-json is there (written whole, then renamed).
+# sensor_where NAME: the sensor's age, state and where in the kernel it waits.
+sensor_where() {
+	local pid=${SENSOR_PID[$1]}
+	echo "--- $1: droce-sensor (PID $pid), $((SECONDS - SENSOR_T0[$1])) s after its start:" \
+		"state $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)," \
+		"waiting in $(cat "/proc/$pid/wchan" 2>/dev/null)"
+	cat "/proc/$pid/stack" 2>/dev/null || true
+	cat "$WORK/$1-sensor.log"
+}
+
+# sensor_report NAME: its --stats-json is there (written whole, then
+# renamed) within 120 s of its start.
 sensor_report() {
-	local name=$1
-	local alive=1
-	for _ in $(seq 1200); do
+	local name=$1 alive=1
+	while :; do
 		# Whether it still runs, asked before the file is looked for: a
 		# sensor that wrote it and left is not taken for one that failed.
 		kill -0 "${SENSOR_PID[$name]}" 2>/dev/null || alive=0
 		if [ -f "$WORK/$name-sensor.json" ]; then
+			SENSOR_REPORT_S[$name]=$((SECONDS - SENSOR_T0[$name]))
 			grep "should see" "$WORK/$name-sensor.log"
 			return 0
 		fi
-		[ "$alive" = 1 ] || break
+		[ "$alive" = 1 ] || { sensor_where "$name"; fail "$name: droce-sensor ended with no report"; }
+		[ $((SECONDS - SENSOR_T0[$name])) -lt 120 ] ||
+			{ sensor_where "$name"; fail "$name: droce-sensor gave no report within 120 s"; }
 		sleep 0.1
 	done
-	cat "$WORK/$name-sensor.log"
-	fail "$name: droce-sensor gave no report"
 }
 
-# sensors_exit: every sensor started exits 0 (within its 120 s).
+# sensors_exit: every sensor started exits 0 within 300 s of its start.
 sensors_exit() {
+	local rc
 	for name in "${!SENSOR_PID[@]}"; do
-		wait "${SENSOR_PID[$name]}" ||
-			{ cat "$WORK/$name-sensor.log"; fail "$name: droce-sensor failed"; }
+		while kill -0 "${SENSOR_PID[$name]}" 2>/dev/null; do
+			[ $((SECONDS - SENSOR_T0[$name])) -lt 300 ] ||
+				{ sensor_where "$name"; fail "$name: droce-sensor did not exit within 300 s"; }
+			sleep 0.1
+		done
+		rc=0
+		wait "${SENSOR_PID[$name]}" || rc=$?
+		[ "$rc" = 0 ] || { cat "$WORK/$name-sensor.log"; fail "$name: droce-sensor exited with $rc"; }
+		echo "$name: droce-sensor reported after ${SENSOR_REPORT_S[$name]} s, exited after $((SECONDS - SENSOR_T0[$name])) s"
 		rm -rf "/var/run/dpdk/droce-it-s$TAG-$name"
 	done
 	SENSOR_PID=()

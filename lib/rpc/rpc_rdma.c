@@ -78,6 +78,10 @@
 #define CM_RETRIES 8
 /* A socket's flushed completions reach its CQ on the control lcore. */
 #define TEARDOWN_WAIT_MS 1000
+/* How long a session's last SENDs (a refusing WELCOME, a BYE) may wait
+ * for their ACK before the DREQ stops the QP: a few RC retries.
+ */
+#define LINGER_MS 1000
 
 /* ---- the process's stack ------------------------------------------------------------ */
 
@@ -100,6 +104,8 @@ static struct {
 	struct rte_ring *calls;         /* struct host_call, for the control lcore */
 	atomic_bool looping;            /* the control loop runs them */
 	struct rpc_worker *_Atomic hosted[HOSTED_MAX];
+	/* Links whose DREQ waits for their last SENDs' ACK (control lcore only). */
+	TAILQ_HEAD(, rpc_rdma_link) lingering;
 	atomic_uint nb_hosted_slots;    /* slots ever used: the round's bound */
 	bool app_eal;                   /* the application started the EAL */
 	pthread_t thread;
@@ -108,7 +114,11 @@ static struct {
 	struct droce_stack *stack;
 	struct host_port port[DROCE_MAX_PORTS];
 	char err[DROCE_ERR_LEN];
-} host = { .lock = PTHREAD_MUTEX_INITIALIZER, .started = PTHREAD_COND_INITIALIZER };
+} host = { .lock = PTHREAD_MUTEX_INITIALIZER, .started = PTHREAD_COND_INITIALIZER,
+	    .lingering = TAILQ_HEAD_INITIALIZER(host.lingering) };
+
+static unsigned int lingering_round(void);
+static void lingering_end(const struct rpc_rdma_listener *only);
 
 #define ENV_CONF "DROCE_HCOM_CONF"
 #define ENV_EAL "DROCE_HCOM_EAL"
@@ -227,7 +237,7 @@ static unsigned int
 host_round(struct droce_lcore_ctx *ctx, void *arg)
 {
 	unsigned int slots = atomic_load_explicit(&host.nb_hosted_slots, memory_order_acquire);
-	unsigned int work = run_host_calls();
+	unsigned int work = run_host_calls() + lingering_round();
 
 	(void)ctx;
 	(void)arg;
@@ -426,6 +436,7 @@ host_main(void *arg)
 	droce_stack_run(host.stack);
 	/* On the control lcore, as the stop must be. */
 	droce_stack_stop(host.stack);
+	lingering_end(NULL);
 	/* Callers from now on run their calls themselves; these came before. */
 	atomic_store(&host.looping, false);
 	run_host_calls();
@@ -548,6 +559,9 @@ struct rpc_rdma_link {
 	struct rpc_session *s;          /* once it has one */
 	struct rpc_rdma_listener *listener; /* accepted by it */
 	TAILQ_ENTRY(rpc_rdma_link) listener_link;
+	TAILQ_ENTRY(rpc_rdma_link) linger_link; /* in host.lingering */
+	uint64_t linger_until_ns;
+	bool lingering, released;
 	struct droce_cm_channel *ch;    /* a client's own */
 	struct droce_cm_id *id;
 	struct droce_cq *scq, *rcq;
@@ -816,13 +830,77 @@ link_stop(struct rpc_rdma_link *l)
 	reap_all(l);
 }
 
+/* On the control lcore: a lingering link goes when its linger ends. */
+static void
+link_free_here(void *arg)
+{
+	struct rpc_rdma_link *l = arg;
+
+	if (l->lingering) {
+		l->released = true;
+		return;
+	}
+	link_stop(l);
+	link_destroy(l);
+}
+
 void
 rpc_rdma_link_free(struct rpc_rdma_link *l)
 {
-	if (l == NULL)
-		return;
-	link_stop(l);
-	host_call(link_destroy, l);
+	if (l != NULL)
+		host_call(link_free_here, l);
+}
+
+/* The linger of @p l ends: its DREQ goes, and if its session let go of
+ * it, so does the link.
+ */
+static void
+linger_end(struct rpc_rdma_link *l)
+{
+	TAILQ_REMOVE(&host.lingering, l, linger_link);
+	l->lingering = false;
+	if (!l->disconnected) {
+		l->disconnected = true;
+		droce_cm_disconnect(l->id);
+	}
+	if (l->released)
+		link_free_here(l);
+}
+
+/* In each control round while links linger: those whose SENDs were all
+ * acknowledged (or failed), or whose time is up, end.
+ */
+static unsigned int
+lingering_round(void)
+{
+	struct rpc_rdma_link *l, *next;
+	unsigned int n = 0;
+	uint64_t now;
+
+	if (TAILQ_EMPTY(&host.lingering))
+		return 0;
+	now = rpc_now_ns();
+	for (l = TAILQ_FIRST(&host.lingering); l != NULL; l = next, n++) {
+		next = TAILQ_NEXT(l, linger_link);
+		reap(l);
+		if (l->nb_free == SEND_BUFFERS || l->failed || now >= l->linger_until_ns)
+			linger_end(l);
+	}
+	/* Counted as work: an idle control lcore would sleep through them. */
+	return n;
+}
+
+/* Every lingering link (of @p only, if given) ends now. */
+static void
+lingering_end(const struct rpc_rdma_listener *only)
+{
+	struct rpc_rdma_link *l, *next;
+
+	for (l = TAILQ_FIRST(&host.lingering); l != NULL; l = next) {
+		next = TAILQ_NEXT(l, linger_link);
+		if (only == NULL || l->listener == only)
+			linger_end(l);
+	}
 }
 
 struct link_make {
@@ -1088,13 +1166,21 @@ rdma_detach(struct rpc_session *s)
 	rpc_worker_unwatch(s->w, droce_rc_recv_socket_event_fd(l->rx));
 	if (l->ch != NULL)
 		rpc_worker_unwatch(s->w, droce_cm_channel_fd(l->ch));
-	/* The QP stops here and the peer hears (DREQ); what was sent and not
-	 * yet acknowledged is lost, as a TCP reset loses it.
+	if (!l->established || l->disconnected)
+		return;
+	/* The peer hears of the end with a DREQ, which would overtake SENDs
+	 * not yet acknowledged (a refusing WELCOME, a BYE) and lose them:
+	 * on the control lcore the DREQ waits for their ACK a while.
 	 */
-	if (l->established && !l->disconnected) {
-		l->disconnected = true;
-		droce_cm_disconnect(l->id);
+	if (l->nb_free != SEND_BUFFERS && !l->failed && atomic_load(&host.looping) &&
+	    on_control_lcore()) {
+		l->linger_until_ns = rpc_now_ns() + LINGER_MS * 1000000ull;
+		l->lingering = true;
+		TAILQ_INSERT_TAIL(&host.lingering, l, linger_link);
+		return;
 	}
+	l->disconnected = true;
+	droce_cm_disconnect(l->id);
 }
 
 static void
@@ -1104,6 +1190,7 @@ rdma_release(struct rpc_session *s)
 	struct rpc_rdma_listener *ls = l->listener;
 
 	s->rdma = NULL;
+	l->s = NULL;
 	if (ls != NULL) {
 		pthread_mutex_lock(&ls->lock);
 		TAILQ_REMOVE(&ls->links, l, listener_link);
@@ -1393,6 +1480,12 @@ rpc_rdma_unlisten(struct rpc_server *srv)
 	srv->rdma->id = NULL;
 }
 
+static void
+end_lingering_of(void *ls)
+{
+	lingering_end(ls);
+}
+
 void
 rpc_rdma_listener_free(struct rpc_server *srv)
 {
@@ -1400,8 +1493,11 @@ rpc_rdma_listener_free(struct rpc_server *srv)
 
 	if (ls == NULL)
 		return;
-	/* Every link was a session's, released with it. */
+	/* Every link was a session's, released with it; those that linger
+	 * hold CM ids of its channel.
+	 */
 	RTE_VERIFY(TAILQ_EMPTY(&ls->links));
+	host_call(end_lingering_of, ls);
 	droce_cm_destroy_channel(ls->ch);
 	pthread_mutex_destroy(&ls->lock);
 	free(ls);

@@ -833,6 +833,51 @@ test_server_destroy_fails_calls(void **state)
 	OckRpcClientDisconnect(c);
 }
 
+static atomic_int left_in_break;
+
+/* On the clients' worker: a client may leave from its break handler. */
+static int
+disconnect_on_break(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	(void)usr;
+	(void)payload;
+	OckRpcClientDisconnectBreakHandler(client);
+	atomic_fetch_add(&left_in_break, 1);
+	return 0;
+}
+
+/* The last client leaves from its own worker's break handler: that
+ * worker stays for the next client, which works.
+ */
+static void
+test_disconnect_in_break_handler(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+	OckRpcClient c;
+
+	(void)state;
+	atomic_store(&left_in_break, 0);
+	server_up("5");
+	c = client_up(NULL, NULL, disconnect_on_break);
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_for(&S.news, 1, 5));
+	server_down();
+	assert_true(wait_for(&log.calls, 1, 5));
+	assert_int_equal(log.last, OCK_RPC_ERR_CONN_BROKEN);
+	assert_true(wait_for(&left_in_break, 1, 5));
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	r = (OckRpcMessage){ NULL, 0 };
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 1);
+	free(r.data);
+	OckRpcClientDisconnect(c);
+	server_down();
+	assert_int_equal(atomic_load(&left_in_break), 1);
+}
+
 /* A raw TCP client: its HELLO, then nothing. */
 static int
 raw_connect(uint16_t port)
@@ -1109,6 +1154,7 @@ main(void)
 		cmocka_unit_test(test_reply_after_server_destroy),
 		cmocka_unit_test(test_wrong_server_name_refused),
 		cmocka_unit_test(test_server_destroy_fails_calls),
+		cmocka_unit_test(test_disconnect_in_break_handler),
 		cmocka_unit_test(test_heartbeat_finds_a_silent_client),
 		cmocka_unit_test(test_heartbeat_finds_a_silent_server),
 		cmocka_unit_test(test_memory_allocator),

@@ -11,7 +11,9 @@
  * the server's, 198.18.0.2 the client's). What the server sees comes
  * back through shared memory. Plain calls, rendezvous calls, one-sided
  * READ and WRITE, and what each refuses; calls with pieces, timeouts,
- * contexts answered from another thread, the client handle and up ctx.
+ * contexts answered from another thread, the client handle and up ctx;
+ * the server's new-client and break handlers, both sides' segment sizes,
+ * and a server destroyed with calls in flight.
  *
  * The server outlives this process: DPDK 22.11's memif unmaps a link's
  * rings from its interrupt thread when the peer goes, while the lcores may
@@ -55,6 +57,7 @@ enum {
 	SVC_SILENT = 3,         /* never answers */
 	SVC_LATER = 4,          /* answers from another thread, with a cloned context */
 	SVC_WHO = 5,            /* its client's up ctx, set to the 8 bytes it got */
+	SVC_BIG = 6,            /* tries to answer with 4 KiB */
 	SVC_NONE = 999,
 };
 
@@ -67,6 +70,11 @@ struct shared {
 	atomic_int served;              /* 1: the server was destroyed, errors final */
 	atomic_int errors;              /* what its handlers found wrong */
 	atomic_int rndv_cleaned, rndv_allocated;
+	atomic_int news, server_breaks, refuse_next;
+	char new_info[64];              /* the last new client's create info */
+	atomic_int big_replies, big_status;
+	/* A second server, destroyed on request with calls in flight. */
+	atomic_int doomed_port, doomed_calls, doom, doomed_gone;
 	OckRpcMemoryRegionInfo server_region;
 	uint8_t region[SERVER_REGION] __attribute__((aligned(4096)));
 };
@@ -147,6 +155,48 @@ who(OckRpcServerContext ctx, OckRpcMessage msg)
 	SERVER_CHECK(OckRpcSetUpCtx(client, next) == 0);
 	SERVER_CHECK(OckRpcGetUpCtx(client, &up) == 0);
 	SERVER_CHECK(OckRpcServerReply(ctx, SVC_WHO, &r, NULL) == OCK_RPC_OK);
+}
+
+static void
+big(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	static uint8_t four_k[4096];
+	OckRpcMessage r = { four_k, sizeof(four_k) };
+
+	(void)msg;
+	atomic_store(&T.sh->big_status, OckRpcServerReply(ctx, SVC_BIG, &r, NULL));
+	atomic_fetch_add(&T.sh->big_replies, 1);
+}
+
+static void
+doomed_silent(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	(void)ctx;
+	(void)msg;
+	atomic_fetch_add(&T.sh->doomed_calls, 1);
+}
+
+/* Takes the client unless told to refuse the next one. */
+static int
+on_new(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	int refuse = atomic_exchange(&T.sh->refuse_next, 0);
+
+	(void)usr;
+	SERVER_CHECK(client != 0);
+	snprintf(T.sh->new_info, sizeof(T.sh->new_info), "%s", payload != NULL ? payload : "");
+	atomic_fetch_add(&T.sh->news, 1);
+	return refuse;
+}
+
+static int
+on_server_break(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	(void)usr;
+	(void)payload;
+	SERVER_CHECK(client != 0);
+	atomic_fetch_add(&T.sh->server_breaks, 1);
+	return 0;
 }
 
 /* Handlers run on the lcore that owns the session's QP: the control
@@ -241,7 +291,26 @@ static RpcConfigPair server_pairs[] = {
 	{ OCK_RPC_STR_ENABLE_SEND_RNDV, "yes" },
 	{ OCK_RPC_STR_RNDV_MALLOC, (const char *)(uintptr_t)rndv_malloc },
 	{ OCK_RPC_STR_RNDV_MFREE, (const char *)(uintptr_t)rndv_free },
+	{ OCK_RPC_STR_CLIENT_NEW, (const char *)(uintptr_t)on_new },
+	{ OCK_RPC_STR_CLIENT_BREAK, (const char *)(uintptr_t)on_server_break },
 };
+
+/* The port a server of this process listens on. */
+static int
+port_of(OckRpcServer server)
+{
+	char **ips;
+	uint16_t *ports;
+	int n, port;
+
+	if (!OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
+		return -1;
+	port = ports[0];
+	free(ips[0]);
+	free(ips);
+	free(ports);
+	return port;
+}
 
 /* The child: a server until told to stop, then idle until killed; returns
  * only when it could not start. */
@@ -249,15 +318,18 @@ static int
 serve(void)
 {
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
-				   .configs = { 7, server_pairs } };
+				   .configs = { 9, server_pairs } };
+	/* The doomed server: name, type, TLS and segment size alone. */
+	OckRpcCreateConfig doomed_cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+					  .configs = { 4, server_pairs } };
 	OckRpcService svc[] = { { SVC_ECHO, echo }, { SVC_REGION, region },
-				{ SVC_SILENT, silent }, { SVC_LATER, later }, { SVC_WHO, who } };
+				{ SVC_SILENT, silent }, { SVC_LATER, later }, { SVC_WHO, who },
+				{ SVC_BIG, big } };
+	OckRpcService doomed_svc = { SVC_SILENT, doomed_silent };
 	OckRpcRndvService rsvc = { SVC_RNDV, rndv_handler };
-	OckRpcServer server;
+	OckRpcServer server, doomed;
 	OckRpcMemoryRegion mr;
-	char **ips;
-	uint16_t *ports;
-	int n;
+	int port, doomed_port;
 
 	configure("server", SERVER_IP);
 	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &server, &cfg) != OCK_RPC_OK)
@@ -273,14 +345,25 @@ serve(void)
 	    OckRpcRegisterAssignMemoryRegion(server, (uintptr_t)T.sh->region, SERVER_REGION,
 					     &mr) != 0 ||
 	    OckRpcGetMemoryRegionInfo(mr, &T.sh->server_region) != 0 ||
-	    !OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
+	    (port = port_of(server)) <= 0)
 		return 1;
-	atomic_store(&T.sh->port, ports[0]);
-	free(ips[0]);
-	free(ips);
-	free(ports);
-	while (!atomic_load(&T.sh->stop))
+	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &doomed, &doomed_cfg) != OCK_RPC_OK ||
+	    OckRpcServerAddService(doomed, &doomed_svc) != OCK_RPC_OK ||
+	    OckRpcServerStart(doomed) != OCK_RPC_OK || (doomed_port = port_of(doomed)) <= 0)
+		return 1;
+	atomic_store(&T.sh->doomed_port, doomed_port);
+	atomic_store(&T.sh->port, port);
+	while (!atomic_load(&T.sh->stop)) {
+		/* From this thread, as an application ends a server. */
+		if (atomic_load(&T.sh->doom) && doomed != 0) {
+			OckRpcServerDestroy(doomed);
+			doomed = 0;
+			atomic_store(&T.sh->doomed_gone, 1);
+		}
 		usleep(10000);
+	}
+	if (doomed != 0)
+		OckRpcServerDestroy(doomed);
 	OckRpcDestroyMemoryRegion(server, mr);
 	OckRpcServerDestroy(server);
 	atomic_store(&T.sh->served, 1);
@@ -774,6 +857,164 @@ test_client_handle_and_up_ctx(void **state)
 	assert_int_equal(theirs, next);
 }
 
+/* An RDMA client of @p segsize-byte segments to server @p name on @p port,
+ * with @p info for the server's new-client handler and a break handler.
+ */
+static OckRpcStatus
+connect_named(const char *name, int port, const char *segsize, const char *info,
+	      OckRpcClientHandler brk, OckRpcClient *c)
+{
+	RpcConfigPair pairs[6] = {
+		{ OCK_RPC_STR_SERVER_NAME, name },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
+		{ OCK_RPC_STR_ENABLE_TLS, "no" },
+		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, segsize },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 4, pairs } };
+	OckRpcStatus st;
+
+	if (info != NULL)
+		pairs[cfg.configs.size++] = (RpcConfigPair){ OCK_RPC_STR_CLIENT_CREATE_INFO, info };
+	if (brk != NULL)
+		pairs[cfg.configs.size++] = (RpcConfigPair){ OCK_RPC_STR_CLIENT_BREAK,
+							     (const char *)(uintptr_t)brk };
+	st = OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)port, c, &cfg);
+	if (st == OCK_RPC_OK)
+		OckRpcClientSetTimeout(*c, 20000);
+	return st;
+}
+
+static OckRpcStatus
+connect_to(int port, const char *segsize, const char *info, OckRpcClientHandler brk,
+	   OckRpcClient *c)
+{
+	return connect_named(SERVER_NAME, port, segsize, info, brk, c);
+}
+
+/* A client's create info reaches the server's new-client handler, whose
+ * refusal fails the connect; the break handler runs once when it goes.
+ */
+static void
+test_new_and_break_handlers(void **state)
+{
+	int port = atomic_load(&T.sh->port);
+	int news = atomic_load(&T.sh->news), breaks = atomic_load(&T.sh->server_breaks);
+	OckRpcClient c;
+
+	(void)state;
+	assert_int_equal(connect_to(port, SEGSIZE, "rdma-hello", NULL, &c), OCK_RPC_OK);
+	assert_true(wait_for(&T.sh->news, news + 1, 20));
+	assert_string_equal(T.sh->new_info, "rdma-hello");
+	OckRpcClientDisconnect(c);
+	assert_true(wait_for(&T.sh->server_breaks, breaks + 1, 20));
+	atomic_store(&T.sh->refuse_next, 7);
+	assert_int_equal(connect_to(port, SEGSIZE, "refuse-me", NULL, &c), OCK_RPC_ERR);
+	assert_int_equal(atomic_load(&T.sh->news), news + 2);
+	assert_string_equal(T.sh->new_info, "refuse-me");
+	/* Never taken, so never broken. */
+	usleep(200000);
+	assert_int_equal(atomic_load(&T.sh->server_breaks), breaks + 1);
+}
+
+/* Another server's name is refused before the new-client handler hears;
+ * a port where nobody listens is refused by the CM.
+ */
+static void
+test_wrong_server_name_refused(void **state)
+{
+	int port = atomic_load(&T.sh->port), news = atomic_load(&T.sh->news);
+	OckRpcClient c;
+
+	(void)state;
+	assert_int_equal(connect_named("another-server", port, SEGSIZE, NULL, NULL, &c),
+			 OCK_RPC_ERR_INVALID_PARAM);
+	assert_int_equal(connect_to(port + 100, SEGSIZE, NULL, NULL, &c),
+			 OCK_RPC_ERR_CONN_UNCONNECTED);
+	assert_int_equal(atomic_load(&T.sh->news), news);
+}
+
+/* Each side's segment size bounds what the other may send it. */
+static void
+test_segment_sizes_of_both_sides(void **state)
+{
+	static uint8_t big[100000];
+	int port = atomic_load(&T.sh->port), replies = atomic_load(&T.sh->big_replies);
+	uint8_t buf[64];
+	OckRpcMessage q = { big, 10 }, r = { buf, sizeof(buf) };
+	OckRpcClient c;
+
+	(void)state;
+	/* A client of 1 KiB segments: the server may not answer 4 KiB. */
+	assert_int_equal(connect_to(port, "1024", NULL, NULL, &c), OCK_RPC_OK);
+	OckRpcClientSetTimeout(c, 300);
+	assert_int_equal(OckRpcClientCall(c, SVC_BIG, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
+	assert_true(wait_for(&T.sh->big_replies, replies + 1, 20));
+	assert_int_equal(atomic_load(&T.sh->big_status), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcClientSetTimeout(c, 20000);
+	r.len = sizeof(buf);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 10);
+	/* And over its own size it may not call. */
+	q.len = 1025;
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	OckRpcClientDisconnect(c);
+	/* A client of 128 KiB segments may not send the server (64 KiB) 100000 bytes. */
+	assert_int_equal(connect_to(port, "131072", NULL, NULL, &c), OCK_RPC_OK);
+	q.len = sizeof(big);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_ERR_INVALID_PARAM);
+	q.len = 10;
+	r.len = sizeof(buf);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 10);
+	OckRpcClientDisconnect(c);
+}
+
+static atomic_int doomed_breaks;
+
+/* On the control lcore, where a client leaves from its break handler. */
+static int
+disconnect_on_break(OckRpcClient client, uint64_t usr, const char *payload)
+{
+	(void)usr;
+	(void)payload;
+	atomic_fetch_add(&doomed_breaks, 1);
+	OckRpcClientDisconnectBreakHandler(client);
+	return 0;
+}
+
+/* The server goes while calls wait: each fails once, the client's break
+ * handler runs once and disconnects it; the other server is untouched.
+ */
+static void
+test_server_destroy_fails_calls(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+	char back[2];
+	OckRpcMessage rb = { back, 1 };
+	OckRpcClient c;
+
+	(void)state;
+	assert_int_equal(connect_to(atomic_load(&T.sh->doomed_port), SEGSIZE, NULL,
+				    disconnect_on_break, &c), OCK_RPC_OK);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_for(&T.sh->doomed_calls, 10, 20));
+	atomic_store(&T.sh->doom, 1);
+	assert_true(wait_for(&T.sh->doomed_gone, 1, 20));
+	assert_true(wait_for(&log.calls, 10, 20));
+	assert_int_equal(atomic_load(&log.bad), 10);
+	assert_int_equal(log.last, OCK_RPC_ERR_CONN_BROKEN);
+	assert_true(wait_for(&doomed_breaks, 1, 20));
+	usleep(200000);
+	assert_int_equal(atomic_load(&doomed_breaks), 1);
+	assert_int_equal(atomic_load(&log.calls), 10);
+	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &q, &rb, NULL), OCK_RPC_OK);
+	assert_int_equal(back[0], 'q');
+}
+
 int
 main(void)
 {
@@ -788,6 +1029,10 @@ main(void)
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_cloned_context_answers_later),
 		cmocka_unit_test(test_client_handle_and_up_ctx),
+		cmocka_unit_test(test_new_and_break_handlers),
+		cmocka_unit_test(test_wrong_server_name_refused),
+		cmocka_unit_test(test_segment_sizes_of_both_sides),
+		cmocka_unit_test(test_server_destroy_fails_calls),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

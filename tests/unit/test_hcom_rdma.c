@@ -12,8 +12,9 @@
  * back through shared memory. Plain calls, rendezvous calls, one-sided
  * READ and WRITE, and what each refuses; calls with pieces, timeouts,
  * contexts answered from another thread, the client handle and up ctx;
- * the server's new-client and break handlers, both sides' segment sizes,
- * and a server destroyed with calls in flight.
+ * the server's new-client and break handlers, both sides' segment sizes
+ * and count, and a server destroyed with calls in flight and a context
+ * kept.
  *
  * The server outlives this process: DPDK 22.11's memif unmaps a link's
  * rings from its interrupt thread when the peer goes, while the lcores may
@@ -75,6 +76,7 @@ struct shared {
 	atomic_int big_replies, big_status;
 	/* A second server, destroyed on request with calls in flight. */
 	atomic_int doomed_port, doomed_calls, doom, doomed_gone;
+	atomic_int kept_reply;          /* a context kept past its server's end answered */
 	OckRpcMemoryRegionInfo server_region;
 	uint8_t region[SERVER_REGION] __attribute__((aligned(4096)));
 };
@@ -173,6 +175,18 @@ doomed_silent(OckRpcServerContext ctx, OckRpcMessage msg)
 {
 	(void)ctx;
 	(void)msg;
+	atomic_fetch_add(&T.sh->doomed_calls, 1);
+}
+
+/* The doomed server's context kept for after its end (serve()). */
+static OckRpcServerContext doomed_kept;
+
+static void
+doomed_keep(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	(void)msg;
+	SERVER_CHECK(doomed_kept == 0);
+	doomed_kept = OckRpcCloneCtx(ctx);
 	atomic_fetch_add(&T.sh->doomed_calls, 1);
 }
 
@@ -325,7 +339,7 @@ serve(void)
 	OckRpcService svc[] = { { SVC_ECHO, echo }, { SVC_REGION, region },
 				{ SVC_SILENT, silent }, { SVC_LATER, later }, { SVC_WHO, who },
 				{ SVC_BIG, big } };
-	OckRpcService doomed_svc = { SVC_SILENT, doomed_silent };
+	OckRpcService doomed_svc[] = { { SVC_SILENT, doomed_silent }, { SVC_LATER, doomed_keep } };
 	OckRpcRndvService rsvc = { SVC_RNDV, rndv_handler };
 	OckRpcServer server, doomed;
 	OckRpcMemoryRegion mr;
@@ -348,7 +362,8 @@ serve(void)
 	    (port = port_of(server)) <= 0)
 		return 1;
 	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &doomed, &doomed_cfg) != OCK_RPC_OK ||
-	    OckRpcServerAddService(doomed, &doomed_svc) != OCK_RPC_OK ||
+	    OckRpcServerAddService(doomed, &doomed_svc[0]) != OCK_RPC_OK ||
+	    OckRpcServerAddService(doomed, &doomed_svc[1]) != OCK_RPC_OK ||
 	    OckRpcServerStart(doomed) != OCK_RPC_OK || (doomed_port = port_of(doomed)) <= 0)
 		return 1;
 	atomic_store(&T.sh->doomed_port, doomed_port);
@@ -356,8 +371,16 @@ serve(void)
 	while (!atomic_load(&T.sh->stop)) {
 		/* From this thread, as an application ends a server. */
 		if (atomic_load(&T.sh->doom) && doomed != 0) {
+			OckRpcMessage a = { "a", 1 };
+
 			OckRpcServerDestroy(doomed);
 			doomed = 0;
+			/* Its reply fails; its release frees it. */
+			if (doomed_kept != 0) {
+				atomic_store(&T.sh->kept_reply,
+					     OckRpcServerReply(doomed_kept, SVC_LATER, &a, NULL));
+				OckRpcDeCloneCtx(doomed_kept);
+			}
 			atomic_store(&T.sh->doomed_gone, 1);
 		}
 		usleep(10000);
@@ -857,14 +880,19 @@ test_client_handle_and_up_ctx(void **state)
 	assert_int_equal(theirs, next);
 }
 
+/* The next connects' segment count, when not the default. */
+static const char *segcount;
+
 /* An RDMA client of @p segsize-byte segments to server @p name on @p port,
- * with @p info for the server's new-client handler and a break handler.
+ * with @p info for the server's new-client handler and a break handler
+ * (both optional).
  */
+
 static OckRpcStatus
 connect_named(const char *name, int port, const char *segsize, const char *info,
 	      OckRpcClientHandler brk, OckRpcClient *c)
 {
-	RpcConfigPair pairs[6] = {
+	RpcConfigPair pairs[7] = {
 		{ OCK_RPC_STR_SERVER_NAME, name },
 		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
 		{ OCK_RPC_STR_ENABLE_TLS, "no" },
@@ -879,6 +907,9 @@ connect_named(const char *name, int port, const char *segsize, const char *info,
 	if (brk != NULL)
 		pairs[cfg.configs.size++] = (RpcConfigPair){ OCK_RPC_STR_CLIENT_BREAK,
 							     (const char *)(uintptr_t)brk };
+	if (segcount != NULL)
+		pairs[cfg.configs.size++] = (RpcConfigPair){ OCK_RPC_STR_PRE_SEGMENT_COUNT,
+							     segcount };
 	st = OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)port, c, &cfg);
 	if (st == OCK_RPC_OK)
 		OckRpcClientSetTimeout(*c, 20000);
@@ -970,6 +1001,34 @@ test_segment_sizes_of_both_sides(void **state)
 	OckRpcClientDisconnect(c);
 }
 
+/* A session takes as many calls at once as its segment count. */
+static void
+test_full_session_refuses_then_takes(void **state)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+	OckRpcClient c;
+
+	(void)state;
+	segcount = "3";
+	assert_int_equal(connect_to(atomic_load(&T.sh->port), SEGSIZE, NULL, NULL, &c),
+			 OCK_RPC_OK);
+	segcount = NULL;
+	OckRpcClientSetTimeout(c, 300);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_ERR_NO_MEMORY);
+	/* Once they end (here by their deadline), it takes calls again. */
+	assert_true(wait_for(&log.calls, 3, 20));
+	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
+	OckRpcClientSetTimeout(c, 20000);
+	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 1);
+	free(r.data);
+	OckRpcClientDisconnect(c);
+}
+
 static atomic_int doomed_breaks;
 
 /* On the control lcore, where a client leaves from its break handler. */
@@ -1001,16 +1060,18 @@ test_server_destroy_fails_calls(void **state)
 				    disconnect_on_break, &c), OCK_RPC_OK);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
-	assert_true(wait_for(&T.sh->doomed_calls, 10, 20));
+	assert_int_equal(OckRpcClientCall(c, SVC_LATER, &q, &r, &done), OCK_RPC_OK);
+	assert_true(wait_for(&T.sh->doomed_calls, 11, 20));
 	atomic_store(&T.sh->doom, 1);
 	assert_true(wait_for(&T.sh->doomed_gone, 1, 20));
-	assert_true(wait_for(&log.calls, 10, 20));
-	assert_int_equal(atomic_load(&log.bad), 10);
+	assert_int_equal(atomic_load(&T.sh->kept_reply), OCK_RPC_ERR_CONN_BROKEN);
+	assert_true(wait_for(&log.calls, 11, 20));
+	assert_int_equal(atomic_load(&log.bad), 11);
 	assert_int_equal(log.last, OCK_RPC_ERR_CONN_BROKEN);
 	assert_true(wait_for(&doomed_breaks, 1, 20));
 	usleep(200000);
 	assert_int_equal(atomic_load(&doomed_breaks), 1);
-	assert_int_equal(atomic_load(&log.calls), 10);
+	assert_int_equal(atomic_load(&log.calls), 11);
 	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &q, &rb, NULL), OCK_RPC_OK);
 	assert_int_equal(back[0], 'q');
 }
@@ -1032,6 +1093,7 @@ main(void)
 		cmocka_unit_test(test_new_and_break_handlers),
 		cmocka_unit_test(test_wrong_server_name_refused),
 		cmocka_unit_test(test_segment_sizes_of_both_sides),
+		cmocka_unit_test(test_full_session_refuses_then_takes),
 		cmocka_unit_test(test_server_destroy_fails_calls),
 	};
 

@@ -8,7 +8,7 @@
 #     to 64 KiB (a frame in several SENDs), then up to 4 MiB (those over
 #     the segment size by rendezvous: the server READs them), from 4
 #     threads, every byte checked;
-#   - the calls up to 64 KiB again with one polling thread a side
+#   - 10^5 calls up to 64 KiB with one polling thread a side
 #     (worker.inline), each on a cpu of its own;
 #   - calls up to 4 MiB from a client that started the EAL itself;
 #   - the same through a bad wire (both sides inline)
@@ -27,6 +27,7 @@ server_bin=${HCOM_SERVER:?path of hcom_server}
 client_bin=${HCOM_CLIENT:?path of hcom_client}
 wire_faults=${WIRE_FAULTS:?path of wire_faults}
 calls=${HCOM_RDMA_CALLS:-5000}
+inline_calls=${HCOM_RDMA_INLINE_CALLS:-100000}
 big_calls=${HCOM_RDMA_BIG_CALLS:-300}
 fault_calls=${HCOM_RDMA_FAULT_CALLS:-300}
 fault_rndv_calls=${HCOM_RDMA_FAULT_RNDV_CALLS:-100}
@@ -115,13 +116,13 @@ grep -q ' right ([1-9][0-9]* by rendezvous)' "$work/stress_big.out" || fail "no 
 kill -TERM $server
 wait $server || fail "the stress server's end"
 
-# ---- the same calls, one polling thread a side -----------------------------------------
+# ---- 10^5 such calls, one polling thread a side -----------------------------------------
 as_side server-inline srv inline_server.out "$stress" server 198.18.0.1 4000 65536
 server=$last
 wait_line "$work/inline_server.out" '^listening on' 20 || fail "the inline server did not listen"
 grep -q 'the control lcore polls for the 1 workers' "$work/inline_server.out" ||
 	fail "the server's workers were launched"
-as_side client-inline cli inline_client.out "$stress" client 198.18.0.1 4000 65536 "$calls" 4 65536 $RANDOM
+as_side client-inline cli inline_client.out "$stress" client 198.18.0.1 4000 65536 "$inline_calls" 4 65536 $RANDOM
 wait $last || fail "hcom_stress client, worker.inline"
 echo "worker.inline: $(grep 'calls from' "$work/inline_client.out")"
 

@@ -24,6 +24,7 @@
 #include "rpc_private.h"
 #include "rpc_rdma.h"
 #include "rpc_tcp.h"
+#include "rpc_tls.h"
 
 RTE_LOG_REGISTER(rpc_logtype, droce.rpc, INFO);
 
@@ -140,6 +141,17 @@ OckRpcServerCreateWithCfg(const char *ip, uint16_t port, OckRpcServer *server,
 	if (st != OCK_RPC_OK) {
 		free(srv);
 		return st;
+	}
+	/* Its certificate and key are loaded now (the passphrase erased). */
+	if (srv->conf.tls) {
+		char who[96];
+
+		snprintf(who, sizeof(who), "server %s", srv->conf.name);
+		srv->tls = rpc_tls_ctx_new(&srv->conf, true, who, &st);
+		if (srv->tls == NULL) {
+			free(srv);
+			return st;
+		}
 	}
 	snprintf(srv->ip, sizeof(srv->ip), "%s", ip);
 	srv->port = port;
@@ -293,6 +305,7 @@ OckRpcServerDestroy(OckRpcServer server)
 	rpc_wait_zero(&srv->nb_sessions);
 	rpc_engine_destroy(srv->engine);
 	rpc_rdma_listener_free(srv);
+	rpc_tls_ctx_free(srv->tls);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }
@@ -443,6 +456,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	struct rpc_engine *e;
 	struct rpc_session *s;
 	struct rpc_rdma_link *link = NULL;
+	struct rpc_tls *tls = NULL;
 	uint32_t server_max;
 	char peer[64];
 	OckRpcStatus st;
@@ -458,26 +472,45 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 		return st;
 	if (conf.type == RPC_TRANSPORT_RDMA && !rpc_rdma_start())
 		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
+	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
+	/* A connect's own certificate and key, loaded for it. */
+	if (conf.tls) {
+		char who[160];
+		struct rpc_tls_ctx *c;
+
+		snprintf(who, sizeof(who), "connect to %s (server %s)", peer, conf.name);
+		c = rpc_tls_ctx_new(&conf, false, who, &st);
+		if (c == NULL)
+			return st;
+		tls = rpc_tls_new(c, false);
+		rpc_tls_ctx_free(c);
+		if (tls == NULL)
+			return OCK_RPC_ERR_NO_MEMORY;
+	}
 	e = clients_engine_get(&conf);
-	if (e == NULL)
+	if (e == NULL) {
+		rpc_tls_free(tls);
 		return OCK_RPC_ERR_NO_MEMORY;
+	}
 	if (conf.type == RPC_TRANSPORT_RDMA)
-		st = rpc_rdma_connect(ip, port, &conf, &link, &server_max);
+		st = rpc_rdma_connect(ip, port, &conf, tls, &link, &server_max);
 	else
-		st = rpc_tcp_connect(ip, port, &conf, &fd, &server_max);
+		st = rpc_tcp_connect(ip, port, &conf, tls, &fd, &server_max);
 	if (st != OCK_RPC_OK) {
+		rpc_tls_free(tls);
 		clients_engine_put(e);
 		return st;
 	}
-	snprintf(peer, sizeof(peer), "%s:%u", ip, port);
 	s = rpc_session_new(rpc_engine_pick(e), fd, true, &conf, peer);
 	if (s == NULL) {
 		if (fd >= 0)
 			close(fd);
 		rpc_rdma_link_free(link);
+		rpc_tls_free(tls);
 		clients_engine_put(e);
 		return OCK_RPC_ERR_NO_MEMORY;
 	}
+	s->tls = tls;
 	if (link != NULL)
 		rpc_rdma_bind(s, link);
 	s->peer_max_payload = server_max;

@@ -204,9 +204,10 @@ check_tls(const OckRpcCreateConfig *cfg, struct rpc_conf *c, bool said)
 		c->tls = false;
 		return OCK_RPC_OK;
 	}
-	RPC_LOG(ERR, "config: TLS for RPC sessions is not in droce yet; set %s=no",
-		OCK_RPC_STR_ENABLE_TLS);
-	return OCK_RPC_ERR_UNSUPPORT;
+	c->tls_ca = cfg->getCaAndVerify;
+	c->tls_cert = cfg->getCert;
+	c->tls_key = cfg->getPriKey;
+	return OCK_RPC_OK;
 }
 
 OckRpcStatus

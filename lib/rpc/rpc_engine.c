@@ -220,7 +220,7 @@ void
 rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s)
 {
 	if (!w->in_tasks || self != w) {
-		s->ops->flush(s);
+		rpc_session_flush(s);
 		return;
 	}
 	if (s->flush_due)
@@ -249,7 +249,7 @@ run_tasks(struct rpc_worker *w)
 
 		w->flush_first = s->flush_next;
 		s->flush_due = false;
-		s->ops->flush(s);
+		rpc_session_flush(s);
 		rpc_session_unref(s);
 	}
 	return n;

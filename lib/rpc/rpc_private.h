@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -46,6 +47,8 @@ extern int rpc_logtype;
 #define RPC_DEFAULT_IN_FLIGHT 1024
 /* A HELLO's payload at most: name, info, their NULs, the segment size. */
 #define RPC_HELLO_MAX_PAYLOAD (2 * (RPC_NAME_MAX + 1) + 4)
+/* A TLS record's first byte when it carries a handshake (a ClientHello). */
+#define RPC_TLS_HANDSHAKE_RECORD 0x16
 /* How long the opening of a session (connect, HELLO, WELCOME) may take. */
 #define RPC_OPENING_TIMEOUT_MS 10000
 
@@ -67,6 +70,10 @@ struct rpc_conf {
 	OckRpcRndvMemFree rndv_free;
 	unsigned int heartbeat_idle_s;
 	bool tls;
+	/* With TLS: the mask's three callbacks. */
+	OckRpcTlsGetCAAndVerify tls_ca;
+	OckRpcTlsGetCert tls_cert;
+	OckRpcTlsGetPrivateKey tls_key;
 	char info[RPC_INFO_MAX + 1];    /* a client's client.create.info */
 	bool self_polling;
 };
@@ -93,6 +100,8 @@ struct rpc_task_queue {
 
 struct rpc_session;
 struct rpc_rdma_link;
+struct rpc_tls;
+struct rpc_tls_ctx;
 TAILQ_HEAD(rpc_session_list, rpc_session);
 
 struct rpc_engine;
@@ -194,6 +203,13 @@ struct rpc_transport_ops {
 	void (*poll)(struct rpc_session *s);
 	/* Write what the connection takes of the session's queue. */
 	void (*flush)(struct rpc_session *s);
+	/* Write what the connection takes of @p len bytes (TLS records):
+	 * how many, -EAGAIN when none now (it calls rpc_session_flush()
+	 * when it can take more), or another -errno.
+	 */
+	ssize_t (*write)(struct rpc_session *s, const void *data, size_t len);
+	/* Everything went: stop asking to write (NULL: nothing to do). */
+	void (*written)(struct rpc_session *s);
 	/* A BYE, now, if the connection takes it. */
 	void (*say_bye)(struct rpc_session *s);
 	/* The session ended: stop watching, close the connection. */
@@ -268,6 +284,7 @@ struct rpc_session {
 	const struct rpc_transport_ops *ops;
 	int fd;                         /* TCP */
 	struct rpc_rdma_link *rdma;     /* RDMA, until released */
+	struct rpc_tls *tls;            /* TLS on it: the frames go through it */
 	uint16_t droce_port;            /* RDMA: the port of its QP */
 	bool attached;                  /* its connection is up, until detach */
 	uint32_t max_payload;           /* what it takes: its segment size */
@@ -358,9 +375,11 @@ struct rpc_opening {
  * segment size.
  */
 OckRpcStatus rpc_session_open_client(const struct rpc_opening *io, const struct rpc_conf *conf,
-				     uint32_t *server_max);
+				     struct rpc_tls *tls, uint32_t *server_max);
 /* After the worker's round: its connection's last resources. */
 void rpc_session_release(struct rpc_session *s);
+/* Write what the connection takes of the queue (through TLS if on). */
+void rpc_session_flush(struct rpc_session *s);
 void rpc_session_out_sent(struct rpc_session *s, struct rpc_out *o);
 void rpc_session_close(struct rpc_session *s, OckRpcStatus status);
 void rpc_session_ref(struct rpc_session *s);
@@ -425,6 +444,7 @@ struct rpc_server {
 	struct rpc_engine *engine;
 	_Atomic(OckRpcMsgHandler) services[RPC_SERVICE_MAX + 1];
 	_Atomic(OckRpcMsgRndvHandler) rndv_services[RPC_SERVICE_MAX + 1];
+	struct rpc_tls_ctx *tls;        /* its certificate and trust, with TLS */
 	bool started;
 	atomic_bool destroying;
 	pthread_mutex_t lock;           /* its sessions' list */

@@ -47,6 +47,7 @@
 #include "droce_net.h"
 #include "droce_rc.h"
 #include "rpc_rdma.h"
+#include "rpc_tls.h"
 
 /* Bytes one SEND carries at most: a frame longer goes in several. */
 #define CHUNK 8192
@@ -1081,6 +1082,24 @@ rdma_flush(struct rpc_session *s)
 	}
 }
 
+/* As many chunks of @p data as there are free: the bytes they took. */
+static ssize_t
+rdma_write(struct rpc_session *s, const void *data, size_t len)
+{
+	struct rpc_rdma_link *l = s->rdma;
+	size_t done = 0;
+
+	while (done < len && l->nb_free != 0) {
+		size_t n = RTE_MIN(len - done, (size_t)CHUNK);
+		int ret = link_send(l, (const uint8_t *)data + done, n);
+
+		if (ret != 0)
+			return done != 0 ? (ssize_t)done : ret;
+		done += n;
+	}
+	return done != 0 ? (ssize_t)done : -EAGAIN;
+}
+
 static void
 send_ready(struct rpc_watch *w, uint32_t events)
 {
@@ -1092,8 +1111,9 @@ send_ready(struct rpc_watch *w, uint32_t events)
 	rpc_session_ref(s);
 	reap(l);
 	/* The SENDs first: an operation posted before them would hold them. */
-	if (s->state != SESSION_ENDED && !STAILQ_EMPTY(&s->out))
-		rdma_flush(s);
+	if (s->state != SESSION_ENDED && (!STAILQ_EMPTY(&s->out) ||
+					   (s->tls != NULL && rpc_tls_pending(s))))
+		rpc_session_flush(s);
 	if (s->state != SESSION_ENDED)
 		post_waiting(l);
 	rpc_session_unref(s);
@@ -1277,6 +1297,7 @@ const struct rpc_transport_ops rpc_rdma_ops = {
 	.attach = rdma_attach,
 	.poll = rdma_poll,
 	.flush = rdma_flush,
+	.write = rdma_write,
 	.say_bye = rdma_say_bye,
 	.detach = rdma_detach,
 	.release = rdma_release,
@@ -1606,7 +1627,7 @@ await_established(struct rpc_rdma_link *l, const struct opening *op, const char 
 
 OckRpcStatus
 rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
-		 struct rpc_rdma_link **out, uint32_t *server_max)
+		 struct rpc_tls *tls, struct rpc_rdma_link **out, uint32_t *server_max)
 {
 	struct droce_cm_conn_param param = conn_param();
 	struct opening op = { .deadline_ns = rpc_now_ns() +
@@ -1656,7 +1677,7 @@ rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
 	st = rpc_session_open_client(&(struct rpc_opening){ .write_all = opening_write,
 							    .read_exact = opening_read,
 							    .arg = &op, .where = where },
-				     conf, server_max);
+				     conf, tls, server_max);
 	if (st != OCK_RPC_OK) {
 		rpc_rdma_link_free(l);
 		return st;

@@ -29,12 +29,13 @@ void rpc_rdma_unlisten(struct rpc_server *srv);
 /* After the engine ended: what the listener still holds. */
 void rpc_rdma_listener_free(struct rpc_server *srv);
 
-/* Connect to @p ip:@p port and open a session there (HELLO, WELCOME):
- * the connection in @p link, for rpc_rdma_bind(), and the server's
- * segment size.
+/* Connect to @p ip:@p port and open a session there (HELLO, WELCOME),
+ * through @p tls if not NULL: the connection in @p link, for
+ * rpc_rdma_bind(), and the server's segment size.
  */
 OckRpcStatus rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
-			      struct rpc_rdma_link **link, uint32_t *server_max);
+			      struct rpc_tls *tls, struct rpc_rdma_link **link,
+			      uint32_t *server_max);
 /* Give @p s the connection @p link, before it is adopted. */
 void rpc_rdma_bind(struct rpc_session *s, struct rpc_rdma_link *link);
 /* A connection that never became a session's. */

@@ -24,6 +24,7 @@
 
 #include "rpc_private.h"
 #include "rpc_tcp.h"
+#include "rpc_tls.h"
 
 /* ---- lifetime ------------------------------------------------------------------- */
 
@@ -71,6 +72,7 @@ rpc_session_unref(struct rpc_session *s)
 	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	rpc_engine_unref(s->w->engine);
+	rpc_tls_free(s->tls);
 	free(s->rx);
 	free(s);
 }
@@ -114,6 +116,13 @@ rpc_session_take_frames(struct rpc_session *s)
 			}
 			break;
 		}
+		if (ret != RPC_FRAME_OK && s->state == SESSION_HELLO && s->rx_len - off >= 2 &&
+		    s->rx[off] == RPC_TLS_HANDSHAKE_RECORD && s->rx[off + 1] == 3) {
+			RPC_LOG(ERR, "session with %s refused: it speaks TLS, and %s=no here",
+				s->peer, OCK_RPC_STR_ENABLE_TLS);
+			rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
+			return;
+		}
 		if (ret != RPC_FRAME_OK) {
 			RPC_LOG(ERR, "session with %s: a bad frame (%s) at byte %zu of what came",
 				s->peer, rpc_frame_result_str(ret), off);
@@ -148,6 +157,10 @@ rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len)
 {
 	if (s->state == SESSION_ENDED)
 		return;
+	if (s->tls != NULL) {
+		rpc_tls_bytes_in(s, data, len);
+		return;
+	}
 	/* Any bytes prove the peer alive, a frame's first part too. */
 	rpc_session_peer_alive(s);
 	if (!rpc_session_rx_room(s, s->rx_len + len)) {
@@ -157,6 +170,15 @@ rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len)
 	memcpy(s->rx + s->rx_len, data, len);
 	s->rx_len += len;
 	rpc_session_take_frames(s);
+}
+
+void
+rpc_session_flush(struct rpc_session *s)
+{
+	if (s->tls != NULL)
+		rpc_tls_flush(s);
+	else
+		s->ops->flush(s);
 }
 
 void
@@ -177,9 +199,21 @@ adopt_task(struct rpc_task *t)
 	s->attached = true;
 	rpc_worker_scan_by(s->w, s->last_rx_ns + (uint64_t)s->heartbeat_idle_s * 1000000000ull);
 	rpc_session_ref(s);
+	/* A server's session speaks TLS if its server does. */
+	if (s->server != NULL && s->server->tls != NULL && s->tls == NULL) {
+		s->tls = rpc_tls_new(s->server->tls, true);
+		if (s->tls == NULL) {
+			RPC_LOG(ERR, "session with %s: out of memory for its TLS", s->peer);
+			rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
+			rpc_session_unref(s);
+			return;
+		}
+	}
 	ret = s->ops->attach(s);
 	if (ret != 0)
 		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+	else if (s->tls != NULL)
+		rpc_tls_take(s);
 	rpc_session_unref(s);
 }
 
@@ -262,9 +296,11 @@ send_control(struct rpc_session *s, enum rpc_kind kind, int16_t status, const vo
 /* ---- opening, by a client ------------------------------------------------------- */
 
 OckRpcStatus
-rpc_session_open_client(const struct rpc_opening *io, const struct rpc_conf *conf,
-			uint32_t *server_max)
+rpc_session_open_client(const struct rpc_opening *plain, const struct rpc_conf *conf,
+			struct rpc_tls *tls, uint32_t *server_max)
 {
+	const struct rpc_opening *io = plain;
+	struct rpc_opening tls_io;
 	const char *where = io->where;
 	size_t name_len = strlen(conf->name) + 1, info_len = strlen(conf->info) + 1;
 	struct rpc_frame f = { .kind = RPC_HELLO,
@@ -275,6 +311,13 @@ rpc_session_open_client(const struct rpc_opening *io, const struct rpc_conf *con
 	uint8_t *p = hello + RPC_FRAME_HDR_SIZE;
 	int ret;
 
+	if (tls != NULL) {
+		OckRpcStatus st = rpc_tls_client_open(tls, plain, &tls_io);
+
+		if (st != OCK_RPC_OK)
+			return st;
+		io = &tls_io;
+	}
 	rpc_frame_encode(&f, hello);
 	memcpy(p, conf->name, name_len);
 	memcpy(p + name_len, conf->info, info_len);
@@ -308,7 +351,8 @@ rpc_session_open_client(const struct rpc_opening *io, const struct rpc_conf *con
 		return OCK_RPC_OK;
 	}
 	RPC_LOG(ERR, "connect to %s: %s", where, strerror(-ret));
-	return OCK_RPC_ERR_CONN_UNCONNECTED;
+	/* TLS said why already: a refusal of our certificate, say. */
+	return tls != NULL && ret == -EPROTO ? OCK_RPC_ERR_ENCRYPT : OCK_RPC_ERR_CONN_UNCONNECTED;
 }
 
 /* ---- ending ----------------------------------------------------------------------- */
@@ -326,7 +370,7 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 	 */
 	if (!STAILQ_EMPTY(&s->out) && s->attached && !s->closing) {
 		s->closing = true;
-		s->ops->flush(s);
+		rpc_session_flush(s);
 		if (s->state == SESSION_ENDED)
 			return;
 	}
@@ -364,8 +408,12 @@ end_task(struct rpc_task *t)
 	if (s->end_quiet)
 		s->announced = false;
 	/* Told it ends here: the peer hears, if it still listens. */
-	if (s->state == SESSION_OPEN)
-		s->ops->say_bye(s);
+	if (s->state == SESSION_OPEN) {
+		if (s->tls != NULL)
+			rpc_tls_say_bye(s);
+		else
+			s->ops->say_bye(s);
+	}
 	rpc_session_close(s, s->end_asked);
 	rpc_session_unref(s);           /* the task's */
 }

@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 
 #include "rpc_tcp.h"
+#include "rpc_tls.h"
 
 /* Frames one sendmsg() takes at most. */
 #define FLUSH_FRAMES 64
@@ -89,6 +90,51 @@ rpc_tcp_flush(struct rpc_session *s)
 		want_out(s, false);
 }
 
+static ssize_t
+tcp_write(struct rpc_session *s, const void *data, size_t len)
+{
+	ssize_t n = send(s->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n >= 0) {
+		if ((size_t)n < len)
+			want_out(s, true);
+		return n;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		want_out(s, true);
+		return -EAGAIN;
+	}
+	return -errno;
+}
+
+static void
+tcp_written(struct rpc_session *s)
+{
+	want_out(s, false);
+}
+
+/* With TLS: records into the session's pair, as much as it has room for. */
+static bool
+tls_read(struct rpc_session *s)
+{
+	size_t room;
+	void *p = rpc_tls_in_room(s, &room);
+	ssize_t n = recv(s->fd, p, room, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return false;
+	if (n <= 0) {
+		if (n < 0)
+			RPC_LOG(NOTICE, "session with %s: recv: %s", s->peer, strerror(errno));
+		else
+			RPC_LOG(INFO, "session with %s: the peer closed it", s->peer);
+		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+		return false;
+	}
+	rpc_tls_commit(s, (size_t)n);
+	return true;
+}
+
 void
 rpc_tcp_say_bye(struct rpc_session *s)
 {
@@ -111,10 +157,15 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 	/* Handlers may end it meanwhile: it stays until this returns. */
 	rpc_session_ref(s);
 	if (events & EPOLLOUT)
-		rpc_tcp_flush(s);
+		rpc_session_flush(s);
 	while (s->state != SESSION_ENDED) {
 		ssize_t n;
 
+		if (s->tls != NULL) {
+			if (!tls_read(s))
+				break;
+			continue;
+		}
 		if (!rpc_session_rx_room(s, RTE_MIN(s->rx_len + READ_CHUNK,
 					(size_t)RPC_FRAME_HDR_SIZE + s->max_payload))) {
 			rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
@@ -174,6 +225,8 @@ const struct rpc_transport_ops rpc_tcp_ops = {
 	.attach = tcp_attach,
 	.poll = tcp_poll,
 	.flush = rpc_tcp_flush,
+	.write = tcp_write,
+	.written = tcp_written,
 	.say_bye = rpc_tcp_say_bye,
 	.detach = tcp_detach,
 };
@@ -384,8 +437,8 @@ socket_read(void *arg, void *buf, size_t len)
 }
 
 OckRpcStatus
-rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int *fd_out,
-		uint32_t *server_max)
+rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, struct rpc_tls *tls,
+		int *fd_out, uint32_t *server_max)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	char where[2 * RPC_NAME_MAX];
@@ -405,7 +458,7 @@ rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf, int 
 	st = rpc_session_open_client(&(struct rpc_opening){ .write_all = socket_write,
 							       .read_exact = socket_read,
 							       .arg = &fd, .where = where },
-				     conf, server_max);
+				     conf, tls, server_max);
 	if (st != OCK_RPC_OK) {
 		close(fd);
 		return st;

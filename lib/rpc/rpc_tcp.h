@@ -29,10 +29,10 @@ OckRpcStatus rpc_tcp_listen(struct rpc_server *srv);
 void rpc_tcp_unlisten(struct rpc_server *srv);
 
 /* Connect to @p ip:@p port and open a session there as @p conf says
- * (the server's name, our info and segment size): the socket, ready for
- * a worker, and the server's segment size.
+ * (the server's name, our info and segment size), through @p tls if not
+ * NULL: the socket, ready for a worker, and the server's segment size.
  */
 OckRpcStatus rpc_tcp_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
-			     int *fd, uint32_t *server_max);
+			     struct rpc_tls *tls, int *fd, uint32_t *server_max);
 
 #endif /* DROCE_RPC_TCP_H */

@@ -11,6 +11,8 @@
 #   - 10^5 calls up to 64 KiB with one polling thread a side
 #     (worker.inline), each on a cpu of its own;
 #   - calls up to 4 MiB from a client that started the EAL itself;
+#   - 10^4 calls up to 64 KiB with TLS on both sides, inline (certificates
+#     from tests/tools/make_test_pki.sh);
 #   - the same through a bad wire (both sides inline)
 #     (tests/tools/wire_faults between two veth pairs): calls up to
 #     64 KiB with 10 % of the frames each way dropped, 10 % duplicated,
@@ -22,12 +24,14 @@
 # interrupt thread while the lcores may be polling them, so a process
 # whose memif peer exits or is killed can fault; a veth outlives its ends.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 stress=${HCOM_STRESS:?path of hcom_stress}
 server_bin=${HCOM_SERVER:?path of hcom_server}
 client_bin=${HCOM_CLIENT:?path of hcom_client}
 wire_faults=${WIRE_FAULTS:?path of wire_faults}
 calls=${HCOM_RDMA_CALLS:-5000}
 inline_calls=${HCOM_RDMA_INLINE_CALLS:-100000}
+tls_calls=${HCOM_RDMA_TLS_CALLS:-10000}
 big_calls=${HCOM_RDMA_BIG_CALLS:-300}
 fault_calls=${HCOM_RDMA_FAULT_CALLS:-300}
 fault_rndv_calls=${HCOM_RDMA_FAULT_RNDV_CALLS:-100}
@@ -125,7 +129,6 @@ grep -q 'the control lcore polls for the 1 workers' "$work/inline_server.out" ||
 as_side client-inline cli inline_client.out "$stress" client 198.18.0.1 4000 65536 "$inline_calls" 4 65536 $RANDOM
 wait $last || fail "hcom_stress client, worker.inline"
 echo "worker.inline: $(grep 'calls from' "$work/inline_client.out")"
-
 # ---- a client that started the EAL itself ----------------------------------------------
 # An application that runs DPDK (hcom_stress with HCOM_STRESS_APP_EAL):
 # the library takes none of its lcores but registers a thread of its own
@@ -141,6 +144,20 @@ grep -q "the application started the EAL: the library's stack runs on lcore [0-9
 echo "the application's EAL: $(grep 'calls from' "$work/app_eal_client.out")"
 kill -TERM $server
 wait $server || fail "the inline server's end"
+
+# ---- TLS, one polling thread a side -------------------------------------------------------
+mkdir "$work/pki"
+"$here/../tools/make_test_pki.sh" "$work/pki"
+as_side server-inline srv tls_server.out env HCOM_STRESS_TLS="$work/pki" \
+	"$stress" server 198.18.0.1 4000 65536
+server=$last
+wait_line "$work/tls_server.out" '^listening on' 20 || fail "the TLS server did not listen"
+as_side client-inline cli tls_client.out env HCOM_STRESS_TLS="$work/pki" \
+	"$stress" client 198.18.0.1 4000 65536 "$tls_calls" 4 65536 $RANDOM
+wait $last || fail "hcom_stress client, TLS"
+echo "TLS: $(grep 'calls from' "$work/tls_client.out")"
+kill -TERM $server
+wait $server || fail "the TLS server's end"
 
 # ---- through a bad wire ---------------------------------------------------------------
 # wire_faults joins two more veth pairs: server (wsrv) <-> wire (ws),

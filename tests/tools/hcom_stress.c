@@ -21,6 +21,10 @@
  * rest (16 bytes). The client exits
  * 0 when every call ended once, OK, with its own answer byte for byte.
  *
+ * HCOM_STRESS_TLS, when set, names a folder of tests/tools/make_test_pki.sh's
+ * certificates: both sides then speak TLS, the server with server.pem,
+ * the client with client.pem, both trusting ca.pem and its crl.pem.
+ *
  * HCOM_STRESS_APP_EAL, when set, holds EAL arguments: the program then
  * plays an application that runs DPDK itself and starts the EAL before its
  * first hcom call, as such an application would (it never cleans the EAL
@@ -58,6 +62,71 @@ static bool
 over_rdma(void)
 {
 	return strcmp(transport(), "RDMA") == 0;
+}
+
+/* ---- TLS, when HCOM_STRESS_TLS names the certificates ---------------------------------- */
+
+static bool as_server;
+static char tls_files[4][512];
+
+static const char *
+tls_file(int i, const char *name)
+{
+	snprintf(tls_files[i], sizeof(tls_files[i]), "%s/%s", getenv("HCOM_STRESS_TLS"), name);
+	return tls_files[i];
+}
+
+static void
+tls_cert(const char **path)
+{
+	*path = tls_file(0, as_server ? "server.pem" : "client.pem");
+}
+
+static void
+tls_erase(char *pass)
+{
+	memset(pass, 0, strlen(pass));
+	free(pass);
+}
+
+static void
+tls_key(const char **path, char **pass, OckRpcTlsKeypassErase *erase)
+{
+	*path = tls_file(1, as_server ? "server.key" : "client.key");
+	*pass = strdup(as_server ? "server-pass" : "client-pass");
+	*erase = tls_erase;
+}
+
+static int
+tls_verify(void *x509, const char *crl)
+{
+	(void)crl;
+	return x509 != NULL ? 1 : -1;
+}
+
+static void
+tls_ca(const char **ca, const char **crl, OckRpcTlsCertVerify *verify)
+{
+	*ca = tls_file(2, "ca.pem");
+	*crl = tls_file(3, "crl.pem");
+	*verify = tls_verify;
+}
+
+static const char *
+tls_enable(void)
+{
+	return getenv("HCOM_STRESS_TLS") != NULL ? "yes" : "no";
+}
+
+static void
+tls_callbacks(OckRpcCreateConfig *cfg)
+{
+	if (getenv("HCOM_STRESS_TLS") == NULL)
+		return;
+	cfg->mask |= OCK_RPC_CONFIG_USE_SSL_CALLBACK;
+	cfg->getCaAndVerify = tls_ca;
+	cfg->getCert = tls_cert;
+	cfg->getPriKey = tls_key;
 }
 
 static uint64_t
@@ -148,7 +217,7 @@ serve(const char *ip, const char *port, const char *segsize)
 {
 	RpcConfigPair pairs[] = {
 		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, transport() },
-		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_WRK_THR_GRP, "2" },
+		{ OCK_RPC_STR_ENABLE_TLS, tls_enable() }, { OCK_RPC_STR_WRK_THR_GRP, "2" },
 		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, segsize },
 		{ OCK_RPC_STR_ENABLE_SEND_RNDV, "yes" },
 		{ OCK_RPC_STR_RNDV_MALLOC, (const char *)(uintptr_t)rndv_malloc },
@@ -163,6 +232,8 @@ serve(const char *ip, const char *port, const char *segsize)
 
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	as_server = true;
+	tls_callbacks(&cfg);
 	if (OckRpcServerCreateWithCfg(ip, (uint16_t)atoi(port), &server, &cfg) != OCK_RPC_OK)
 		return 1;
 	for (uint16_t id = 0; id <= 999; id++) {
@@ -368,7 +439,7 @@ run_client(char **argv)
 {
 	RpcConfigPair pairs[] = {
 		{ OCK_RPC_STR_SERVER_NAME, NAME }, { OCK_RPC_STR_COMMUNICATION_TYPE, transport() },
-		{ OCK_RPC_STR_ENABLE_TLS, "no" }, { OCK_RPC_STR_PRE_SEGMENT_SIZE, argv[4] },
+		{ OCK_RPC_STR_ENABLE_TLS, tls_enable() }, { OCK_RPC_STR_PRE_SEGMENT_SIZE, argv[4] },
 	};
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
 				   .configs = { 4, pairs } };
@@ -385,6 +456,7 @@ run_client(char **argv)
 	/* As hcom's users do: memory regions belong to a server, here one
 	 * that never starts.
 	 */
+	tls_callbacks(&cfg);
 	if (w == NULL || threads == 0 || max < HEAD ||
 	    OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) != OCK_RPC_OK ||
 	    OckRpcServerCreateWithCfg(argv[2], 0, &regions, &cfg) != OCK_RPC_OK)

@@ -60,6 +60,7 @@ int bench_stream_pps(const struct bench_opts *o);
 int bench_stream_scale(const struct bench_opts *o);
 int bench_rc(const struct bench_opts *o);
 int bench_rpc(const struct bench_opts *o);
+int bench_rpc_tls(const struct bench_opts *o);
 /* The other process of the rc case (droce-bench -- --rc-peer). */
 int bench_rc_peer(void);
 

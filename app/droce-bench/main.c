@@ -85,6 +85,8 @@ static const struct bench_case cases[] = {
 	  bench_rc },
 	{ "rpc", "hcom4db calls over TCP between two processes vs kernel TCP (ping-pong, rate)",
 	  bench_rpc },
+	{ "rpc-tls", "hcom4db calls over TCP with TLS 1.3 vs without (64 B ping-pong, 64 KiB GB/s)",
+	  bench_rpc_tls },
 };
 
 static void

@@ -18,6 +18,9 @@
 #     64 KiB with 10 % of the frames each way dropped, 10 % duplicated,
 #     10 % reordered; up to 256 KiB (rendezvous) with 10 % dropped and 10 %
 #     reordered;
+#   - TLS through a wire that flips one byte of a SEND and fixes its
+#     ICRC: RC takes it, TLS does not; the session breaks, its calls
+#     fail, no answer is wrong;
 #   - the example server and client (openGauss's usage);
 #   - kill -9 of each side mid-run: the other hears within the bound.
 # Not net_memif: DPDK 22.11's memif unmaps a link's rings from its
@@ -206,6 +209,35 @@ bad_wire faults "$fault_calls" 65536 --drop 0.1 --duplicate 0.1 --reorder 0.1
 # access error). Not duplicated: a stale duplicate READ request does that
 # too, as on rxe.
 bad_wire rndv-faults "$fault_rndv_calls" 262144 --drop 0.1 --reorder 0.1
+
+# TLS, and the 300th SEND from the server has a byte flipped (its ICRC
+# made again): the client's TLS refuses the record and ends the session.
+n=$((n + 1))
+ip netns exec "$ns_wire" "$wire_faults" --no-pci --no-huge -m 256 --file-prefix "hcr-$$-$n" \
+	--lcores "0@($cpus_list)" --log-level lib.eal:error \
+	"--vdev=net_af_packet0,iface=ws,qpairs=2,framecnt=4096" \
+	"--vdev=net_af_packet1,iface=wc,qpairs=2,framecnt=4096" -- \
+	--seconds 200 --queues 2 --tamper 300 >"$work/tamper-wire.out" 2>&1 &
+wire=$!
+wait_line "$work/tamper-wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
+as_side server-inline wsrv tamper-server.out env HCOM_STRESS_TLS="$work/pki" \
+	"$stress" server 198.18.0.1 4000 65536
+server=$last
+wait_line "$work/tamper-server.out" '^listening on' 20 || fail "tamper: the stress server did not listen"
+as_side client-inline wcli tamper-client.out env HCOM_STRESS_TLS="$work/pki" \
+	"$stress" client 198.18.0.1 4000 65536 2000 4 4096 $RANDOM
+wait $last && fail "tamper: every call succeeded through a tampered record"
+kill -TERM $server
+wait $server || fail "tamper: the stress server's end"
+kill -TERM $wire
+wait $wire || true
+grep 'calls from' "$work/tamper-client.out"
+grep 'wire_faults: port 0' "$work/tamper-wire.out"
+grep -q 'port 0 -> 1: .* 1 tampered with' "$work/tamper-wire.out" || fail "tamper: the wire flipped nothing"
+grep -q ' [1-9][0-9]* failed, 0 wrong;' "$work/tamper-client.out" ||
+	fail "tamper: not 'some failed, none wrong'"
+grep -q 'TLS: .*bad record mac; the session ends' "$work/tamper-client.out" ||
+	fail "tamper: the client's TLS did not say why"
 else
 	echo "bad wire runs: off (HCOM_RDMA_BAD_WIRE=0)"
 fi

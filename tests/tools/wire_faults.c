@@ -11,6 +11,11 @@
  *
  *   wire_faults [EAL options with two vdevs] -- --seconds S
  *       [--drop P] [--duplicate P] [--reorder P] [--seed N] [--both]
+ *       [--tamper N]
+ *
+ * --tamper N flips one payload byte of the Nth RoCEv2 SEND (with a
+ * payload) from port 0 and computes its ICRC again, so that RC takes it
+ * as sent: what runs above RC must notice (TLS's record tag, say).
  *
  * P is a fraction (0.03 is 3 %). Runs until SIGTERM or SIGINT or S seconds,
  * then prints what it did to each direction. Exit status: 0, 1 at run
@@ -30,7 +35,11 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_ip.h>
 #include <rte_random.h>
+#include <rte_udp.h>
+
+#include "droce_roce.h"
 
 #define PROG "wire_faults"
 #define BURST 32
@@ -43,7 +52,7 @@ struct direction {
 	bool faulty;
 	struct rte_mbuf *held;
 	uint64_t held_since;
-	uint64_t passed, dropped, duplicated, reordered, tx_dropped;
+	uint64_t passed, dropped, duplicated, reordered, tx_dropped, tampered;
 };
 
 struct fault_rates {
@@ -51,6 +60,8 @@ struct fault_rates {
 };
 
 static volatile sig_atomic_t stop;
+static uint64_t tamper_at;      /* --tamper: which SEND; 0, none */
+static uint64_t sends_seen;
 static struct rte_mempool *pool;
 static uint16_t nb_queues;
 
@@ -102,6 +113,42 @@ is_ipv4(const struct rte_mbuf *m)
 	       eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4);
 }
 
+/* With --tamper: a SEND's payload, one byte flipped, its ICRC made again. */
+static void
+tamper(struct direction *d, struct rte_mbuf *m)
+{
+	const uint32_t l3 = sizeof(struct rte_ether_hdr);
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint8_t *bth, opcode;
+	uint32_t hdrs, len, payload;
+
+	if (tamper_at == 0 || sends_seen >= tamper_at || !is_ipv4(m) || m->nb_segs != 1 ||
+	    rte_pktmbuf_data_len(m) < l3 + sizeof(*ip) + sizeof(*udp) + sizeof(struct droce_bth))
+		return;
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, l3);
+	if (ip->next_proto_id != IPPROTO_UDP || rte_ipv4_hdr_len(ip) != sizeof(*ip))
+		return;
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	bth = (uint8_t *)(udp + 1);
+	opcode = bth[0];
+	if (udp->dst_port != RTE_BE16(DROCE_ROCE_UDP_PORT) || opcode > DROCE_OP_SEND_ONLY_IMM)
+		return;
+	hdrs = sizeof(struct droce_bth) + (opcode == DROCE_OP_SEND_LAST_IMM ||
+				opcode == DROCE_OP_SEND_ONLY_IMM ? 4 : 0);
+	len = rte_be_to_cpu_16(udp->dgram_len);
+	if (len > rte_pktmbuf_data_len(m) - l3 - sizeof(*ip) ||
+	    len < sizeof(*udp) + hdrs + ((bth[1] >> 4) & 3) + DROCE_ICRC_LEN)
+		return;
+	payload = len - (uint32_t)sizeof(*udp) - hdrs - ((bth[1] >> 4) & 3) - DROCE_ICRC_LEN;
+	if (payload == 0 || ++sends_seen != tamper_at)
+		return;
+	bth[hdrs + payload / 2] ^= 0x01;
+	udp->dgram_cksum = 0;
+	droce_icrc_fill_mbuf(m, l3);
+	d->tampered++;
+}
+
 static void
 send_out(struct direction *d, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -123,6 +170,8 @@ judge(struct direction *d, const struct fault_rates *f, struct rte_mbuf *m,
 	uint64_t r = d->faulty && is_ipv4(m) ? rte_rand() >> 32 : UINT64_MAX;
 	struct rte_mbuf *copy;
 
+	if (d->faulty)
+		tamper(d, m);
 	if (r < f->drop) {
 		d->dropped++;
 		rte_pktmbuf_free(m);
@@ -174,8 +223,9 @@ static void
 report(const struct direction *d)
 {
 	printf(PROG ": port %u -> %u: %" PRIu64 " passed, %" PRIu64 " dropped, %" PRIu64
-	       " duplicated, %" PRIu64 " reordered, %" PRIu64 " lost at TX\n",
-	       d->from, d->to, d->passed, d->dropped, d->duplicated, d->reordered, d->tx_dropped);
+	       " duplicated, %" PRIu64 " reordered, %" PRIu64 " tampered with, %" PRIu64
+	       " lost at TX\n", d->from, d->to, d->passed, d->dropped, d->duplicated,
+	       d->reordered, d->tampered, d->tx_dropped);
 }
 
 int
@@ -189,6 +239,7 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'e' },
 		{ "both", no_argument, NULL, 'b' },
 		{ "queues", required_argument, NULL, 'q' },
+		{ "tamper", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fault_rates f = { 0 };
@@ -196,6 +247,7 @@ main(int argc, char **argv)
 	unsigned long seconds = 60, seed = 1;
 	uint64_t deadline, idle = 0;
 	int n = rte_eal_init(argc, argv), opt;
+	char *end;
 
 	if (n < 0) {
 		fprintf(stderr, PROG ": EAL: %s\n", rte_strerror(rte_errno));
@@ -227,6 +279,14 @@ main(int argc, char **argv)
 		case 'b':
 			d[1].faulty = true;
 			break;
+		case 't':
+			tamper_at = strtoull(optarg, &end, 10);
+			if (*end != '\0' || tamper_at == 0) {
+				fprintf(stderr, PROG ": --tamper \"%s\": allowed: 1 or more (the Nth SEND)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'q':
 			nb_queues = (uint16_t)strtoul(optarg, NULL, 10);
 			if (nb_queues < 1 || nb_queues > QUEUES_MAX) {
@@ -236,7 +296,7 @@ main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --queues N\n");
+			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --queues N --tamper N\n");
 			return 2;
 		}
 	}

@@ -24,7 +24,8 @@ build() {
 build "$top/usertools/droce-build.sh" build
 build env CC=clang "$top/usertools/droce-build.sh" build-fuzz -Dfuzz=true \
 	-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
-mkdir "$work/corpus"
+mkdir "$work/corpus" "$work/pki"
+"$top/tests/tools/make_test_pki.sh" "$work/pki"
 tool=$top/build/tests/tools/roce_frames
 "$tool" opcodes "$work/op.pcap" "$work/op.csv" >/dev/null 2>&1
 "$tool" random4 64 1 "$work/r4.pcap" >/dev/null 2>&1
@@ -73,6 +74,33 @@ client = (hello + rpc(3, 1, 0, 0, 1, b"a" * 100) + rpc(3, 0, 1, 0, 2, b"b" * 10)
 rndv = rpc(3, 3, 1, 0, 9, struct.pack(">QII", 0x7f0000001000, 65536, 0x1234) +
            struct.pack(">QII", 0x7f0000020000, 100, 0x1235), 2)
 for seed in (stream, rndv, client):
+    open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(seed)
+    n += 1
+# fuzz_tls: a TLS 1.3 ClientHello (first byte 0: to the server) and a
+# server's first flight (1: to a client), from Python's ssl in memory.
+import ssl
+pki = os.path.join(work, "pki")
+srv = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+srv.minimum_version = ssl.TLSVersion.TLSv1_3
+srv.load_cert_chain(os.path.join(pki, "server.pem"), os.path.join(pki, "server.key"), "server-pass")
+cli = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+cli.check_hostname = False
+cli.verify_mode = ssl.CERT_NONE
+bufs = [ssl.MemoryBIO() for _ in range(4)]
+c = cli.wrap_bio(bufs[0], bufs[1])
+s = srv.wrap_bio(bufs[2], bufs[3], server_side=True)
+try:
+    c.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = bufs[1].read()
+bufs[2].write(hello)
+try:
+    s.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+flight = bufs[3].read()
+for seed in (b"\0" + hello, b"\1" + flight, b"\0" + rpc(1), b"\1" + hello[:5] + b"\xff" * 40):
     open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(seed)
     n += 1
 print("droce-fuzz: %d seeds" % n)

@@ -595,13 +595,24 @@ response_mode(OckRpcMessage *rsp, size_t count, struct rpc_call *c)
 	return OCK_RPC_OK;
 }
 
-/* What a call carries: pieces of bytes, or rendezvous descriptors. */
+/* What a call carries: pieces of bytes, or rendezvous descriptors (and,
+ * sealed, the buffers the call then owns).
+ */
 struct call_body {
 	const OckRpcMessage *pieces;
 	size_t count;
 	const struct rpc_rndv *rndv;
 	unsigned int nb_rndv;
+	struct rpc_sealed *const *sealed;
 };
+
+/* A call that will not be made gives its sealed buffers back. */
+static void
+drop_sealed(struct rpc_session *s, const struct call_body *body)
+{
+	for (unsigned int i = 0; body->sealed != NULL && i < body->nb_rndv; i++)
+		rpc_sealed_put(s, body->sealed[i]);
+}
 
 /* A rendezvous call's frame: the descriptors. */
 static OckRpcStatus
@@ -609,9 +620,11 @@ build_rndv_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
 		   const struct call_body *body)
 {
 	struct rpc_frame f = { .kind = RPC_REQUEST, .service = service, .flags = RPC_FLAG_RNDV,
-			       .rndv_count = (uint8_t)body->nb_rndv,
-			       .payload_len = body->nb_rndv * RPC_RNDV_DESC_SIZE };
+			       .rndv_count = (uint8_t)body->nb_rndv };
 
+	if (body->sealed != NULL)
+		f.flags |= RPC_FLAG_SEALED;
+	f.payload_len = body->nb_rndv * rpc_rndv_desc_size(f.flags);
 	if (c->mode != RESPONSE_NONE)
 		f.flags |= RPC_FLAG_WANT_RESPONSE;
 	f.seq = atomic_fetch_add_explicit(&s->next_seq, 1, memory_order_relaxed);
@@ -621,7 +634,7 @@ build_rndv_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
 	if (c->frame == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
 	rpc_frame_encode(&f, c->frame);
-	rpc_rndv_encode(body->rndv, body->nb_rndv, c->frame + RPC_FRAME_HDR_SIZE);
+	rpc_rndv_encode(body->rndv, body->nb_rndv, f.flags, c->frame + RPC_FRAME_HDR_SIZE);
 	return OCK_RPC_OK;
 }
 
@@ -706,24 +719,32 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 	if (service > RPC_SERVICE_MAX || (done != NULL && done->cb == NULL)) {
 		RPC_LOG(ERR, "call: %s", service > RPC_SERVICE_MAX ? "ids are 0..999"
 			: "a done without a callback");
+		drop_sealed(s, body);
 		return OCK_RPC_ERR_INVALID_PARAM;
 	}
 	if (done == NULL && rpc_worker_would_wait_for(s->w)) {
 		RPC_LOG(ERR, "call to service %u: a synchronous call from where the session runs (its own worker, or droce's control lcore for RDMA) would wait for itself",
 			service);
+		drop_sealed(s, body);
 		return OCK_RPC_ERR;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c == NULL)
+	if (c == NULL) {
+		drop_sealed(s, body);
 		return OCK_RPC_ERR_NO_MEMORY;
+	}
 	st = response_mode(rsp, rsp_count, c);
 	if (st == OCK_RPC_OK)
 		st = build_request(s, c, service, body);
 	if (st != OCK_RPC_OK) {
+		drop_sealed(s, body);
 		free(c->frame);
 		free(c);
 		return st;
 	}
+	/* The call's from now on: they go back when it is freed. */
+	for (unsigned int i = 0; body->sealed != NULL && i < body->nb_rndv; i++)
+		c->sealed[i] = body->sealed[i];
 	c->async = done != NULL;
 	if (done != NULL)
 		c->done = *done;
@@ -733,6 +754,7 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 	async = c->async;
 	st = rpc_session_call(s, c);
 	if (st != OCK_RPC_OK) {
+		drop_sealed(s, body);
 		free(c->frame);
 		free(c);
 		return st;
@@ -783,6 +805,34 @@ OckRpcClientCallRndv(OckRpcClient client, uint16_t msgId, OckRpcMessageInfo *req
 	return OckRpcClientCallRndvIov(client, msgId, &iov, response, done);
 }
 
+/* On a TLS session the peer READs sealed copies of the buffers: each
+ * into a buffer of the session's, its descriptor pointing there.
+ */
+static bool
+seal_buffers(struct rpc_session *s, const OckRpcMessageInfoIov *request,
+	     struct rpc_rndv desc[RPC_RNDV_MAX], struct rpc_sealed *sealed[RPC_RNDV_MAX])
+{
+	for (size_t i = 0; i < request->count; i++) {
+		const OckRpcMessageInfo *r = &request->reqs[i];
+
+		sealed[i] = rpc_sealed_get(s, r->size);
+		if (sealed[i] == NULL ||
+		    !rpc_tls_seal(s->tls, (const void *)r->lAddress, sealed[i]->mem, r->size,
+				  desc[i].nonce, desc[i].tag)) {
+			if (sealed[i] != NULL)
+				RPC_LOG(ERR, "session with %s: sealing a rendezvous buffer failed",
+					s->peer);
+			for (size_t k = 0; k <= i; k++)
+				if (sealed[k] != NULL)
+					rpc_sealed_put(s, sealed[k]);
+			return false;
+		}
+		desc[i].addr = (uintptr_t)sealed[i]->mem;
+		desc[i].rkey = sealed[i]->mr->rkey;
+	}
+	return true;
+}
+
 /* The peer READs the buffers: each must lie in a memory region with its
  * key, registered on the session's droce port.
  */
@@ -791,6 +841,7 @@ OckRpcClientCallRndvIov(OckRpcClient client, uint16_t msgId, OckRpcMessageInfoIo
 			OckRpcMessage *response, OckRpcCallDone *done)
 {
 	struct rpc_rndv desc[RPC_RNDV_MAX];
+	struct rpc_sealed *sealed[RPC_RNDV_MAX];
 	struct rpc_session *s = session_of(client);
 
 	if (client == 0 || !s->client || request == NULL || request->reqs == NULL ||
@@ -817,7 +868,10 @@ OckRpcClientCallRndvIov(OckRpcClient client, uint16_t msgId, OckRpcMessageInfoIo
 		}
 		desc[i] = (struct rpc_rndv){ .addr = r->lAddress, .len = r->size, .rkey = mr->rkey };
 	}
+	if (s->tls != NULL && !seal_buffers(s, request, desc, sealed))
+		return OCK_RPC_ERR_ENCRYPT;
 	return start_call(s, msgId, &(struct call_body){ .rndv = desc,
-							 .nb_rndv = (unsigned int)request->count },
+							 .nb_rndv = (unsigned int)request->count,
+							 .sealed = s->tls != NULL ? sealed : NULL },
 			  response, 1, done);
 }

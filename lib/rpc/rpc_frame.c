@@ -21,8 +21,8 @@ struct kind_rule {
 static const struct kind_rule kind_rules[RPC_KIND_END] = {
 	[RPC_HELLO] = { .payload = true },
 	[RPC_WELCOME] = { .status = true, .payload = true },
-	[RPC_REQUEST] = { .flags = RPC_FLAG_WANT_RESPONSE | RPC_FLAG_RNDV, .service = true,
-			  .payload = true },
+	[RPC_REQUEST] = { .flags = RPC_FLAG_WANT_RESPONSE | RPC_FLAG_RNDV | RPC_FLAG_SEALED,
+			  .service = true, .payload = true },
 	[RPC_RESPONSE] = { .flags = RPC_FLAG_RNDV, .service = true, .status = true,
 			   .payload = true },
 	[RPC_HEARTBEAT] = { 0 },
@@ -71,10 +71,13 @@ check_header(const uint8_t *h, const struct rpc_frame *f)
 		return RPC_FRAME_BAD_STATUS;
 	if (!rule->payload && f->payload_len != 0)
 		return RPC_FRAME_BAD_LENGTH;
+	/* Sealed buffers are rendezvous buffers. */
+	if ((f->flags & RPC_FLAG_SEALED) && !(f->flags & RPC_FLAG_RNDV))
+		return RPC_FRAME_BAD_FLAGS;
 	/* Descriptors exactly when the flag says so, and all of the payload. */
 	if ((f->flags & RPC_FLAG_RNDV) == 0 ? f->rndv_count != 0
 	    : f->rndv_count == 0 || f->rndv_count > RPC_RNDV_MAX ||
-	      f->payload_len != (uint32_t)f->rndv_count * RPC_RNDV_DESC_SIZE)
+	      f->payload_len != (uint32_t)f->rndv_count * rpc_rndv_desc_size(f->flags))
 		return RPC_FRAME_BAD_RNDV;
 	return RPC_FRAME_OK;
 }
@@ -129,15 +132,20 @@ rpc_rndv_decode(const struct rpc_frame *f, const uint8_t *payload, uint64_t max_
 {
 	uint64_t total = 0;
 
+	uint32_t size = rpc_rndv_desc_size(f->flags);
+
 	if ((f->flags & RPC_FLAG_RNDV) == 0 || f->rndv_count == 0 ||
-	    f->rndv_count > RPC_RNDV_MAX ||
-	    f->payload_len != (uint32_t)f->rndv_count * RPC_RNDV_DESC_SIZE)
+	    f->rndv_count > RPC_RNDV_MAX || f->payload_len != (uint32_t)f->rndv_count * size)
 		return 0;
 	for (unsigned int i = 0; i < f->rndv_count; i++) {
-		const uint8_t *d = payload + i * RPC_RNDV_DESC_SIZE;
+		const uint8_t *d = payload + i * size;
 
 		desc[i] = (struct rpc_rndv){ .addr = get_be(d, 8), .len = (uint32_t)get_be(d + 8, 4),
 					     .rkey = (uint32_t)get_be(d + 12, 4) };
+		if (f->flags & RPC_FLAG_SEALED) {
+			memcpy(desc[i].nonce, d + RPC_RNDV_DESC_SIZE, RPC_SEAL_NONCE);
+			memcpy(desc[i].tag, d + RPC_RNDV_DESC_SIZE + RPC_SEAL_NONCE, RPC_SEAL_TAG);
+		}
 		/* Four 32-bit lengths cannot overflow the 64-bit total. */
 		total += desc[i].len;
 		if (desc[i].len == 0)
@@ -147,14 +155,18 @@ rpc_rndv_decode(const struct rpc_frame *f, const uint8_t *payload, uint64_t max_
 }
 
 void
-rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint8_t *out)
+rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint16_t flags, uint8_t *out)
 {
 	for (unsigned int i = 0; i < n; i++) {
-		uint8_t *d = out + i * RPC_RNDV_DESC_SIZE;
+		uint8_t *d = out + i * rpc_rndv_desc_size(flags);
 
 		put_be(d, 8, desc[i].addr);
 		put_be(d + 8, 4, desc[i].len);
 		put_be(d + 12, 4, desc[i].rkey);
+		if (flags & RPC_FLAG_SEALED) {
+			memcpy(d + RPC_RNDV_DESC_SIZE, desc[i].nonce, RPC_SEAL_NONCE);
+			memcpy(d + RPC_RNDV_DESC_SIZE + RPC_SEAL_NONCE, desc[i].tag, RPC_SEAL_TAG);
+		}
 	}
 }
 

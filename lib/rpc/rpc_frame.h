@@ -29,7 +29,9 @@
  *
  * A rendezvous frame's payload is its descriptors (struct rpc_rndv, 16
  * bytes each: address, length, rkey): the receiver allocates their total
- * and RDMA-READs them, so what the frame carries stays small.
+ * and RDMA-READs them, so what the frame carries stays small. On a TLS
+ * session the buffers are sealed (RPC_FLAG_SEALED): AES-256-GCM
+ * ciphertext, each descriptor 44 bytes with its nonce (12) and tag (16).
  *
  * Decoding checks every field against what the kind allows and every
  * length against what arrived, and says which check failed.
@@ -44,6 +46,9 @@
 #define RPC_SERVICE_MAX 999             /* users' service ids are 0..999 */
 #define RPC_RNDV_MAX 4                  /* buffers in one rendezvous message */
 #define RPC_RNDV_DESC_SIZE 16
+#define RPC_RNDV_SEALED_DESC_SIZE 44
+#define RPC_SEAL_NONCE 12
+#define RPC_SEAL_TAG 16
 
 enum rpc_kind {
 	RPC_HELLO = 1,          /* client -> server: the session's opening (name, info) */
@@ -58,7 +63,8 @@ enum rpc_kind {
 
 #define RPC_FLAG_WANT_RESPONSE 0x0001u  /* REQUEST: the caller waits for a RESPONSE */
 #define RPC_FLAG_RNDV 0x0002u           /* REQUEST, RESPONSE: the payload is descriptors */
-#define RPC_FLAGS_KNOWN (RPC_FLAG_WANT_RESPONSE | RPC_FLAG_RNDV)
+#define RPC_FLAG_SEALED 0x0004u         /* REQUEST with RNDV: the buffers are ciphertext */
+#define RPC_FLAGS_KNOWN (RPC_FLAG_WANT_RESPONSE | RPC_FLAG_RNDV | RPC_FLAG_SEALED)
 
 struct rpc_frame {
 	enum rpc_kind kind;
@@ -70,12 +76,23 @@ struct rpc_frame {
 	uint8_t rndv_count;
 };
 
-/* One buffer of a rendezvous message, where its sender registered it. */
+/* One buffer of a rendezvous message, where its sender registered it;
+ * sealed, its nonce and tag.
+ */
 struct rpc_rndv {
 	uint64_t addr;
 	uint32_t len;
 	uint32_t rkey;
+	uint8_t nonce[RPC_SEAL_NONCE];
+	uint8_t tag[RPC_SEAL_TAG];
 };
+
+/* The bytes of a rendezvous frame's descriptors. */
+static inline uint32_t
+rpc_rndv_desc_size(uint16_t flags)
+{
+	return flags & RPC_FLAG_SEALED ? RPC_RNDV_SEALED_DESC_SIZE : RPC_RNDV_DESC_SIZE;
+}
 
 /* What decoding found: the frame, more bytes wanted, or what is wrong. */
 enum rpc_frame_result {
@@ -118,8 +135,8 @@ void rpc_frame_encode(const struct rpc_frame *f, uint8_t out[RPC_FRAME_HDR_SIZE]
 uint64_t rpc_rndv_decode(const struct rpc_frame *f, const uint8_t *payload, uint64_t max_total,
 			 struct rpc_rndv desc[RPC_RNDV_MAX]);
 
-/* @p n descriptors into @p out (n * RPC_RNDV_DESC_SIZE bytes). */
-void rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint8_t *out);
+/* @p n descriptors into @p out (n * rpc_rndv_desc_size(@p flags) bytes). */
+void rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint16_t flags, uint8_t *out);
 
 /* A 4-byte big-endian number of a payload (the opening's segment sizes). */
 static inline uint32_t

@@ -102,6 +102,8 @@ struct rpc_session;
 struct rpc_rdma_link;
 struct rpc_tls;
 struct rpc_tls_ctx;
+struct rpc_sealed;
+struct droce_mr;
 TAILQ_HEAD(rpc_session_list, rpc_session);
 
 struct rpc_engine;
@@ -258,6 +260,7 @@ struct rpc_call {
 	uint64_t deadline_ns;           /* 0: none */
 	atomic_int state;
 	OckRpcStatus status;
+	struct rpc_sealed *sealed[RPC_RNDV_MAX];        /* its sealed rendezvous buffers */
 };
 TAILQ_HEAD(rpc_call_list, rpc_call);
 
@@ -285,6 +288,10 @@ struct rpc_session {
 	int fd;                         /* TCP */
 	struct rpc_rdma_link *rdma;     /* RDMA, until released */
 	struct rpc_tls *tls;            /* TLS on it: the frames go through it */
+	/* A TLS client's sealed rendezvous buffers that wait for a call. */
+	pthread_mutex_t sealed_lock;
+	struct rpc_sealed *sealed_free;
+	unsigned int nb_sealed_free;
 	uint16_t droce_port;            /* RDMA: the port of its QP */
 	bool attached;                  /* its connection is up, until detach */
 	uint32_t max_payload;           /* what it takes: its segment size */
@@ -402,6 +409,23 @@ void rpc_session_refuse(struct rpc_session *s, const struct rpc_frame *f, OckRpc
 
 /* Rendezvous messages (rpc_rndv.c), on the server. */
 struct rpc_rndv_in;
+/* A TLS client's rendezvous buffer, sealed: its ciphertext, registered
+ * for the server's READ, reused from call to call.
+ */
+struct rpc_sealed {
+	struct rpc_sealed *next;
+	uint8_t *mem;
+	size_t cap;
+	struct droce_mr *mr;
+};
+/* One of @p s's sealed buffers of @p len bytes or more; NULL (logged)
+ * when none can be made.
+ */
+struct rpc_sealed *rpc_sealed_get(struct rpc_session *s, uint32_t len);
+/* Back to @p s for the next call (or freed, past a few kept). */
+void rpc_sealed_put(struct rpc_session *s, struct rpc_sealed *b);
+/* @p s ends: its kept ones go. */
+void rpc_sealed_pool_free(struct rpc_session *s);
 /* A REQUEST with descriptors: buffers, READs, then the handler. */
 void rpc_rndv_take(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payload);
 /* OckRpcServerCleanupRndvCtx. */

@@ -10,13 +10,21 @@
  * handler once every READ is in. The context lives until
  * OckRpcServerCleanupRndvCtx, which gives the buffers back with the
  * rndv free callback; it answers as a plain message's does.
+ *
+ * On a TLS session the client seals each buffer (rpc_tls_seal()) into
+ * one of its own, registered and reused: the server READs ciphertext and
+ * unseals it in place before the handler sees it; a tag that does not
+ * match ends the session.
  */
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "droce_rc.h"
 #include "rpc_private.h"
 #include "rpc_rdma.h"
+#include "rpc_tls.h"
 
 /* A READ brings at most this much: the session's SENDs (replies,
  * heartbeats) pass between the pieces (see rpc_rdma.c's OPS_IN_FLIGHT),
@@ -32,6 +40,7 @@ struct rndv_buf {
 	uint32_t read;                  /* bytes asked for so far */
 	uint64_t remote;
 	struct droce_mr *own_mr;        /* registered for this message alone */
+	uint8_t nonce[RPC_SEAL_NONCE], tag[RPC_SEAL_TAG];       /* sealed */
 };
 
 struct rpc_rndv_in {
@@ -41,6 +50,7 @@ struct rpc_rndv_in {
 	unsigned int count;
 	unsigned int pending;           /* READs out, and the poster's guard */
 	bool failed;
+	bool sealed;                    /* the READs bring ciphertext */
 	atomic_bool cleaned;
 	struct rndv_buf buf[RPC_RNDV_MAX];
 };
@@ -72,6 +82,19 @@ deliver(struct rpc_rndv_in *in)
 		 */
 		rpc_ctx_unref(ctx);
 		return;
+	}
+	for (unsigned int i = 0; in->sealed && i < in->count; i++) {
+		struct rndv_buf *b = &in->buf[i];
+
+		if (!rpc_tls_unseal(ctx->s->tls, (void *)b->addr, b->len, b->nonce, b->tag)) {
+			struct rpc_session *s = ctx->s;
+
+			RPC_LOG(ERR, "session with %s: rendezvous buffer %u (%" PRIu32 " bytes) failed its tag (changed on the way, or not sealed by the peer); the session ends",
+				s->peer, i, b->len);
+			rpc_ctx_unref(ctx);
+			rpc_session_close(s, OCK_RPC_ERR_DECRYPT);
+			return;
+		}
 	}
 	for (unsigned int i = 0; i < in->count; i++)
 		msg.msg[i] = (OckRpcMessage){ (void *)in->buf[i].addr, in->buf[i].len };
@@ -144,6 +167,8 @@ buffer_for(struct rpc_session *s, struct rndv_buf *b, const struct rpc_rndv *d)
 	if (mr == NULL)
 		return false;
 	b->remote = d->addr;
+	memcpy(b->nonce, d->nonce, sizeof(b->nonce));
+	memcpy(b->tag, d->tag, sizeof(b->tag));
 	b->op = (struct rpc_rdma_op){ .done = read_done, .opcode = DROCE_WR_RDMA_READ,
 				      .local.lkey = mr->lkey, .rkey = d->rkey };
 	return true;
@@ -175,6 +200,13 @@ rpc_rndv_take(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *p
 		rpc_session_close(s, OCK_RPC_ERR_DESERIALIZE);
 		return;
 	}
+	/* On a TLS session the buffers are sealed, and only there. */
+	if (((f->flags & RPC_FLAG_SEALED) != 0) != (s->tls != NULL)) {
+		RPC_LOG(ERR, "session with %s: a rendezvous call %s on a session %s TLS", s->peer,
+			s->tls != NULL ? "in the clear" : "sealed", s->tls != NULL ? "with" : "without");
+		rpc_session_refuse(s, f, OCK_RPC_ERR_ENCRYPT);
+		return;
+	}
 	ctx = rpc_ctx_new(s, f);
 	in = calloc(1, sizeof(*in));
 	if (ctx == NULL || in == NULL) {
@@ -188,6 +220,7 @@ rpc_rndv_take(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *p
 	in->ctx = ctx;
 	in->handler = handler;
 	in->mfree = s->server->conf.rndv_free;
+	in->sealed = (f->flags & RPC_FLAG_SEALED) != 0;
 	atomic_init(&in->cleaned, false);
 	for (in->count = 0; in->count < f->rndv_count; in->count++) {
 		struct rndv_buf *b = &in->buf[in->count];
@@ -220,4 +253,81 @@ rpc_rndv_cleanup(struct rpc_ctx *ctx)
 	}
 	rpc_ctx_unref(ctx);
 	return OCK_RPC_OK;
+}
+
+/* ---- a TLS client's sealed buffers -------------------------------------------------------- */
+
+/* Kept per session for the next calls; sizes in powers of two. */
+#define SEALED_KEPT 8
+#define SEALED_MIN (64u * 1024)
+
+struct rpc_sealed *
+rpc_sealed_get(struct rpc_session *s, uint32_t len)
+{
+	struct rpc_sealed **p, *b = NULL;
+	size_t cap = SEALED_MIN;
+
+	pthread_mutex_lock(&s->sealed_lock);
+	for (p = &s->sealed_free; *p != NULL; p = &(*p)->next)
+		if ((*p)->cap >= len) {
+			b = *p;
+			*p = b->next;
+			s->nb_sealed_free--;
+			break;
+		}
+	pthread_mutex_unlock(&s->sealed_lock);
+	if (b != NULL)
+		return b;
+	while (cap < len)
+		cap *= 2;
+	b = calloc(1, sizeof(*b));
+	if (b != NULL)
+		b->mem = aligned_alloc(4096, cap);
+	if (b != NULL && b->mem != NULL)
+		b->mr = rpc_rdma_reg(rpc_rdma_port(s), b->mem, cap);
+	if (b == NULL || b->mr == NULL) {
+		RPC_LOG(ERR, "session with %s: no sealed buffer of %zu bytes for a rendezvous call",
+			s->peer, cap);
+		if (b != NULL)
+			free(b->mem);
+		free(b);
+		return NULL;
+	}
+	b->cap = cap;
+	return b;
+}
+
+static void
+sealed_free(struct rpc_sealed *b)
+{
+	rpc_rdma_dereg(b->mr);
+	free(b->mem);
+	free(b);
+}
+
+void
+rpc_sealed_put(struct rpc_session *s, struct rpc_sealed *b)
+{
+	pthread_mutex_lock(&s->sealed_lock);
+	if (s->nb_sealed_free < SEALED_KEPT) {
+		b->next = s->sealed_free;
+		s->sealed_free = b;
+		s->nb_sealed_free++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&s->sealed_lock);
+	if (b != NULL)
+		sealed_free(b);
+}
+
+void
+rpc_sealed_pool_free(struct rpc_session *s)
+{
+	struct rpc_sealed *b;
+
+	while ((b = s->sealed_free) != NULL) {
+		s->sealed_free = b->next;
+		sealed_free(b);
+	}
+	s->nb_sealed_free = 0;
 }

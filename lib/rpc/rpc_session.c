@@ -47,6 +47,7 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 	s->on_break = conf->on_break;
 	STAILQ_INIT(&s->out);
 	TAILQ_INIT(&s->calls);
+	pthread_mutex_init(&s->sealed_lock, NULL);
 	atomic_init(&s->up_ctx, 0);
 	atomic_init(&s->timeout_ms, -1);
 	atomic_init(&s->in_flight, 0);
@@ -72,6 +73,8 @@ rpc_session_unref(struct rpc_session *s)
 	if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	rpc_engine_unref(s->w->engine);
+	rpc_sealed_pool_free(s);
+	pthread_mutex_destroy(&s->sealed_lock);
 	rpc_tls_free(s->tls);
 	free(s->rx);
 	free(s);
@@ -439,6 +442,9 @@ static void
 call_free(struct rpc_call *c)
 {
 	atomic_fetch_sub_explicit(&c->s->in_flight, 1, memory_order_relaxed);
+	for (unsigned int i = 0; i < RPC_RNDV_MAX; i++)
+		if (c->sealed[i] != NULL)
+			rpc_sealed_put(c->s, c->sealed[i]);
 	rpc_session_unref(c->s);
 	free(c->frame);
 	free(c);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -36,6 +38,13 @@
 /* Plaintext a read takes at most: a record's. */
 #define TLS_READ_CHUNK 16384
 #define TLS_CIPHERS "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"
+/* The key rendezvous buffers are sealed with: TLS's exporter's, the
+ * session's own.
+ */
+#define SEAL_LABEL "EXPORTER-droce-rndv"
+#define SEAL_KEY_BYTES 32
+/* EVP takes an int: buffers of up to 4 GiB go in pieces. */
+#define SEAL_PIECE (1u << 30)
 
 struct rpc_tls_ctx {
 	SSL_CTX *ssl;
@@ -52,6 +61,9 @@ struct rpc_tls {
 	bool server;
 	bool established;
 	bool first_byte_seen;           /* a server looked at what the client speaks */
+	/* Set once the handshake is done; read by any thread after. */
+	uint8_t seal_key[SEAL_KEY_BYTES];
+	atomic_uint_fast64_t seal_seq;  /* a sealing's nonce: never twice */
 	/* A client's opening: the blocking I/O under it. */
 	const struct rpc_opening *io;
 };
@@ -377,6 +389,22 @@ handshake_status(const struct rpc_tls *t)
 							  : OCK_RPC_ERR_ENCRYPT;
 }
 
+/* The handshake is done: the sealing key, from TLS's exporter. */
+static bool
+handshake_done(struct rpc_tls *t, const char *peer)
+{
+	char err[512];
+
+	if (SSL_export_keying_material(t->ssl, t->seal_key, sizeof(t->seal_key), SEAL_LABEL,
+				       strlen(SEAL_LABEL), NULL, 0, 0) != 1) {
+		RPC_LOG(ERR, "%s: TLS exporter: %s", peer, tls_errors(err, sizeof(err)));
+		return false;
+	}
+	atomic_init(&t->seal_seq, 0);
+	t->established = true;
+	return true;
+}
+
 /* ---- a client's opening -------------------------------------------------------------- */
 
 /* What SSL wrote, to the opening's I/O. */
@@ -523,7 +551,8 @@ rpc_tls_client_open(struct rpc_tls *t, const struct rpc_opening *io, struct rpc_
 				io->where, OCK_RPC_STR_ENABLE_TLS);
 		return handshake_status(t);
 	}
-	t->established = true;
+	if (!handshake_done(t, io->where))
+		return OCK_RPC_ERR_ENCRYPT;
 	*tls_io = (struct rpc_opening){ .write_all = tls_write_all, .read_exact = tls_read_exact,
 					.arg = t, .where = io->where };
 	return OCK_RPC_OK;
@@ -614,7 +643,10 @@ take_records(struct rpc_session *s)
 			rpc_tls_flush(s);
 			return;
 		}
-		t->established = true;
+		if (!handshake_done(t, s->peer)) {
+			rpc_session_close(s, OCK_RPC_ERR_ENCRYPT);
+			return;
+		}
 	}
 	take_plaintext(s);
 	/* Anything SSL answered on its own (a key update, an alert). */
@@ -761,4 +793,103 @@ rpc_tls_flush(struct rpc_session *s)
 	if (s->state != SESSION_ENDED && STAILQ_EMPTY(&s->out) && !rpc_tls_pending(s) &&
 	    s->ops->written != NULL)
 		s->ops->written(s);
+}
+
+/* ---- sealed rendezvous buffers ------------------------------------------------------------ */
+
+static pthread_once_t seal_once = PTHREAD_ONCE_INIT;
+static pthread_key_t seal_ctx_key;
+static EVP_CIPHER *seal_cipher;
+
+static void
+seal_ctx_free(void *c)
+{
+	EVP_CIPHER_CTX_free(c);
+}
+
+static void
+seal_init(void)
+{
+	seal_cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+	pthread_key_create(&seal_ctx_key, seal_ctx_free);
+}
+
+/* This thread's cipher context: made once, reused for every buffer. */
+static EVP_CIPHER_CTX *
+seal_ctx(void)
+{
+	EVP_CIPHER_CTX *c;
+
+	pthread_once(&seal_once, seal_init);
+	if (seal_cipher == NULL)
+		return NULL;
+	c = pthread_getspecific(seal_ctx_key);
+	if (c == NULL) {
+		c = EVP_CIPHER_CTX_new();
+		if (c != NULL && pthread_setspecific(seal_ctx_key, c) != 0) {
+			EVP_CIPHER_CTX_free(c);
+			c = NULL;
+		}
+	}
+	return c;
+}
+
+/* A buffer's length is its additional data: a tag binds it. */
+static void
+seal_aad(uint32_t len, uint8_t aad[4])
+{
+	rpc_put_be32(aad, len);
+}
+
+bool
+rpc_tls_seal(struct rpc_tls *t, const void *in, void *out, uint32_t len,
+	     uint8_t nonce[RPC_SEAL_NONCE], uint8_t tag[RPC_SEAL_TAG])
+{
+	EVP_CIPHER_CTX *c = seal_ctx();
+	uint64_t seq = atomic_fetch_add(&t->seal_seq, 1);
+	uint8_t aad[4];
+	int n;
+
+	memset(nonce, 0, RPC_SEAL_NONCE);
+	for (int i = 0; i < 8; i++)
+		nonce[RPC_SEAL_NONCE - 1 - i] = (uint8_t)(seq >> (8 * i));
+	seal_aad(len, aad);
+	if (c == NULL || EVP_EncryptInit_ex2(c, seal_cipher, t->seal_key, nonce, NULL) != 1 ||
+	    EVP_EncryptUpdate(c, NULL, &n, aad, sizeof(aad)) != 1)
+		return false;
+	for (uint32_t off = 0; off < len;) {
+		int piece = (int)RTE_MIN(len - off, SEAL_PIECE);
+
+		if (EVP_EncryptUpdate(c, (uint8_t *)out + off, &n, (const uint8_t *)in + off,
+				      piece) != 1)
+			return false;
+		off += (uint32_t)piece;
+	}
+	return EVP_EncryptFinal_ex(c, (uint8_t *)out + len, &n) == 1 &&
+	       EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, RPC_SEAL_TAG, tag) == 1;
+}
+
+bool
+rpc_tls_unseal(struct rpc_tls *t, void *buf, uint32_t len, const uint8_t nonce[RPC_SEAL_NONCE],
+	       const uint8_t tag[RPC_SEAL_TAG])
+{
+	EVP_CIPHER_CTX *c = seal_ctx();
+	uint8_t aad[4];
+	int n;
+
+	seal_aad(len, aad);
+	if (c == NULL || EVP_DecryptInit_ex2(c, seal_cipher, t->seal_key, nonce, NULL) != 1 ||
+	    EVP_DecryptUpdate(c, NULL, &n, aad, sizeof(aad)) != 1)
+		return false;
+	for (uint32_t off = 0; off < len;) {
+		int piece = (int)RTE_MIN(len - off, SEAL_PIECE);
+
+		if (EVP_DecryptUpdate(c, (uint8_t *)buf + off, &n, (uint8_t *)buf + off,
+				      piece) != 1)
+			return false;
+		off += (uint32_t)piece;
+	}
+	/* The tag last: a wrong one fails the final step. */
+	return EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, RPC_SEAL_TAG, (void *)tag) == 1 &&
+	       EVP_DecryptFinal_ex(c, (uint8_t *)buf + len, &n) == 1;
 }

@@ -66,4 +66,17 @@ void rpc_tls_flush(struct rpc_session *s);
 /* Bytes waiting for the transport. */
 bool rpc_tls_pending(const struct rpc_session *s);
 
+/* A rendezvous buffer of @p len bytes sealed with the session's key
+ * (from TLS's exporter, so only its peer has it): @p in encrypted into
+ * @p out with AES-256-GCM, a fresh @p nonce and the @p tag. Any thread,
+ * once the handshake is done.
+ */
+bool rpc_tls_seal(struct rpc_tls *t, const void *in, void *out, uint32_t len,
+		  uint8_t nonce[RPC_SEAL_NONCE], uint8_t tag[RPC_SEAL_TAG]);
+/* Its peer's side: @p buf decrypted in place; false (and garbage) if the
+ * tag does not match (tampered with, or not sealed by the peer).
+ */
+bool rpc_tls_unseal(struct rpc_tls *t, void *buf, uint32_t len,
+		    const uint8_t nonce[RPC_SEAL_NONCE], const uint8_t tag[RPC_SEAL_TAG]);
+
 #endif /* DROCE_RPC_TLS_H */

@@ -399,11 +399,12 @@ serve(void)
 				{ SVC_BIG, big } };
 	OckRpcService doomed_svc[] = { { SVC_SILENT, doomed_silent }, { SVC_LATER, doomed_keep } };
 	OckRpcRndvService rsvc = { SVC_RNDV, rndv_handler };
-	/* The TLS server: the doomed one's pairs, but TLS on. */
-	RpcConfigPair tls_pairs[4] = { server_pairs[0], server_pairs[1],
-				       { OCK_RPC_STR_ENABLE_TLS, "yes" }, server_pairs[3] };
+	/* The TLS server: the first one's pairs, but TLS on. */
+	RpcConfigPair tls_pairs[7] = { server_pairs[0], server_pairs[1],
+				       { OCK_RPC_STR_ENABLE_TLS, "yes" }, server_pairs[3],
+				       server_pairs[4], server_pairs[5], server_pairs[6] };
 	OckRpcCreateConfig tls_cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
-				       .configs = { 4, tls_pairs } };
+				       .configs = { 7, tls_pairs } };
 	OckRpcService tls_svc = { SVC_ECHO, echo };
 	OckRpcServer server, doomed, secure;
 	OckRpcMemoryRegion mr;
@@ -433,6 +434,7 @@ serve(void)
 	with_tls(&tls_cfg);
 	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &secure, &tls_cfg) != OCK_RPC_OK ||
 	    OckRpcServerAddService(secure, &tls_svc) != OCK_RPC_OK ||
+	    OckRpcServerAddRndvService(secure, &rsvc) != OCK_RPC_OK ||
 	    OckRpcServerStart(secure) != OCK_RPC_OK || (tls_port = port_of(secure)) <= 0)
 		return 1;
 	atomic_store(&T.sh->tls_port, tls_port);
@@ -1197,6 +1199,75 @@ test_tls_sessions(void **state)
 	assert_int_equal(r[0], 't');
 }
 
+/* Rendezvous on a TLS session: the server READs sealed copies and
+ * unseals them; the caller's buffers stay as they were.
+ */
+static void
+test_tls_rendezvous(void **state)
+{
+	static const size_t sizes[] = { 1, 65537, 1 << 20, 3 << 20 };
+	RpcConfigPair pairs[] = {
+		{ OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
+		{ OCK_RPC_STR_ENABLE_TLS, "yes" },
+		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { 4, pairs } };
+	OckRpcMemoryRegion mr[4];
+	OckRpcMessageInfo info[4];
+	OckRpcMessageInfoIov iov = { 4, info };
+	uint8_t *mem[4];
+	struct rndv_digest d, ds[8];
+	OckRpcMessage rsp = { &d, sizeof(d) }, rs[8];
+	OckRpcCallDone done = { rndv_async_cb, NULL };
+	uint64_t want = 0, want_len = 0;
+	OckRpcClient c;
+
+	(void)state;
+	with_tls(&cfg);
+	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atomic_load(&T.sh->tls_port),
+						    &c, &cfg), OCK_RPC_OK);
+	OckRpcClientSetTimeout(c, 20000);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t before;
+
+		info[0] = client_buffer(sizes[i], (unsigned int)i + 7, &mr[0], &mem[0]);
+		before = sum(mem[0], sizes[i]);
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(OckRpcClientCallRndv(c, SVC_RNDV, &info[0], &rsp, NULL), OCK_RPC_OK);
+		assert_int_equal(d.len, sizes[i]);
+		assert_int_equal(d.sum, before);
+		assert_int_equal(sum(mem[0], sizes[i]), before);
+		OckRpcDestroyMemoryRegion(T.regions, mr[0]);
+		free(mem[0]);
+	}
+	for (unsigned int i = 0; i < 4; i++) {
+		info[i] = client_buffer(100000 * (i + 1), i + 3, &mr[i], &mem[i]);
+		want += sum(mem[i], info[i].size);
+		want_len += info[i].size;
+	}
+	atomic_store(&rndv_async_done, 0);
+	for (int k = 0; k < 8; k++) {
+		rs[k] = (OckRpcMessage){ &ds[k], sizeof(ds[k]) };
+		assert_int_equal(OckRpcClientCallRndvIov(c, SVC_RNDV, &iov, &rs[k], &done), OCK_RPC_OK);
+	}
+	assert_true(wait_for(&rndv_async_done, 8, 20));
+	for (int k = 0; k < 8; k++) {
+		assert_int_equal(ds[k].pieces, 4);
+		assert_int_equal(ds[k].len, want_len);
+		assert_int_equal(ds[k].sum, want);
+	}
+	for (unsigned int i = 0; i < 4; i++) {
+		OckRpcDestroyMemoryRegion(T.regions, mr[i]);
+		free(mem[i]);
+	}
+	OckRpcClientDisconnect(c);
+	for (int w = 0; w < 2000 && atomic_load(&T.sh->rndv_allocated) != 0; w++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&T.sh->rndv_allocated), 0);
+}
+
 int
 main(void)
 {
@@ -1217,6 +1288,7 @@ main(void)
 		cmocka_unit_test(test_full_session_refuses_then_takes),
 		cmocka_unit_test(test_server_destroy_fails_calls),
 		cmocka_unit_test(test_tls_sessions),
+		cmocka_unit_test(test_tls_rendezvous),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

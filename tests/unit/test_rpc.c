@@ -148,6 +148,13 @@ test_refusals(void **state)
 	f.rndv_count = 2;
 	f.payload_len = 3 * RPC_RNDV_DESC_SIZE;
 	expect_frame(&f, RPC_FRAME_BAD_RNDV);                    /* payload not the count's */
+	f.flags = RPC_FLAG_RNDV | RPC_FLAG_SEALED;
+	f.payload_len = 2 * RPC_RNDV_DESC_SIZE;
+	expect_frame(&f, RPC_FRAME_BAD_RNDV);                    /* sealed: 44 bytes each */
+	f.payload_len = 2 * RPC_RNDV_SEALED_DESC_SIZE;
+	expect_frame(&f, RPC_FRAME_OK);
+	f.flags = RPC_FLAG_SEALED;
+	expect_frame(&f, RPC_FRAME_BAD_FLAGS);                   /* sealed, not rendezvous */
 	f = (struct rpc_frame){ .kind = RPC_HELLO, .payload_len = 257 };
 	expect_frame(&f, RPC_FRAME_TOO_LONG);
 	assert_string_equal(rpc_frame_result_str(RPC_FRAME_TOO_LONG),
@@ -193,8 +200,10 @@ static void
 test_rndv_descriptors(void **state)
 {
 	const struct rpc_rndv sent[RPC_RNDV_MAX] = {
-		{ 0x7f0000001000ull, 4096, 0x1234 }, { 0x7f0000102000ull, 1, 0x1235 },
-		{ 0x10, 0xffffffffu, 0xabcdef01 }, { 0xffffffffffffffffull, 100, 0 },
+		{ .addr = 0x7f0000001000ull, .len = 4096, .rkey = 0x1234 },
+		{ .addr = 0x7f0000102000ull, .len = 1, .rkey = 0x1235 },
+		{ .addr = 0x10, .len = 0xffffffffu, .rkey = 0xabcdef01 },
+		{ .addr = 0xffffffffffffffffull, .len = 100, .rkey = 0 },
 	};
 	struct rpc_frame f = { .kind = RPC_REQUEST, .flags = RPC_FLAG_RNDV, .service = 3,
 			       .payload_len = 4 * RPC_RNDV_DESC_SIZE, .rndv_count = 4 };
@@ -203,7 +212,7 @@ test_rndv_descriptors(void **state)
 	uint8_t payload[4 * RPC_RNDV_DESC_SIZE];
 
 	(void)state;
-	rpc_rndv_encode(sent, 4, payload);
+	rpc_rndv_encode(sent, 4, f.flags, payload);
 	assert_int_equal(payload[0], 0x00);
 	assert_int_equal(payload[2], 0x7f);
 	assert_int_equal(payload[8 + 2], 0x10);                  /* 4096, big-endian */
@@ -216,6 +225,30 @@ test_rndv_descriptors(void **state)
 	assert_true(rpc_rndv_decode(&f, payload, total, got) == 0);
 }
 
+/* Sealed descriptors carry their nonce and tag after the 16 bytes. */
+static void
+test_sealed_rndv_descriptors(void **state)
+{
+	struct rpc_rndv sent[2] = { { .addr = 0x7f0000001000ull, .len = 65536, .rkey = 0x1234 },
+				    { .addr = 0x7f0000202000ull, .len = 100, .rkey = 0x99 } };
+	struct rpc_frame f = { .kind = RPC_REQUEST, .flags = RPC_FLAG_RNDV | RPC_FLAG_SEALED,
+			       .payload_len = 2 * RPC_RNDV_SEALED_DESC_SIZE, .rndv_count = 2 };
+	uint8_t payload[2 * RPC_RNDV_SEALED_DESC_SIZE];
+	struct rpc_rndv got[RPC_RNDV_MAX];
+
+	(void)state;
+	for (unsigned int i = 0; i < 2; i++) {
+		memset(sent[i].nonce, 0x10 + (int)i, sizeof(sent[i].nonce));
+		memset(sent[i].tag, 0x20 + (int)i, sizeof(sent[i].tag));
+	}
+	rpc_rndv_encode(sent, 2, f.flags, payload);
+	assert_int_equal(payload[RPC_RNDV_DESC_SIZE], 0x10);
+	assert_int_equal(payload[RPC_RNDV_DESC_SIZE + RPC_SEAL_NONCE], 0x20);
+	assert_int_equal(payload[RPC_RNDV_SEALED_DESC_SIZE + 2], 0x7f);
+	assert_true(rpc_rndv_decode(&f, payload, UINT64_MAX, got) == 65536 + 100);
+	assert_memory_equal(got, sent, sizeof(sent));
+}
+
 int
 main(void)
 {
@@ -223,6 +256,7 @@ main(void)
 		cmocka_unit_test(test_header_bytes),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_sealed_rndv_descriptors),
 		cmocka_unit_test(test_stream_cut_anywhere),
 		cmocka_unit_test(test_rndv_descriptors),
 	};

@@ -12,14 +12,16 @@
 #     (worker.inline), each on a cpu of its own;
 #   - calls up to 4 MiB from a client that started the EAL itself;
 #   - 10^4 calls up to 64 KiB with TLS on both sides, inline (certificates
-#     from tests/tools/make_test_pki.sh);
+#     from tests/tools/make_test_pki.sh), then calls up to 4 MiB (sealed
+#     rendezvous);
 #   - the same through a bad wire (both sides inline)
 #     (tests/tools/wire_faults between two veth pairs): calls up to
 #     64 KiB with 10 % of the frames each way dropped, 10 % duplicated,
 #     10 % reordered; up to 256 KiB (rendezvous) with 10 % dropped and 10 %
 #     reordered;
-#   - TLS through a wire that flips one byte of a SEND and fixes its
-#     ICRC: RC takes it, TLS does not; the session breaks, its calls
+#   - TLS through a wire that flips one byte of a SEND, or of a READ
+#     response (a sealed rendezvous buffer), and fixes its ICRC: RC takes
+#     it, TLS or the unsealing does not; the session breaks, its calls
 #     fail, no answer is wrong;
 #   - the example server and client (openGauss's usage);
 #   - kill -9 of each side mid-run: the other hears within the bound.
@@ -159,6 +161,12 @@ as_side client-inline cli tls_client.out env HCOM_STRESS_TLS="$work/pki" \
 	"$stress" client 198.18.0.1 4000 65536 "$tls_calls" 4 65536 $RANDOM
 wait $last || fail "hcom_stress client, TLS"
 echo "TLS: $(grep 'calls from' "$work/tls_client.out")"
+# Up to 4 MiB: those over the segment by rendezvous, sealed.
+as_side client-inline cli tls_big.out env HCOM_STRESS_TLS="$work/pki" \
+	"$stress" client 198.18.0.1 4000 65536 "$big_calls" 4 4194304 $RANDOM
+wait $last || fail "hcom_stress client, TLS up to 4 MiB"
+echo "TLS: $(grep 'calls from' "$work/tls_big.out")"
+grep -q ' right ([1-9][0-9]* by rendezvous)' "$work/tls_big.out" || fail "no TLS call went by rendezvous"
 kill -TERM $server
 wait $server || fail "the TLS server's end"
 
@@ -210,34 +218,43 @@ bad_wire faults "$fault_calls" 65536 --drop 0.1 --duplicate 0.1 --reorder 0.1
 # too, as on rxe.
 bad_wire rndv-faults "$fault_rndv_calls" 262144 --drop 0.1 --reorder 0.1
 
-# TLS, and the 300th SEND from the server has a byte flipped (its ICRC
-# made again): the client's TLS refuses the record and ends the session.
-n=$((n + 1))
-ip netns exec "$ns_wire" "$wire_faults" --no-pci --no-huge -m 256 --file-prefix "hcr-$$-$n" \
-	--lcores "0@($cpus_list)" --log-level lib.eal:error \
-	"--vdev=net_af_packet0,iface=ws,qpairs=2,framecnt=4096" \
-	"--vdev=net_af_packet1,iface=wc,qpairs=2,framecnt=4096" -- \
-	--seconds 200 --queues 2 --tamper 300 >"$work/tamper-wire.out" 2>&1 &
-wire=$!
-wait_line "$work/tamper-wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
-as_side server-inline wsrv tamper-server.out env HCOM_STRESS_TLS="$work/pki" \
-	"$stress" server 198.18.0.1 4000 65536
-server=$last
-wait_line "$work/tamper-server.out" '^listening on' 20 || fail "tamper: the stress server did not listen"
-as_side client-inline wcli tamper-client.out env HCOM_STRESS_TLS="$work/pki" \
-	"$stress" client 198.18.0.1 4000 65536 2000 4 4096 $RANDOM
-wait $last && fail "tamper: every call succeeded through a tampered record"
-kill -TERM $server
-wait $server || fail "tamper: the stress server's end"
-kill -TERM $wire
-wait $wire || true
-grep 'calls from' "$work/tamper-client.out"
-grep 'wire_faults: port 0' "$work/tamper-wire.out"
-grep -q 'port 0 -> 1: .* 1 tampered with' "$work/tamper-wire.out" || fail "tamper: the wire flipped nothing"
-grep -q ' [1-9][0-9]* failed, 0 wrong;' "$work/tamper-client.out" ||
-	fail "tamper: not 'some failed, none wrong'"
-grep -q 'TLS: .*bad record mac; the session ends' "$work/tamper-client.out" ||
-	fail "tamper: the client's TLS did not say why"
+# tampered NAME MAX_BYTES WHERE WHY [wire_faults options]: TLS through a
+# wire that flips one byte of one packet (and makes its ICRC again): RC
+# takes it, TLS does not. Some calls fail, none is wrong, and WHERE's log
+# (client or server) says WHY.
+tampered() {
+	local name=$1 max=$2 where=$3 why=$4 wire
+	shift 4
+	n=$((n + 1))
+	ip netns exec "$ns_wire" "$wire_faults" --no-pci --no-huge -m 256 --file-prefix "hcr-$$-$n" \
+		--lcores "0@($cpus_list)" --log-level lib.eal:error \
+		"--vdev=net_af_packet0,iface=ws,qpairs=2,framecnt=4096" \
+		"--vdev=net_af_packet1,iface=wc,qpairs=2,framecnt=4096" -- \
+		--seconds 200 --queues 2 "$@" >"$work/$name-wire.out" 2>&1 &
+	wire=$!
+	wait_line "$work/$name-wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
+	as_side server-inline wsrv "$name-server.out" env HCOM_STRESS_TLS="$work/pki" \
+		"$stress" server 198.18.0.1 4000 65536
+	server=$last
+	wait_line "$work/$name-server.out" '^listening on' 20 || fail "$name: the stress server did not listen"
+	as_side client-inline wcli "$name-client.out" env HCOM_STRESS_TLS="$work/pki" \
+		"$stress" client 198.18.0.1 4000 65536 400 4 "$max" $RANDOM
+	wait $last && fail "$name: every call succeeded through a tampered packet"
+	kill -TERM $server
+	wait $server || fail "$name: the stress server's end"
+	kill -TERM $wire
+	wait $wire || true
+	grep 'calls from' "$work/$name-client.out"
+	grep -h ' 1 tampered with' "$work/$name-wire.out" || fail "$name: the wire flipped nothing"
+	grep -q ' [1-9][0-9]* failed, 0 wrong;' "$work/$name-client.out" ||
+		fail "$name: not 'some failed, none wrong'"
+	grep -q "$why" "$work/$name-$where.out" || fail "$name: the $where did not say why"
+}
+# The 300th SEND from the server: the client's TLS refuses the record.
+tampered tamper-send 4096 client 'TLS: .*bad record mac; the session ends' --tamper 300
+# The 20th READ response (sealed rendezvous buffers, client to server):
+# the server's unsealing refuses the buffer.
+tampered tamper-read 1048576 server 'failed its tag' --both --tamper-read 20
 else
 	echo "bad wire runs: off (HCOM_RDMA_BAD_WIRE=0)"
 fi

@@ -11,11 +11,12 @@
  *
  *   wire_faults [EAL options with two vdevs] -- --seconds S
  *       [--drop P] [--duplicate P] [--reorder P] [--seed N] [--both]
- *       [--tamper N]
+ *       [--tamper N | --tamper-read N]
  *
  * --tamper N flips one payload byte of the Nth RoCEv2 SEND (with a
  * payload) from port 0 and computes its ICRC again, so that RC takes it
  * as sent: what runs above RC must notice (TLS's record tag, say).
+ * --tamper-read N does that to the Nth RDMA READ response instead.
  *
  * P is a fraction (0.03 is 3 %). Runs until SIGTERM or SIGINT or S seconds,
  * then prints what it did to each direction. Exit status: 0, 1 at run
@@ -60,8 +61,9 @@ struct fault_rates {
 };
 
 static volatile sig_atomic_t stop;
-static uint64_t tamper_at;      /* --tamper: which SEND; 0, none */
-static uint64_t sends_seen;
+static uint64_t tamper_at;      /* --tamper(-read): which packet; 0, none */
+static bool tamper_reads;       /* READ responses, not SENDs */
+static uint64_t tamper_seen;
 static struct rte_mempool *pool;
 static uint16_t nb_queues;
 
@@ -113,17 +115,32 @@ is_ipv4(const struct rte_mbuf *m)
 	       eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4);
 }
 
-/* With --tamper: a SEND's payload, one byte flipped, its ICRC made again. */
+/* The headers after the BTH of a packet that --tamper or --tamper-read
+ * picks; -1 for any other.
+ */
+static int
+tamper_headers(uint8_t opcode)
+{
+	if (!tamper_reads && opcode <= DROCE_OP_SEND_ONLY_IMM)
+		return opcode == DROCE_OP_SEND_LAST_IMM || opcode == DROCE_OP_SEND_ONLY_IMM ? 4 : 0;
+	if (tamper_reads && opcode >= DROCE_OP_READ_RESPONSE_FIRST &&
+	    opcode <= DROCE_OP_READ_RESPONSE_ONLY)
+		return opcode == DROCE_OP_READ_RESPONSE_MIDDLE ? 0 : 4;     /* AETH */
+	return -1;
+}
+
+/* With --tamper(-read): the payload, one byte flipped, its ICRC made again. */
 static void
 tamper(struct direction *d, struct rte_mbuf *m)
 {
 	const uint32_t l3 = sizeof(struct rte_ether_hdr);
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
-	uint8_t *bth, opcode;
+	uint8_t *bth;
 	uint32_t hdrs, len, payload;
+	int extra;
 
-	if (tamper_at == 0 || sends_seen >= tamper_at || !is_ipv4(m) || m->nb_segs != 1 ||
+	if (tamper_at == 0 || tamper_seen >= tamper_at || !is_ipv4(m) || m->nb_segs != 1 ||
 	    rte_pktmbuf_data_len(m) < l3 + sizeof(*ip) + sizeof(*udp) + sizeof(struct droce_bth))
 		return;
 	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, l3);
@@ -131,17 +148,16 @@ tamper(struct direction *d, struct rte_mbuf *m)
 		return;
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	bth = (uint8_t *)(udp + 1);
-	opcode = bth[0];
-	if (udp->dst_port != RTE_BE16(DROCE_ROCE_UDP_PORT) || opcode > DROCE_OP_SEND_ONLY_IMM)
+	extra = tamper_headers(bth[0]);
+	if (udp->dst_port != RTE_BE16(DROCE_ROCE_UDP_PORT) || extra < 0)
 		return;
-	hdrs = sizeof(struct droce_bth) + (opcode == DROCE_OP_SEND_LAST_IMM ||
-				opcode == DROCE_OP_SEND_ONLY_IMM ? 4 : 0);
+	hdrs = (uint32_t)sizeof(struct droce_bth) + (uint32_t)extra;
 	len = rte_be_to_cpu_16(udp->dgram_len);
 	if (len > rte_pktmbuf_data_len(m) - l3 - sizeof(*ip) ||
 	    len < sizeof(*udp) + hdrs + ((bth[1] >> 4) & 3) + DROCE_ICRC_LEN)
 		return;
 	payload = len - (uint32_t)sizeof(*udp) - hdrs - ((bth[1] >> 4) & 3) - DROCE_ICRC_LEN;
-	if (payload == 0 || ++sends_seen != tamper_at)
+	if (payload == 0 || ++tamper_seen != tamper_at)
 		return;
 	bth[hdrs + payload / 2] ^= 0x01;
 	udp->dgram_cksum = 0;
@@ -240,6 +256,7 @@ main(int argc, char **argv)
 		{ "both", no_argument, NULL, 'b' },
 		{ "queues", required_argument, NULL, 'q' },
 		{ "tamper", required_argument, NULL, 't' },
+		{ "tamper-read", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fault_rates f = { 0 };
@@ -280,10 +297,12 @@ main(int argc, char **argv)
 			d[1].faulty = true;
 			break;
 		case 't':
+		case 'R':
+			tamper_reads = opt == 'R';
 			tamper_at = strtoull(optarg, &end, 10);
 			if (*end != '\0' || tamper_at == 0) {
-				fprintf(stderr, PROG ": --tamper \"%s\": allowed: 1 or more (the Nth SEND)\n",
-					optarg);
+				fprintf(stderr, PROG ": --tamper%s \"%s\": allowed: 1 or more (the Nth packet)\n",
+					tamper_reads ? "-read" : "", optarg);
 				return 2;
 			}
 			break;
@@ -296,7 +315,7 @@ main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --queues N --tamper N\n");
+			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --queues N --tamper N --tamper-read N\n");
 			return 2;
 		}
 	}

@@ -80,7 +80,8 @@ stage asan-tests build-asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 # (fewer calls: ASan is slow).
 stage asan-hcom build-asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 HCOM_STRESS_CALLS=20000 \
-	HCOM_RDMA_CALLS=1000 HCOM_RDMA_BIG_CALLS=30 HCOM_RDMA_FAULT_CALLS=100 HCOM_RDMA_FAULT_RNDV_CALLS=30 \
+	HCOM_RDMA_CALLS=1000 HCOM_RDMA_INLINE_CALLS=10000 HCOM_RDMA_TLS_CALLS=2000 HCOM_STRESS_TLS_CALLS=2000 \
+	HCOM_RDMA_BIG_CALLS=30 HCOM_RDMA_FAULT_CALLS=100 HCOM_RDMA_FAULT_RNDV_CALLS=30 \
 	meson test -C "$top/build-asan" hcom_stress hcom_rdma --print-errorlogs
 # The parsers of untrusted bytes under libFuzzer, for a bounded time; the
 # seeds come from build's tools.

@@ -61,6 +61,8 @@ int bench_stream_scale(const struct bench_opts *o);
 int bench_rc(const struct bench_opts *o);
 int bench_rpc(const struct bench_opts *o);
 int bench_rpc_tls(const struct bench_opts *o);
+/* rpc-tls over RDMA: this program as one of the two sides (before any EAL). */
+int bench_rpc_tls_side(int argc, char **argv);
 /* The other process of the rc case (droce-bench -- --rc-peer). */
 int bench_rc_peer(void);
 

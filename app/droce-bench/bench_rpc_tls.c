@@ -3,16 +3,21 @@
  */
 
 /*
- * rpc-tls: what TLS 1.3 costs hcom4db calls over TCP, TLS on against TLS
- * off in the same run, between this process and a child that serves
- * both (two servers):
+ * rpc-tls: what TLS 1.3 costs hcom4db calls, TLS on against TLS off in
+ * the same run, on both transports:
  *   - synchronous calls of 64 bytes answered with 64 bytes: p50;
  *   - one-way asynchronous calls of 64 KiB, as many in flight as the
  *     session takes, and one synchronous call at the end: GB/s.
+ * Over TCP (loopback) the server is a child process serving both (two
+ * servers). Over RDMA two more processes of this program (--rpc-tls-side,
+ * before any EAL) start droce stacks of their own on a net_memif pair,
+ * one polling thread each (worker.inline), a cpu each; the client side
+ * measures and reports its rounds on stdout.
  * The certificates (an EC P-256 CA and its server and client) are made
  * for the run in a temporary folder with OpenSSL.
  */
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -185,12 +190,15 @@ struct config {
 	OckRpcCreateConfig c;
 };
 
+/* "TCP" or "RDMA": the transport of the configurations below. */
+static const char *transport = "TCP";
+
 static void
 config(struct config *g, bool tls)
 {
 	memset(g, 0, sizeof(*g));
 	g->pairs[0] = (RpcConfigPair){ OCK_RPC_STR_SERVER_NAME, "droce-bench" };
-	g->pairs[1] = (RpcConfigPair){ OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" };
+	g->pairs[1] = (RpcConfigPair){ OCK_RPC_STR_COMMUNICATION_TYPE, transport };
 	g->pairs[2] = (RpcConfigPair){ OCK_RPC_STR_ENABLE_TLS, tls ? "yes" : "no" };
 	g->pairs[3] = (RpcConfigPair){ OCK_RPC_STR_SERVER_PORT_RANGE, "24000-24999" };
 	g->pairs[4] = (RpcConfigPair){ OCK_RPC_STR_HEATBEAT_IDLE, "60" };
@@ -220,7 +228,7 @@ sink(OckRpcServerContext ctx, OckRpcMessage msg)
 }
 
 static uint16_t
-serve(bool tls, OckRpcServer *server)
+serve(const char *ip, bool tls, OckRpcServer *server)
 {
 	OckRpcService e = { SVC_ECHO, echo }, s = { SVC_SINK, sink };
 	uint16_t port, *ports;
@@ -229,7 +237,7 @@ serve(bool tls, OckRpcServer *server)
 	int n;
 
 	config(&g, tls);
-	if (OckRpcServerCreateWithCfg("127.0.0.1", 0, server, &g.c) != OCK_RPC_OK ||
+	if (OckRpcServerCreateWithCfg(ip, 0, server, &g.c) != OCK_RPC_OK ||
 	    OckRpcServerAddService(*server, &e) != OCK_RPC_OK ||
 	    OckRpcServerAddService(*server, &s) != OCK_RPC_OK ||
 	    OckRpcServerStart(*server) != OCK_RPC_OK ||
@@ -252,8 +260,8 @@ server_main(int to_parent, int from_parent)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	as_server = true;
-	ports[0] = serve(false, &plain);
-	ports[1] = serve(true, &secure);
+	ports[0] = serve("127.0.0.1", false, &plain);
+	ports[1] = serve("127.0.0.1", true, &secure);
 	if (write(to_parent, ports, sizeof(ports)) != sizeof(ports) || ports[0] == 0 ||
 	    ports[1] == 0)
 		_exit(1);
@@ -325,21 +333,65 @@ bulk_gbps(OckRpcClient c)
 	return (double)TLS_BULK_CALLS * TLS_BULK_BYTES / t / 1e9;
 }
 
-int
-bench_rpc_tls(const struct bench_opts *o)
-{
+/* Each round's four figures, and their medians with the ratios. */
+struct tls_rounds {
 	double plain_rtt[BENCH_MAX_ROUNDS], tls_rtt[BENCH_MAX_ROUNDS];
 	double plain_bulk[BENCH_MAX_ROUNDS], tls_bulk[BENCH_MAX_ROUNDS];
+};
+
+/* One round on both clients; false if a call failed. */
+static bool
+measure(OckRpcClient plain, OckRpcClient secure, struct tls_rounds *t, unsigned int r)
+{
+	t->plain_rtt[r] = rtt_p50(plain);
+	t->tls_rtt[r] = rtt_p50(secure);
+	t->plain_bulk[r] = bulk_gbps(plain);
+	t->tls_bulk[r] = bulk_gbps(secure);
+	return t->plain_rtt[r] >= 0 && t->tls_rtt[r] >= 0 && t->plain_bulk[r] >= 0 &&
+	       t->tls_bulk[r] >= 0;
+}
+
+static void
+print_round(const struct tls_rounds *t, unsigned int r)
+{
+	printf("  round %u: 64 B call p50 %.1f us (TLS %.1f); 64 KiB one-way %.2f GB/s (TLS %.2f)\n",
+	       r + 1, t->plain_rtt[r], t->tls_rtt[r], t->plain_bulk[r], t->tls_bulk[r]);
+	fflush(stdout);
+}
+
+static void
+report(const char *what, const struct tls_rounds *t, unsigned int rounds)
+{
+	printf("  %s, 64 B sync call p50: TLS %.1f us vs plaintext %.1f us = %.2fx the time\n", what,
+	       bench_median(t->tls_rtt, rounds), bench_median(t->plain_rtt, rounds),
+	       bench_median(t->tls_rtt, rounds) / bench_median(t->plain_rtt, rounds));
+	printf("  %s, 64 KiB one-way: TLS %.2f GB/s vs plaintext %.2f GB/s = %.2fx the throughput\n",
+	       what, bench_median(t->tls_bulk, rounds), bench_median(t->plain_bulk, rounds),
+	       bench_median(t->tls_bulk, rounds) / bench_median(t->plain_bulk, rounds));
+}
+
+/* Both clients to @p ip's two ports (plaintext, TLS); false if either fails. */
+static bool
+connect_both(const char *ip, const uint16_t ports[2], OckRpcClient *plain, OckRpcClient *secure)
+{
+	struct config g;
+
+	config(&g, false);
+	if (OckRpcClientConnectWithCfg(ip, ports[0], plain, &g.c) != OCK_RPC_OK)
+		return false;
+	config(&g, true);
+	return OckRpcClientConnectWithCfg(ip, ports[1], secure, &g.c) == OCK_RPC_OK;
+}
+
+static int
+bench_tcp(const struct bench_opts *o)
+{
 	int to_child[2], to_parent[2], status, ret = 1;
 	OckRpcClient plain = 0, secure = 0;
 	uint16_t ports[2] = { 0, 0 };
-	struct config g;
+	struct tls_rounds t;
 	pid_t pid;
 
-	if (!make_pki()) {
-		fprintf(stderr, "droce-bench rpc-tls: cannot make the certificates\n");
-		return 1;
-	}
 	if (pipe(to_child) != 0 || pipe(to_parent) != 0)
 		return 1;
 	pid = fork();
@@ -350,39 +402,22 @@ bench_rpc_tls(const struct bench_opts *o)
 	}
 	close(to_child[0]);
 	close(to_parent[1]);
-	if (pid < 0 || read(to_parent[0], ports, sizeof(ports)) != sizeof(ports) || ports[0] == 0)
-		goto no_server;
-	config(&g, false);
-	if (OckRpcClientConnectWithCfg("127.0.0.1", ports[0], &plain, &g.c) != OCK_RPC_OK)
-		goto no_server;
-	config(&g, true);
-	if (OckRpcClientConnectWithCfg("127.0.0.1", ports[1], &secure, &g.c) != OCK_RPC_OK)
-		goto no_server;
-	printf("  over TCP loopback, server in a child process: %u round trips of 64 B, %u one-way calls of %u KiB a round\n",
+	if (pid < 0 || read(to_parent[0], ports, sizeof(ports)) != sizeof(ports) || ports[0] == 0 ||
+	    !connect_both("127.0.0.1", ports, &plain, &secure)) {
+		fprintf(stderr, "droce-bench rpc-tls: no TCP server\n");
+		goto out;
+	}
+	printf("  TCP loopback, server in a child process: %u round trips of 64 B, %u one-way calls of %u KiB a round\n",
 	       TLS_RTT_ITERS, TLS_BULK_CALLS, TLS_BULK_BYTES / 1024);
 	for (unsigned int r = 0; r < o->rounds; r++) {
-		plain_rtt[r] = rtt_p50(plain);
-		tls_rtt[r] = rtt_p50(secure);
-		plain_bulk[r] = bulk_gbps(plain);
-		tls_bulk[r] = bulk_gbps(secure);
-		if (plain_rtt[r] < 0 || tls_rtt[r] < 0 || plain_bulk[r] < 0 || tls_bulk[r] < 0) {
-			fprintf(stderr, "droce-bench rpc-tls: a pass failed\n");
+		if (!measure(plain, secure, &t, r)) {
+			fprintf(stderr, "droce-bench rpc-tls: a TCP pass failed\n");
 			goto out;
 		}
-		printf("  round %u: 64 B call p50 %.1f us (TLS %.1f); 64 KiB one-way %.2f GB/s (TLS %.2f)\n",
-		       r + 1, plain_rtt[r], tls_rtt[r], plain_bulk[r], tls_bulk[r]);
-		fflush(stdout);
+		print_round(&t, r);
 	}
-	printf("  64 B sync call p50: TLS %.1f us vs plaintext %.1f us = %.2fx the time\n",
-	       bench_median(tls_rtt, o->rounds), bench_median(plain_rtt, o->rounds),
-	       bench_median(tls_rtt, o->rounds) / bench_median(plain_rtt, o->rounds));
-	printf("  64 KiB one-way: TLS %.2f GB/s vs plaintext %.2f GB/s = %.2fx the throughput\n",
-	       bench_median(tls_bulk, o->rounds), bench_median(plain_bulk, o->rounds),
-	       bench_median(tls_bulk, o->rounds) / bench_median(plain_bulk, o->rounds));
+	report("TCP", &t, o->rounds);
 	ret = 0;
-	goto out;
-no_server:
-	fprintf(stderr, "droce-bench rpc-tls: no server\n");
 out:
 	if (plain != 0)
 		OckRpcClientDisconnect(plain);
@@ -392,6 +427,199 @@ out:
 	close(to_parent[0]);
 	if (pid > 0 && waitpid(pid, &status, 0) < 0)
 		kill(pid, SIGKILL);
+	return ret;
+}
+
+/* ---- over RDMA: the two sides' processes ------------------------------------------------------ */
+
+#define SERVER_IP "198.18.0.1"
+
+/* The server side: both servers, their ports on stdout, then until
+ * stdin closes. It leaves with _exit(): its peer may be gone by then
+ * (DPDK 22.11's memif tears down under the pollers when its peer goes).
+ */
+static int
+side_server(void)
+{
+	OckRpcServer plain = 0, secure = 0;
+	uint16_t p0, p1;
+	char c;
+
+	as_server = true;
+	p0 = serve(SERVER_IP, false, &plain);
+	p1 = serve(SERVER_IP, true, &secure);
+	if (p0 == 0 || p1 == 0)
+		_exit(1);
+	printf("ports %u %u\n", p0, p1);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* The client side: ROUNDS rounds, each a line on stdout. */
+static int
+side_client(const char *p0, const char *p1, const char *rounds)
+{
+	uint16_t ports[2] = { (uint16_t)atoi(p0), (uint16_t)atoi(p1) };
+	OckRpcClient plain = 0, secure = 0;
+	unsigned int n = (unsigned int)atoi(rounds);
+	struct tls_rounds t;
+
+	if (n == 0 || n > BENCH_MAX_ROUNDS || !connect_both(SERVER_IP, ports, &plain, &secure))
+		_exit(1);
+	for (unsigned int r = 0; r < n; r++) {
+		if (!measure(plain, secure, &t, r))
+			_exit(1);
+		printf("round %.3f %.3f %.4f %.4f\n", t.plain_rtt[r], t.tls_rtt[r], t.plain_bulk[r],
+		       t.tls_bulk[r]);
+		fflush(stdout);
+	}
+	_exit(0);
+}
+
+int
+bench_rpc_tls_side(int argc, char **argv)
+{
+	if (argc < 4)
+		return 2;
+	transport = "RDMA";
+	snprintf(pki_dir, sizeof(pki_dir), "%s", argv[3]);
+	if (strcmp(argv[2], "server") == 0)
+		return side_server();
+	if (strcmp(argv[2], "client") == 0 && argc == 7)
+		return side_client(argv[4], argv[5], argv[6]);
+	return 2;
+}
+
+/* A side's droce configuration: its half of the memif pair, one polling
+ * thread on @p cpu.
+ */
+static bool
+side_conf(const char *path, const char *address, const char *cpu)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return false;
+	fprintf(f, "worker.inline = yes\ncontrol.cpu = %s\n[port.0]\ndevice = net_memif0\naddress = %s/24\nqueues = 1\n[worker]\nthread.groups = 1\npoll.enable = yes\n",
+		cpu, address);
+	return fclose(f) == 0;
+}
+
+/* This program again as side @p argv[2]; its stdin and stdout pipes. */
+static pid_t
+side_start(char *const argv[], const char *conf, const char *eal, int *in, int *out)
+{
+	int to[2], from[2];
+	pid_t pid;
+
+	if (pipe(to) != 0 || pipe(from) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(to[0], STDIN_FILENO);
+		dup2(from[1], STDOUT_FILENO);
+		close(to[1]);
+		close(from[0]);
+		setenv("DROCE_HCOM_CONF", conf, 1);
+		setenv("DROCE_HCOM_EAL", eal, 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	*in = to[1];
+	*out = from[0];
+	return pid;
+}
+
+static int
+bench_rdma(const struct bench_opts *o)
+{
+	char srv_conf[128], cli_conf[128], srv_eal[256], cli_eal[256], sock[128], rounds[8];
+	char cpu0[16] = "", cpu1[16] = "", line[256], p0[8], p1[8];
+	int srv_in = -1, srv_out = -1, cli_in = -1, cli_out = -1, status, ret = 1;
+	pid_t srv = -1, cli = -1;
+	struct tls_rounds t;
+	unsigned int r = 0;
+	FILE *f = NULL;
+
+	sscanf(o->cpus, "%15[0-9],%15[0-9]", cpu0, cpu1);
+	if (cpu1[0] == '\0')
+		snprintf(cpu1, sizeof(cpu1), "%s", cpu0);
+	snprintf(srv_conf, sizeof(srv_conf), "%s/server.conf", pki_dir);
+	snprintf(cli_conf, sizeof(cli_conf), "%s/client.conf", pki_dir);
+	snprintf(sock, sizeof(sock), "%s/m.sock", pki_dir);
+	snprintf(srv_eal, sizeof(srv_eal),
+		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rs-%d --log-level *:error --vdev=net_memif0,role=server,socket=%s",
+		 (int)getpid(), sock);
+	snprintf(cli_eal, sizeof(cli_eal),
+		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rc-%d --log-level *:error --vdev=net_memif0,role=client,socket=%s",
+		 (int)getpid(), sock);
+	snprintf(rounds, sizeof(rounds), "%u", o->rounds);
+	if (!side_conf(srv_conf, SERVER_IP, cpu0) || !side_conf(cli_conf, "198.18.0.2", cpu1))
+		goto out;
+	srv = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", "server", pki_dir, NULL },
+			 srv_conf, srv_eal, &srv_in, &srv_out);
+	f = srv > 0 ? fdopen(srv_out, "r") : NULL;
+	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
+	    sscanf(line, "ports %7s %7s", p0, p1) != 2) {
+		fprintf(stderr, "droce-bench rpc-tls: no RDMA server\n");
+		goto out;
+	}
+	cli = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", "client", pki_dir, p0, p1,
+					  rounds, NULL }, cli_conf, cli_eal, &cli_in, &cli_out);
+	fclose(f);
+	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
+	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s)\n",
+	       cpu0, cpu1);
+	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL &&
+	       sscanf(line, "round %lf %lf %lf %lf", &t.plain_rtt[r], &t.tls_rtt[r],
+		      &t.plain_bulk[r], &t.tls_bulk[r]) == 4)
+		print_round(&t, r++);
+	if (r != o->rounds) {
+		fprintf(stderr, "droce-bench rpc-tls: the RDMA client stopped after %u rounds\n", r);
+		goto out;
+	}
+	report("RDMA", &t, o->rounds);
+	ret = 0;
+out:
+	if (f != NULL)
+		fclose(f);
+	/* The client first: the server's end may fault in memif (see above). */
+	if (cli > 0 && waitpid(cli, &status, 0) < 0)
+		kill(cli, SIGKILL);
+	if (srv_in >= 0)
+		close(srv_in);
+	if (cli_in >= 0)
+		close(cli_in);
+	if (srv > 0) {
+		kill(srv, SIGKILL);
+		waitpid(srv, &status, 0);
+	}
+	unlink(srv_conf);
+	unlink(cli_conf);
+	unlink(sock);
+	snprintf(line, sizeof(line), "rm -rf /var/run/dpdk/droce-bench-rs-%d /var/run/dpdk/droce-bench-rc-%d",
+		 (int)getpid(), (int)getpid());
+	if (system(line) != 0)
+		fprintf(stderr, "droce-bench rpc-tls: %s failed\n", line);
+	return ret;
+}
+
+int
+bench_rpc_tls(const struct bench_opts *o)
+{
+	int ret;
+
+	if (!make_pki()) {
+		fprintf(stderr, "droce-bench rpc-tls: cannot make the certificates\n");
+		return 1;
+	}
+	ret = bench_tcp(o);
+	ret |= bench_rdma(o);
 	remove_pki();
 	return ret;
 }

@@ -432,8 +432,10 @@ host_main(void *arg)
 	host.state = st;
 	pthread_cond_broadcast(&host.started);
 	pthread_mutex_unlock(&host.lock);
-	if (st != HOST_UP)
+	if (st != HOST_UP) {
+		pthread_detach(pthread_self());
 		return NULL;
+	}
 	droce_stack_run(host.stack);
 	/* On the control lcore, as the stop must be. */
 	droce_stack_stop(host.stack);
@@ -452,13 +454,15 @@ host_main(void *arg)
 
 /* At exit (or when the library is unloaded): the control loop and the
  * workers stop before the process's destructors, DPDK's among them, run
- * under their feet. The stack is not freed: sessions an application left
+ * under their feet (and, registered with atexit() too, before OpenSSL's
+ * exit handler). The stack is not freed: sessions an application left
  * open may still name its objects.
  */
 static void __attribute__((destructor))
 host_stop(void)
 {
 	struct timespec until;
+	bool stopped;
 
 	pthread_mutex_lock(&host.lock);
 	if (host.state != HOST_UP) {
@@ -472,7 +476,15 @@ host_stop(void)
 	while (host.state == HOST_STOPPING &&
 	       pthread_cond_timedwait(&host.started, &host.lock, &until) == 0)
 		;
+	stopped = host.state == HOST_STOPPED;
 	pthread_mutex_unlock(&host.lock);
+	/* Its end, thread-local destructors (OpenSSL's) included, before
+	 * the process's; one that did not stop in time is left running.
+	 */
+	if (stopped)
+		pthread_join(host.thread, NULL);
+	else
+		pthread_detach(host.thread);
 }
 
 bool
@@ -484,11 +496,15 @@ rpc_rdma_start(void)
 	pthread_mutex_lock(&host.lock);
 	if (host.state == HOST_DOWN) {
 		host.state = HOST_STARTING;
+		/* At exit the stack stops before OpenSSL's exit handler (which
+		 * an earlier registration runs later) takes the thread-local
+		 * state the control thread's end gives back.
+		 */
+		rpc_tls_library_init();
+		atexit(host_stop);
 		if (pthread_create(&host.thread, NULL, host_main, NULL) != 0) {
 			snprintf(host.err, sizeof(host.err), "no thread for the stack");
 			host.state = HOST_DOWN;
-		} else {
-			pthread_detach(host.thread);
 		}
 	}
 	while (host.state == HOST_STARTING)

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -795,6 +796,12 @@ rpc_tls_flush(struct rpc_session *s)
 		s->ops->written(s);
 }
 
+void
+rpc_tls_library_init(void)
+{
+	OPENSSL_init_ssl(0, NULL);
+}
+
 /* ---- sealed rendezvous buffers ------------------------------------------------------------ */
 
 static pthread_once_t seal_once = PTHREAD_ONCE_INIT;
@@ -812,6 +819,23 @@ seal_init(void)
 {
 	seal_cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
 	pthread_key_create(&seal_ctx_key, seal_ctx_free);
+}
+
+/* Threads that end free theirs (the key's destructor); the main thread,
+ * which does not end, at exit.
+ */
+static void __attribute__((destructor))
+seal_fini(void)
+{
+	EVP_CIPHER_CTX *c;
+
+	if (seal_cipher == NULL)
+		return;
+	c = pthread_getspecific(seal_ctx_key);
+	pthread_setspecific(seal_ctx_key, NULL);
+	EVP_CIPHER_CTX_free(c);
+	EVP_CIPHER_free(seal_cipher);
+	seal_cipher = NULL;
 }
 
 /* This thread's cipher context: made once, reused for every buffer. */

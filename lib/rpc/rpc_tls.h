@@ -66,6 +66,10 @@ void rpc_tls_flush(struct rpc_session *s);
 /* Bytes waiting for the transport. */
 bool rpc_tls_pending(const struct rpc_session *s);
 
+/* OpenSSL up now: its exit handler is registered by then (see
+ * rpc_rdma_start()).
+ */
+void rpc_tls_library_init(void);
 /* A rendezvous buffer of @p len bytes sealed with the session's key
  * (from TLS's exporter, so only its peer has it): @p in encrypted into
  * @p out with AES-256-GCM, a fresh @p nonce and the @p tag. Any thread,

@@ -18,6 +18,7 @@
  */
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -493,7 +494,8 @@ bench_rpc_tls_side(int argc, char **argv)
 }
 
 /* A side's droce configuration: its half of the memif pair, one polling
- * thread on @p cpu.
+ * thread on @p cpu. Two queues: with one, the memif link did not come up
+ * here (the client waited 5 s for it).
  */
 static bool
 side_conf(const char *path, const char *address, const char *cpu)
@@ -502,14 +504,17 @@ side_conf(const char *path, const char *address, const char *cpu)
 
 	if (f == NULL)
 		return false;
-	fprintf(f, "worker.inline = yes\ncontrol.cpu = %s\n[port.0]\ndevice = net_memif0\naddress = %s/24\nqueues = 1\n[worker]\nthread.groups = 1\npoll.enable = yes\n",
+	fprintf(f, "worker.inline = yes\ncontrol.cpu = %s\n[port.0]\ndevice = net_memif0\naddress = %s/24\nqueues = 2\n[worker]\nthread.groups = 1\npoll.enable = yes\n",
 		cpu, address);
 	return fclose(f) == 0;
 }
 
-/* This program again as side @p argv[2]; its stdin and stdout pipes. */
+/* This program again as side @p argv[2], free to run on @p cpus (the
+ * EAL pinned this thread to one); its stdin and stdout pipes.
+ */
 static pid_t
-side_start(char *const argv[], const char *conf, const char *eal, int *in, int *out)
+side_start(char *const argv[], const char *conf, const char *eal, const cpu_set_t *cpus, int *in,
+	   int *out)
 {
 	int to[2], from[2];
 	pid_t pid;
@@ -519,6 +524,7 @@ side_start(char *const argv[], const char *conf, const char *eal, int *in, int *
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		sched_setaffinity(0, sizeof(*cpus), cpus);
 		dup2(to[0], STDIN_FILENO);
 		dup2(from[1], STDOUT_FILENO);
 		close(to[1]);
@@ -544,7 +550,8 @@ bench_rdma(const struct bench_opts *o)
 	pid_t srv = -1, cli = -1;
 	struct tls_rounds t;
 	unsigned int r = 0;
-	FILE *f = NULL;
+	cpu_set_t cpus;
+	FILE *f = NULL, *srv_f = NULL;
 
 	sscanf(o->cpus, "%15[0-9],%15[0-9]", cpu0, cpu1);
 	if (cpu1[0] == '\0')
@@ -553,28 +560,32 @@ bench_rdma(const struct bench_opts *o)
 	snprintf(cli_conf, sizeof(cli_conf), "%s/client.conf", pki_dir);
 	snprintf(sock, sizeof(sock), "%s/m.sock", pki_dir);
 	snprintf(srv_eal, sizeof(srv_eal),
-		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rs-%d --log-level *:error --vdev=net_memif0,role=server,socket=%s",
+		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rs-%d --log-level lib.eal:error --vdev=net_memif0,role=server,socket=%s",
 		 (int)getpid(), sock);
 	snprintf(cli_eal, sizeof(cli_eal),
-		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rc-%d --log-level *:error --vdev=net_memif0,role=client,socket=%s",
+		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --vdev=net_memif0,role=client,socket=%s",
 		 (int)getpid(), sock);
 	snprintf(rounds, sizeof(rounds), "%u", o->rounds);
+	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s)\n",
+	       cpu0, cpu1);
+	fflush(stdout);
 	if (!side_conf(srv_conf, SERVER_IP, cpu0) || !side_conf(cli_conf, "198.18.0.2", cpu1))
 		goto out;
+	CPU_ZERO(&cpus);
+	CPU_SET(atoi(cpu0), &cpus);
+	CPU_SET(atoi(cpu1), &cpus);
 	srv = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", "server", pki_dir, NULL },
-			 srv_conf, srv_eal, &srv_in, &srv_out);
-	f = srv > 0 ? fdopen(srv_out, "r") : NULL;
-	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
+			 srv_conf, srv_eal, &cpus, &srv_in, &srv_out);
+	/* Open until the end: a server that writes to a closed pipe dies. */
+	srv_f = srv > 0 ? fdopen(srv_out, "r") : NULL;
+	if (srv_f == NULL || fgets(line, sizeof(line), srv_f) == NULL ||
 	    sscanf(line, "ports %7s %7s", p0, p1) != 2) {
 		fprintf(stderr, "droce-bench rpc-tls: no RDMA server\n");
 		goto out;
 	}
 	cli = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", "client", pki_dir, p0, p1,
-					  rounds, NULL }, cli_conf, cli_eal, &cli_in, &cli_out);
-	fclose(f);
+					  rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in, &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
-	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s)\n",
-	       cpu0, cpu1);
 	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL &&
 	       sscanf(line, "round %lf %lf %lf %lf", &t.plain_rtt[r], &t.tls_rtt[r],
 		      &t.plain_bulk[r], &t.tls_bulk[r]) == 4)
@@ -599,6 +610,8 @@ out:
 		kill(srv, SIGKILL);
 		waitpid(srv, &status, 0);
 	}
+	if (srv_f != NULL)
+		fclose(srv_f);
 	unlink(srv_conf);
 	unlink(cli_conf);
 	unlink(sock);

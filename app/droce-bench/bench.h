@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hcom4db.h"
+
 #define BENCH_MAX_ROUNDS 20
 #define BENCH_MAX_SAMPLES 600
 
@@ -60,6 +62,21 @@ int bench_stream_pps(const struct bench_opts *o);
 int bench_stream_scale(const struct bench_opts *o);
 int bench_rc(const struct bench_opts *o);
 int bench_rpc(const struct bench_opts *o);
+
+/*
+ * hcom4db calls, for rpc and rpc-tls (bench_rpc.c): a server's two
+ * services (BENCH_SVC_ECHO answers with the request, BENCH_SVC_SINK takes
+ * one-way calls); round trips of BENCH_TCP_BYTES-byte calls in TSC
+ * cycles; and calls per second of @p count one-way calls of @p bytes
+ * (at most BENCH_RPC_BYTES_MAX) and a sync call after them, -1 if one
+ * failed.
+ */
+#define BENCH_SVC_ECHO 0
+#define BENCH_SVC_SINK 1
+#define BENCH_RPC_BYTES_MAX 65536
+bool bench_rpc_services(OckRpcServer server);
+bool bench_rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters);
+double bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count);
 int bench_rpc_tls(const struct bench_opts *o);
 /* rpc-tls over RDMA: this program as one of the two sides (before any EAL). */
 int bench_rpc_tls_side(int argc, char **argv);

@@ -29,15 +29,13 @@
 #include "bench.h"
 
 #define RPC_ITERS 20000
-#define SVC_ECHO 0
-#define SVC_SINK 1
 
 /* ---- the server process ---------------------------------------------------------- */
 
 static void
 echo(OckRpcServerContext ctx, OckRpcMessage msg)
 {
-	OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL);
+	OckRpcServerReply(ctx, BENCH_SVC_ECHO, &msg, NULL);
 }
 
 static void
@@ -45,6 +43,15 @@ sink(OckRpcServerContext ctx, OckRpcMessage msg)
 {
 	(void)ctx;
 	(void)msg;
+}
+
+bool
+bench_rpc_services(OckRpcServer server)
+{
+	OckRpcService e = { BENCH_SVC_ECHO, echo }, s = { BENCH_SVC_SINK, sink };
+
+	return OckRpcServerAddService(server, &e) == OCK_RPC_OK &&
+	       OckRpcServerAddService(server, &s) == OCK_RPC_OK;
 }
 
 static RpcConfigPair config_pairs[] = {
@@ -62,16 +69,13 @@ static OckRpcCreateConfig config = {
 static void
 server_main(int to_parent, int from_parent)
 {
-	OckRpcService e = { SVC_ECHO, echo }, s = { SVC_SINK, sink };
 	OckRpcServer server;
 	uint16_t port = 0, *ports;
 	char **ips, c;
 	int n;
 
 	if (OckRpcServerCreateWithCfg("127.0.0.1", 0, &server, &config) == OCK_RPC_OK &&
-	    OckRpcServerAddService(server, &e) == OCK_RPC_OK &&
-	    OckRpcServerAddService(server, &s) == OCK_RPC_OK &&
-	    OckRpcServerStart(server) == OCK_RPC_OK &&
+	    bench_rpc_services(server) && OckRpcServerStart(server) == OCK_RPC_OK &&
 	    OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
 		port = ports[0];
 	if (write(to_parent, &port, sizeof(port)) != sizeof(port) || port == 0)
@@ -94,8 +98,8 @@ sunk_done(OckRpcStatus status, void *arg)
 		atomic_fetch_add(&sunk, 1);
 }
 
-static bool
-rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters)
+bool
+bench_rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters)
 {
 	uint8_t q[BENCH_TCP_BYTES] = { 1 }, r[BENCH_TCP_BYTES];
 
@@ -103,7 +107,7 @@ rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters)
 		OckRpcMessage req = { q, sizeof(q) }, rsp = { r, sizeof(r) };
 		uint64_t t0 = rte_rdtsc();
 
-		if (OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL) != OCK_RPC_OK ||
+		if (OckRpcClientCall(c, BENCH_SVC_ECHO, &req, &rsp, NULL) != OCK_RPC_OK ||
 		    rsp.len != sizeof(q))
 			return false;
 		rtt[i] = rte_rdtsc() - t0;
@@ -111,33 +115,35 @@ rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters)
 	return true;
 }
 
-/* Calls per second of BENCH_TCP_RATE_COUNT one-way calls and a sync one. */
-static double
-rpc_rate(OckRpcClient c)
+double
+bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count)
 {
-	static uint8_t q[BENCH_TCP_BYTES];
-	OckRpcMessage req = { q, sizeof(q) }, rsp = { q, sizeof(q) };
+	static uint8_t q[BENCH_RPC_BYTES_MAX];
+	OckRpcMessage req = { q, bytes }, rsp = { q, BENCH_TCP_BYTES };
+	OckRpcMessage small = { q, BENCH_TCP_BYTES };
 	OckRpcCallDone done = { sunk_done, NULL };
 	double t0 = bench_now(), t;
 
+	if (bytes > sizeof(q))
+		return -1;
 	atomic_store(&sunk, 0);
-	for (unsigned int i = 0; i < BENCH_TCP_RATE_COUNT; i++) {
+	for (unsigned int i = 0; i < count; i++) {
 		OckRpcStatus st;
 
 		/* A full session says so: the call is made again. */
-		while ((st = OckRpcClientCall(c, SVC_SINK, &req, NULL, &done)) ==
+		while ((st = OckRpcClientCall(c, BENCH_SVC_SINK, &req, NULL, &done)) ==
 		       OCK_RPC_ERR_NO_MEMORY)
 			;
 		if (st != OCK_RPC_OK)
 			return -1;
 	}
 	/* Answered after every call before it: the session keeps order. */
-	if (OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL) != OCK_RPC_OK)
+	if (OckRpcClientCall(c, BENCH_SVC_ECHO, &small, &rsp, NULL) != OCK_RPC_OK)
 		return -1;
 	t = bench_now() - t0;
-	while (atomic_load(&sunk) < BENCH_TCP_RATE_COUNT)
+	while (atomic_load(&sunk) < count)
 		;
-	return BENCH_TCP_RATE_COUNT / t;
+	return count / t;
 }
 
 int
@@ -169,9 +175,9 @@ bench_rpc(const struct bench_opts *o)
 	printf("  64-byte calls over TCP loopback; server in a child process; %u round trips and %u one-way calls a round\n",
 	       RPC_ITERS, BENCH_TCP_RATE_COUNT);
 	for (unsigned int r = 0; r < o->rounds; r++) {
-		if (!rpc_pingpong(client, rtt, RPC_ITERS) ||
+		if (!bench_rpc_pingpong(client, rtt, RPC_ITERS) ||
 		    (bench_percentiles(rtt, RPC_ITERS, &rpc_p50[r], &rpc_p99[r]),
-		     (rr[r] = rpc_rate(client)) < 0) ||
+		     (rr[r] = bench_rpc_rate(client, BENCH_TCP_BYTES, BENCH_TCP_RATE_COUNT)) < 0) ||
 		    !bench_tcp_pingpong(rtt, RPC_ITERS)) {
 			fprintf(stderr, "droce-bench rpc: a pass failed\n");
 			goto out;

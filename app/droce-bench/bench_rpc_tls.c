@@ -17,10 +17,8 @@
  * for the run in a temporary folder with OpenSSL.
  */
 
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +32,14 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <rte_cycles.h>
+#include <rte_common.h>
 
 #include "hcom4db.h"
 #include "bench.h"
 
 #define TLS_RTT_ITERS 10000
-#define TLS_BULK_BYTES 65536
+#define TLS_BULK_BYTES BENCH_RPC_BYTES_MAX
 #define TLS_BULK_CALLS 4000
-#define SVC_ECHO 0
-#define SVC_SINK 1
 
 /* ---- certificates for the run ------------------------------------------------------------ */
 
@@ -215,23 +211,9 @@ config(struct config *g, bool tls)
 
 /* ---- the server process ---------------------------------------------------------------------- */
 
-static void
-echo(OckRpcServerContext ctx, OckRpcMessage msg)
-{
-	OckRpcServerReply(ctx, SVC_ECHO, &msg, NULL);
-}
-
-static void
-sink(OckRpcServerContext ctx, OckRpcMessage msg)
-{
-	(void)ctx;
-	(void)msg;
-}
-
 static uint16_t
 serve(const char *ip, bool tls, OckRpcServer *server)
 {
-	OckRpcService e = { SVC_ECHO, echo }, s = { SVC_SINK, sink };
 	uint16_t port, *ports;
 	struct config g;
 	char **ips;
@@ -239,9 +221,7 @@ serve(const char *ip, bool tls, OckRpcServer *server)
 
 	config(&g, tls);
 	if (OckRpcServerCreateWithCfg(ip, 0, server, &g.c) != OCK_RPC_OK ||
-	    OckRpcServerAddService(*server, &e) != OCK_RPC_OK ||
-	    OckRpcServerAddService(*server, &s) != OCK_RPC_OK ||
-	    OckRpcServerStart(*server) != OCK_RPC_OK ||
+	    !bench_rpc_services(*server) || OckRpcServerStart(*server) != OCK_RPC_OK ||
 	    !OckRpcGetOobIpAndPort(*server, &ips, &ports, &n))
 		return 0;
 	port = ports[0];
@@ -275,63 +255,26 @@ server_main(int to_parent, int from_parent)
 
 /* ---- the client ------------------------------------------------------------------------------- */
 
-static atomic_ulong sunk;
-
-static void
-sunk_done(OckRpcStatus status, void *arg)
-{
-	(void)arg;
-	if (status == OCK_RPC_OK)
-		atomic_fetch_add(&sunk, 1);
-}
-
 /* p50 of 64-byte round trips, in microseconds; < 0 on a failure. */
 static double
 rtt_p50(OckRpcClient c)
 {
 	static uint64_t rtt[TLS_RTT_ITERS];
-	uint8_t q[64] = { 1 }, r[64];
 	double p50, p99;
 
-	for (unsigned int i = 0; i < TLS_RTT_ITERS; i++) {
-		OckRpcMessage req = { q, sizeof(q) }, rsp = { r, sizeof(r) };
-		uint64_t t0 = rte_rdtsc();
-
-		if (OckRpcClientCall(c, SVC_ECHO, &req, &rsp, NULL) != OCK_RPC_OK)
-			return -1;
-		rtt[i] = rte_rdtsc() - t0;
-	}
+	if (!bench_rpc_pingpong(c, rtt, TLS_RTT_ITERS))
+		return -1;
 	bench_percentiles(rtt, TLS_RTT_ITERS, &p50, &p99);
 	return p50;
 }
 
-/* GB/s of one-way 64 KiB calls (and a sync one after them); < 0 on a failure. */
+/* GB/s of one-way 64 KiB calls; < 0 on a failure. */
 static double
 bulk_gbps(OckRpcClient c)
 {
-	static uint8_t q[TLS_BULK_BYTES];
-	uint8_t r[64];
-	OckRpcMessage req = { q, sizeof(q) }, small = { q, sizeof(r) }, rsp = { r, sizeof(r) };
-	OckRpcCallDone done = { sunk_done, NULL };
-	double t0 = bench_now(), t;
+	double rate = bench_rpc_rate(c, TLS_BULK_BYTES, TLS_BULK_CALLS);
 
-	atomic_store(&sunk, 0);
-	for (unsigned int i = 0; i < TLS_BULK_CALLS; i++) {
-		OckRpcStatus st;
-
-		while ((st = OckRpcClientCall(c, SVC_SINK, &req, NULL, &done)) ==
-		       OCK_RPC_ERR_NO_MEMORY)
-			;
-		if (st != OCK_RPC_OK)
-			return -1;
-	}
-	/* Answered after every call before it: the session keeps order. */
-	if (OckRpcClientCall(c, SVC_ECHO, &small, &rsp, NULL) != OCK_RPC_OK)
-		return -1;
-	t = bench_now() - t0;
-	while (atomic_load(&sunk) < TLS_BULK_CALLS)
-		;
-	return (double)TLS_BULK_CALLS * TLS_BULK_BYTES / t / 1e9;
+	return rate < 0 ? -1 : rate * TLS_BULK_BYTES / 1e9;
 }
 
 /* Each round's four figures, and their medians with the ratios. */

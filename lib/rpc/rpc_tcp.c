@@ -113,25 +113,37 @@ tcp_written(struct rpc_session *s)
 	want_out(s, false);
 }
 
+/* Up to @p len bytes of the socket into @p buf: how many; 0 when none
+ * came now, or when the connection ended (the session is closed then).
+ */
+static size_t
+take_bytes(struct rpc_session *s, void *buf, size_t len)
+{
+	ssize_t n = recv(s->fd, buf, len, MSG_DONTWAIT);
+
+	if (n > 0)
+		return (size_t)n;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n < 0)
+		RPC_LOG(NOTICE, "session with %s: recv: %s", s->peer, strerror(errno));
+	else
+		RPC_LOG(INFO, "session with %s: the peer closed it", s->peer);
+	rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+	return 0;
+}
+
 /* With TLS: records into the session's pair, as much as it has room for. */
 static bool
 tls_read(struct rpc_session *s)
 {
-	size_t room;
+	size_t room, n;
 	void *p = rpc_tls_in_room(s, &room);
-	ssize_t n = recv(s->fd, p, room, MSG_DONTWAIT);
 
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	n = take_bytes(s, p, room);
+	if (n == 0)
 		return false;
-	if (n <= 0) {
-		if (n < 0)
-			RPC_LOG(NOTICE, "session with %s: recv: %s", s->peer, strerror(errno));
-		else
-			RPC_LOG(INFO, "session with %s: the peer closed it", s->peer);
-		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
-		return false;
-	}
-	rpc_tls_commit(s, (size_t)n);
+	rpc_tls_commit(s, n);
 	return true;
 }
 
@@ -159,7 +171,7 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 	if (events & EPOLLOUT)
 		rpc_session_flush(s);
 	while (s->state != SESSION_ENDED) {
-		ssize_t n;
+		size_t n;
 
 		if (s->tls != NULL) {
 			if (!tls_read(s))
@@ -171,20 +183,12 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 			rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
 			break;
 		}
-		n = recv(s->fd, s->rx + s->rx_len, s->rx_cap - s->rx_len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		n = take_bytes(s, s->rx + s->rx_len, s->rx_cap - s->rx_len);
+		if (n == 0)
 			break;
-		if (n <= 0) {
-			if (n < 0)
-				RPC_LOG(NOTICE, "session with %s: recv: %s", s->peer, strerror(errno));
-			else
-				RPC_LOG(INFO, "session with %s: the peer closed it", s->peer);
-			rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
-			break;
-		}
 		/* Any bytes prove the peer alive, a frame's first part too. */
 		rpc_session_peer_alive(s);
-		s->rx_len += (size_t)n;
+		s->rx_len += n;
 		rpc_session_take_frames(s);
 	}
 	rpc_session_unref(s);

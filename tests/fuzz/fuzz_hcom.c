@@ -16,7 +16,6 @@
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include <sys/socket.h>
 
 #include "hcom4db.h"
+#include "fuzz_stream.h"
 #include "private_loopback.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -99,33 +99,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	uint8_t buf[65536];
-
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
-		abort();
-	/* The server may close early (a bad frame): then the rest is not sent. */
-	for (size_t off = 0; off < size;) {
-		ssize_t w = send(fd, data + off, size - off, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	shutdown(fd, SHUT_WR);
-	/* Until the server closes its side: everything was taken. */
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, 5000) != 1) {
-			fprintf(stderr, "fuzz_hcom: the server did not close the session in 5 s\n");
-			abort();
-		}
-		if (recv(fd, buf, sizeof(buf), 0) <= 0)
-			break;
-	}
-	close(fd);
+	fuzz_stream_to(port, data, size, "fuzz_hcom");
 	return 0;
 }

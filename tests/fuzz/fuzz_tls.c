@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 
 #include "hcom4db.h"
+#include "fuzz_stream.h"
 #include "private_loopback.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -189,38 +190,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* A raw client's bytes to the TLS server, until it closes. */
-static void
-to_server(const uint8_t *data, size_t size)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(tls_port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	uint8_t buf[65536];
-
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
-		abort();
-	for (size_t off = 0; off < size;) {
-		ssize_t w = send(fd, data + off, size - off, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	shutdown(fd, SHUT_WR);
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, 5000) != 1) {
-			fprintf(stderr, "fuzz_tls: the server did not close the session in 5 s\n");
-			abort();
-		}
-		if (recv(fd, buf, sizeof(buf), 0) <= 0)
-			break;
-	}
-	close(fd);
-}
-
 /* A TLS client's connect, answered with the bytes. */
 static void
 to_client(const uint8_t *data, size_t size)
@@ -243,6 +212,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 1)
 		to_client(data + 1, size - 1);
 	else
-		to_server(data + 1, size - 1);
+		fuzz_stream_to(tls_port, data + 1, size - 1, "fuzz_tls");
 	return 0;
 }

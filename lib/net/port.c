@@ -124,6 +124,15 @@ rx_queues_fixed_by_pmd(const struct rte_eth_dev_info *info)
 	return strcmp(info->driver_name, "net_af_packet") == 0;
 }
 
+/* memif pairs each side's TX rings with its peer's RX rings: a side
+ * with fewer RX than TX queues (droce's defaults) never connects.
+ */
+static bool
+rx_queues_paired_with_tx(const struct rte_eth_dev_info *info)
+{
+	return strcmp(info->driver_name, "net_memif") == 0;
+}
+
 static int
 check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 	     char *err, size_t errlen)
@@ -140,6 +149,14 @@ check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 			 droce_conf_origin(conf, key), key, pc->rx_queues,
 			 p->name, info->driver_name, info->max_rx_queues,
 			 info->max_rx_queues);
+		return -EINVAL;
+	}
+	if (rx_queues_paired_with_tx(info) && pc->rx_queues != 0 &&
+	    pc->rx_queues != p->nb_txq) {
+		snprintf(err, errlen,
+			 "%s: %s = %u: device %s (%s) pairs its RX rings with its peer's TX rings, and droce sends on %u TX queues (one per lcore); allowed: 0 or %u",
+			 droce_conf_origin(conf, key), key, pc->rx_queues, p->name,
+			 info->driver_name, p->nb_txq, p->nb_txq);
 		return -EINVAL;
 	}
 	if (pc->rx_queues > info->max_rx_queues) {
@@ -389,6 +406,8 @@ choose_rx_queues(struct net_port *p, const struct droce_port_conf *pc,
 		p->nb_rxq = pc->rx_queues;
 	else if (rx_queues_fixed_by_pmd(info))
 		p->nb_rxq = info->max_rx_queues;
+	else if (rx_queues_paired_with_tx(info))
+		p->nb_rxq = p->nb_txq;
 	else
 		p->nb_rxq = (uint16_t)RTE_MIN(p->stack->layout.nb_workers,
 				(uint32_t)RTE_MIN(info->max_rx_queues,

@@ -75,4 +75,15 @@ run 0 --vdev net_ring0 -- port.0.device=net_ring0 port.0.address=198.18.0.1/24 \
 	port.0.mac=02:00:00:00:00:05 stats.period=0 --duration 1
 has "droce: port 0 = ethdev 0, MAC 02:00:00:00:00:05"
 has "the driver cannot set a MAC address; droce answers for 02:00:00:00:00:05 itself"
+
+# 5. net_memif pairs each side's RX rings with the other's TX rings: by
+# default droce takes as many RX as TX queues (one per lcore); fewer
+# would never connect, and are refused.
+memif="net_memif0,role=server,socket=$WORK/m.sock"
+run 0 -l 0,1 --vdev "$memif" -- port.0.device=net_memif0 port.0.address=198.18.0.1/24 \
+	stats.period=0 --duration 1
+has "2 RX / 2 TX queues"
+run 1 -l 0,1 --vdev "$memif" -- port.0.device=net_memif0 port.0.address=198.18.0.1/24 \
+	port.0.queues=1
+has "port.0.queues = 1: device net_memif0 (net_memif) pairs its RX rings with its peer's TX rings, and droce sends on 2 TX queues (one per lcore); allowed: 0 or 2"
 echo "PASS ($n cases)"

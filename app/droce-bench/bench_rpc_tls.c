@@ -437,7 +437,7 @@ bench_rpc_tls_side(int argc, char **argv)
 }
 
 /* A side's droce configuration: its half of the memif pair, one polling
- * thread on @p cpu.
+ * thread on @p cpu; as many RX queues as the peer sends on (memif).
  */
 static bool
 side_conf(const char *path, const char *address, const char *cpu)
@@ -446,7 +446,7 @@ side_conf(const char *path, const char *address, const char *cpu)
 
 	if (f == NULL)
 		return false;
-	fprintf(f, "worker.inline = yes\ncontrol.cpu = %s\n[port.0]\ndevice = net_memif0\naddress = %s/24\n[worker]\nthread.groups = 1\npoll.enable = yes\n",
+	fprintf(f, "worker.inline = yes\ncontrol.cpu = %s\n[port.0]\ndevice = net_memif0\naddress = %s/24\nqueues = 2\n[worker]\nthread.groups = 1\npoll.enable = yes\n",
 		cpu, address);
 	return fclose(f) == 0;
 }

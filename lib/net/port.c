@@ -124,11 +124,13 @@ rx_queues_fixed_by_pmd(const struct rte_eth_dev_info *info)
 	return strcmp(info->driver_name, "net_af_packet") == 0;
 }
 
-/* memif pairs each side's TX rings with its peer's RX rings: a side
- * with fewer RX than TX queues (droce's defaults) never connects.
+/* memif pairs a side's RX queues with the rings its peer sends on: one
+ * peer sending on more rings than there are RX queues never connects,
+ * one sending on fewer has its rings read by several queues (each packet
+ * twice). Only the user knows the peer.
  */
 static bool
-rx_queues_paired_with_tx(const struct rte_eth_dev_info *info)
+rx_queues_paired_with_peer(const struct rte_eth_dev_info *info)
 {
 	return strcmp(info->driver_name, "net_memif") == 0;
 }
@@ -149,14 +151,6 @@ check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 			 droce_conf_origin(conf, key), key, pc->rx_queues,
 			 p->name, info->driver_name, info->max_rx_queues,
 			 info->max_rx_queues);
-		return -EINVAL;
-	}
-	if (rx_queues_paired_with_tx(info) && pc->rx_queues != 0 &&
-	    pc->rx_queues != p->nb_txq) {
-		snprintf(err, errlen,
-			 "%s: %s = %u: device %s (%s) pairs its RX rings with its peer's TX rings, and droce sends on %u TX queues (one per lcore); allowed: 0 or %u",
-			 droce_conf_origin(conf, key), key, pc->rx_queues, p->name,
-			 info->driver_name, p->nb_txq, p->nb_txq);
 		return -EINVAL;
 	}
 	if (pc->rx_queues > info->max_rx_queues) {
@@ -406,8 +400,6 @@ choose_rx_queues(struct net_port *p, const struct droce_port_conf *pc,
 		p->nb_rxq = pc->rx_queues;
 	else if (rx_queues_fixed_by_pmd(info))
 		p->nb_rxq = info->max_rx_queues;
-	else if (rx_queues_paired_with_tx(info))
-		p->nb_rxq = p->nb_txq;
 	else
 		p->nb_rxq = (uint16_t)RTE_MIN(p->stack->layout.nb_workers,
 				(uint32_t)RTE_MIN(info->max_rx_queues,
@@ -418,8 +410,12 @@ choose_rx_queues(struct net_port *p, const struct droce_port_conf *pc,
 			 p->index, p->name, p->nb_rxq, DROCE_MAX_PORT_QUEUES);
 		return -EINVAL;
 	}
-	if (p->nb_rxq > 1 && rss_hash_functions(info) == 0 &&
-	    !rx_queues_fixed_by_pmd(info))
+	if (rx_queues_paired_with_peer(info) && p->nb_rxq != p->nb_txq)
+		NET_LOG(WARNING, "port %u (%s): %u RX queue%s, %u TX: memif reads the rings its peer sends on with the RX queues, so they must be as many (another droce sends on one per lcore: give it and this side port.%u.queues = %u; a peer with one ring, as droce-sensor: 1)",
+			p->index, p->name, p->nb_rxq, p->nb_rxq == 1 ? "" : "s", p->nb_txq,
+			p->index, p->nb_txq);
+	else if (p->nb_rxq > 1 && rss_hash_functions(info) == 0 &&
+		 !rx_queues_fixed_by_pmd(info))
 		NET_LOG(WARNING, "port %u (%s): %u RX queues but the device has no RSS; queues past 0 get only what the PMD spreads itself",
 			p->index, p->name, p->nb_rxq);
 	return 0;

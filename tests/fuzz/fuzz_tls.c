@@ -31,65 +31,24 @@
 #include "hcom4db.h"
 #include "fuzz_stream.h"
 #include "private_loopback.h"
+#include "test_pki.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
-static char paths[4][128];
-static bool as_server;
 static uint16_t tls_port, evil_port;
 static int evil_fd;
-
-static void
-get_cert(const char **path)
-{
-	snprintf(paths[0], sizeof(paths[0]), "%s/%s.pem", dir, as_server ? "server" : "client");
-	*path = paths[0];
-}
-
-static void
-erase(char *pass)
-{
-	memset(pass, 0, strlen(pass));
-	free(pass);
-}
-
-static void
-get_key(const char **path, char **pass, OckRpcTlsKeypassErase *erase_fn)
-{
-	snprintf(paths[1], sizeof(paths[1]), "%s/%s.key", dir, as_server ? "server" : "client");
-	*path = paths[1];
-	*pass = strdup(as_server ? "server-pass" : "client-pass");
-	*erase_fn = erase;
-}
-
-static int
-verify(void *x509, const char *crl)
-{
-	(void)crl;
-	return x509 != NULL ? 1 : -1;
-}
-
-static void
-get_ca(const char **ca, const char **crl, OckRpcTlsCertVerify *v)
-{
-	snprintf(paths[2], sizeof(paths[2]), "%s/ca.pem", dir);
-	snprintf(paths[3], sizeof(paths[3]), "%s/crl.pem", dir);
-	*ca = paths[2];
-	*crl = paths[3];
-	*v = verify;
-}
 
 static RpcConfigPair pairs[] = {
 	{ OCK_RPC_STR_SERVER_NAME, "server" }, { OCK_RPC_STR_COMMUNICATION_TYPE, "TCP" },
 	{ OCK_RPC_STR_ENABLE_TLS, "yes" }, { OCK_RPC_STR_PRE_SEGMENT_SIZE, "4096" },
 	{ OCK_RPC_STR_SERVER_PORT_RANGE, "25000-25999" },
 };
+/* TLS's callbacks set at the start, for the server and then the clients. */
 static OckRpcCreateConfig cfg = {
-	.mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS | OCK_RPC_CONFIG_USE_SSL_CALLBACK,
+	.mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
 	.configs = { 5, pairs },
-	.getCaAndVerify = get_ca, .getCert = get_cert, .getPriKey = get_key,
 };
 
 /* Every refused input says why: not here, thousands of times a second. */
@@ -170,13 +129,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (system(cmd) != 0)
 		abort();
 	atexit(remove_pki);
-	as_server = true;
+	test_pki_use(&cfg, dir, true);
 	if (OckRpcServerCreateWithCfg("127.0.0.1", 0, &server, &cfg) != OCK_RPC_OK ||
 	    OckRpcServerAddService(server, &svc) != OCK_RPC_OK ||
 	    OckRpcServerStart(server) != OCK_RPC_OK ||
 	    !OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
 		abort();
-	as_server = false;
+	test_pki_use(&cfg, dir, false);
 	tls_port = ports[0];
 	free(ips[0]);
 	free(ips);

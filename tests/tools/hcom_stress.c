@@ -47,6 +47,7 @@
 #include <rte_errno.h>
 
 #include "hcom4db.h"
+#include "test_pki.h"
 
 #define NAME "hcom-stress"
 #define HEAD 8
@@ -68,52 +69,6 @@ over_rdma(void)
 
 /* ---- TLS, when HCOM_STRESS_TLS names the certificates ---------------------------------- */
 
-static bool as_server;
-static char tls_files[4][512];
-
-static const char *
-tls_file(int i, const char *name)
-{
-	snprintf(tls_files[i], sizeof(tls_files[i]), "%s/%s", getenv("HCOM_STRESS_TLS"), name);
-	return tls_files[i];
-}
-
-static void
-tls_cert(const char **path)
-{
-	*path = tls_file(0, as_server ? "server.pem" : "client.pem");
-}
-
-static void
-tls_erase(char *pass)
-{
-	memset(pass, 0, strlen(pass));
-	free(pass);
-}
-
-static void
-tls_key(const char **path, char **pass, OckRpcTlsKeypassErase *erase)
-{
-	*path = tls_file(1, as_server ? "server.key" : "client.key");
-	*pass = strdup(as_server ? "server-pass" : "client-pass");
-	*erase = tls_erase;
-}
-
-static int
-tls_verify(void *x509, const char *crl)
-{
-	(void)crl;
-	return x509 != NULL ? 1 : -1;
-}
-
-static void
-tls_ca(const char **ca, const char **crl, OckRpcTlsCertVerify *verify)
-{
-	*ca = tls_file(2, "ca.pem");
-	*crl = tls_file(3, "crl.pem");
-	*verify = tls_verify;
-}
-
 static const char *
 tls_enable(void)
 {
@@ -121,14 +76,10 @@ tls_enable(void)
 }
 
 static void
-tls_callbacks(OckRpcCreateConfig *cfg)
+tls_callbacks(OckRpcCreateConfig *cfg, bool server)
 {
-	if (getenv("HCOM_STRESS_TLS") == NULL)
-		return;
-	cfg->mask |= OCK_RPC_CONFIG_USE_SSL_CALLBACK;
-	cfg->getCaAndVerify = tls_ca;
-	cfg->getCert = tls_cert;
-	cfg->getPriKey = tls_key;
+	if (getenv("HCOM_STRESS_TLS") != NULL)
+		test_pki_use(cfg, getenv("HCOM_STRESS_TLS"), server);
 }
 
 static uint64_t
@@ -234,8 +185,7 @@ serve(const char *ip, const char *port, const char *segsize)
 
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	as_server = true;
-	tls_callbacks(&cfg);
+	tls_callbacks(&cfg, true);
 	if (OckRpcServerCreateWithCfg(ip, (uint16_t)atoi(port), &server, &cfg) != OCK_RPC_OK)
 		return 1;
 	for (uint16_t id = 0; id <= 999; id++) {
@@ -463,7 +413,7 @@ run_client(char **argv)
 	/* As hcom's users do: memory regions belong to a server, here one
 	 * that never starts.
 	 */
-	tls_callbacks(&cfg);
+	tls_callbacks(&cfg, false);
 	if (w == NULL || threads == 0 || max < HEAD ||
 	    OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) != OCK_RPC_OK ||
 	    OckRpcServerCreateWithCfg(argv[2], 0, &regions, &cfg) != OCK_RPC_OK)

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +130,31 @@ check_timeouts(OckRpcClient c, uint16_t silent, uint16_t echo, int64_t restore_m
 	assert_int_equal(r.len, 1);
 	usleep(50000);
 	assert_int_equal(atomic_load(&log.calls), 1);
+}
+
+/* @p c, connected with a segment count of 3, takes three calls at once
+ * and refuses a fourth (NO_MEMORY); once they end by their deadline it
+ * takes calls again (@p restore_ms: its timeout then). It is disconnected.
+ */
+static inline void
+check_full_session(OckRpcClient c, uint16_t silent, uint16_t echo, int64_t restore_ms)
+{
+	struct done_log log = { 0 };
+	OckRpcCallDone done = { count_done, &log };
+	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
+
+	OckRpcClientSetTimeout(c, 300);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(OckRpcClientCall(c, silent, &q, &r, &done), OCK_RPC_OK);
+	assert_int_equal(OckRpcClientCall(c, silent, &q, &r, &done), OCK_RPC_ERR_NO_MEMORY);
+	assert_true(wait_for(&log.calls, 3, 20));
+	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
+	OckRpcClientSetTimeout(c, restore_ms);
+	r = (OckRpcMessage){ NULL, 0 };
+	assert_int_equal(OckRpcClientCall(c, echo, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(r.len, 1);
+	free(r.data);
+	OckRpcClientDisconnect(c);
 }
 
 #endif

@@ -746,9 +746,6 @@ test_reply_after_server_destroy(void **state)
 static void
 test_full_session_refuses_then_takes(void **state)
 {
-	struct done_log log = { 0 };
-	OckRpcCallDone done = { count_done, &log };
-	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
 	OckRpcClient c = 0;
 	struct cfg g;
 
@@ -757,18 +754,7 @@ test_full_session_refuses_then_takes(void **state)
 	cfg_tcp(&g);
 	cfg_set(&g, OCK_RPC_STR_PRE_SEGMENT_COUNT, "3");
 	assert_int_equal(OckRpcClientConnectWithCfg(LOCAL_IP, S.port, &c, &g.c), OCK_RPC_OK);
-	OckRpcClientSetTimeout(c, 300);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
-	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_ERR_NO_MEMORY);
-	/* Once they end (here by their deadline), it takes calls again. */
-	assert_true(wait_for(&log.calls, 3, 5));
-	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
-	r = (OckRpcMessage){ NULL, 0 };
-	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
-	assert_int_equal(r.len, 1);
-	free(r.data);
-	OckRpcClientDisconnect(c);
+	check_full_session(c, SVC_SILENT, SVC_ECHO, -1);
 	server_down();
 }
 

@@ -47,6 +47,7 @@
 
 #include "hcom4db.h"
 #include "hcom_checks.h"
+#include "test_pki.h"
 
 #define SERVER_IP "198.18.0.1"
 #define SERVER_NAME "droce-rdma-test"
@@ -280,57 +281,11 @@ rndv_free(uintptr_t address)
 
 /* ---- TLS: each process shows its certificate (make_test_pki.sh's) ------------------ */
 
-static char tls_paths[4][128];
-
-static void
-tls_cert(const char **path)
-{
-	snprintf(tls_paths[0], sizeof(tls_paths[0]), "%s/%s.pem", T.dir,
-		 T.server ? "server" : "client");
-	*path = tls_paths[0];
-}
-
-static void
-tls_erase(char *pass)
-{
-	memset(pass, 0, strlen(pass));
-	free(pass);
-}
-
-static void
-tls_key(const char **path, char **pass, OckRpcTlsKeypassErase *erase)
-{
-	snprintf(tls_paths[1], sizeof(tls_paths[1]), "%s/%s.key", T.dir,
-		 T.server ? "server" : "client");
-	*path = tls_paths[1];
-	*pass = strdup(T.server ? "server-pass" : "client-pass");
-	*erase = tls_erase;
-}
-
-static int
-tls_verify(void *x509, const char *crl)
-{
-	return x509 != NULL && crl != NULL ? 1 : -1;
-}
-
-static void
-tls_ca(const char **ca, const char **crl, OckRpcTlsCertVerify *verify)
-{
-	snprintf(tls_paths[2], sizeof(tls_paths[2]), "%s/ca.pem", T.dir);
-	snprintf(tls_paths[3], sizeof(tls_paths[3]), "%s/crl.pem", T.dir);
-	*ca = tls_paths[2];
-	*crl = tls_paths[3];
-	*verify = tls_verify;
-}
-
-/* @p cfg with TLS on, from the callbacks above. */
+/* @p cfg with TLS on: this process's side, the run's certificates. */
 static void
 with_tls(OckRpcCreateConfig *cfg)
 {
-	cfg->mask |= OCK_RPC_CONFIG_USE_SSL_CALLBACK;
-	cfg->getCaAndVerify = tls_ca;
-	cfg->getCert = tls_cert;
-	cfg->getPriKey = tls_key;
+	test_pki_use(cfg, T.dir, T.server);
 }
 
 /* This process's droce configuration: side @p role of the memif pair. */
@@ -1081,9 +1036,6 @@ test_segment_sizes_of_both_sides(void **state)
 static void
 test_full_session_refuses_then_takes(void **state)
 {
-	struct done_log log = { 0 };
-	OckRpcCallDone done = { count_done, &log };
-	OckRpcMessage q = { "q", 1 }, r = { NULL, 0 };
 	OckRpcClient c;
 
 	(void)state;
@@ -1091,18 +1043,7 @@ test_full_session_refuses_then_takes(void **state)
 	assert_int_equal(connect_to(atomic_load(&T.sh->port), SEGSIZE, NULL, NULL, &c),
 			 OCK_RPC_OK);
 	segcount = NULL;
-	OckRpcClientSetTimeout(c, 300);
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_OK);
-	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, &done), OCK_RPC_ERR_NO_MEMORY);
-	/* Once they end (here by their deadline), it takes calls again. */
-	assert_true(wait_for(&log.calls, 3, 20));
-	assert_int_equal(log.last, OCK_RPC_ERR_UCP_TIMEOUT);
-	OckRpcClientSetTimeout(c, 20000);
-	assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
-	assert_int_equal(r.len, 1);
-	free(r.data);
-	OckRpcClientDisconnect(c);
+	check_full_session(c, SVC_SILENT, SVC_ECHO, 20000);
 }
 
 static atomic_int doomed_breaks;

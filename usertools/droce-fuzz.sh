@@ -73,7 +73,12 @@ client = (hello + rpc(3, 1, 0, 0, 1, b"a" * 100) + rpc(3, 0, 1, 0, 2, b"b" * 10)
           rpc(3, 1, 2, 0, 3, b"c" * 4000) + rpc(5) + rpc(3, 1, 7, 0, 4) + rpc(7))
 rndv = rpc(3, 3, 1, 0, 9, struct.pack(">QII", 0x7f0000001000, 65536, 0x1234) +
            struct.pack(">QII", 0x7f0000020000, 100, 0x1235), 2)
-for seed in (stream, rndv, client):
+# A TLS session's sealed one-sided pieces (56 bytes each): a WRITE's,
+# a READ's and their answers.
+piece = struct.pack(">QIIQI", 0x7f0000001000, 4096, 0x1234, 0x7e0000002000, 0x99) + bytes(28)
+sealed = rpc(8, 0, 0, 0, 1, piece) + rpc(9, 0, 15, 0, 2, piece) + rpc(10, 0, 0, 0, 1, piece) + \
+    rpc(10, 0, 15, -2, 2, piece)
+for seed in (stream, rndv, client, sealed):
     open(os.path.join(work, "corpus", "seed%03d" % n), "wb").write(seed)
     n += 1
 # fuzz_tls: a TLS 1.3 ClientHello (first byte 0: to the server) and a

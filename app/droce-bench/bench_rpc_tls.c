@@ -7,7 +7,10 @@
  * the same run, on both transports:
  *   - synchronous calls of 64 bytes answered with 64 bytes: p50;
  *   - one-way asynchronous calls of 64 KiB, as many in flight as the
- *     session takes, and one synchronous call at the end: GB/s.
+ *     session takes, and one synchronous call at the end: GB/s;
+ *   - over RDMA, synchronous one-sided WRITEs and READs of 1 MiB into and
+ *     out of the server's region: GB/s (with TLS each is sealed and
+ *     unsealed, and waits for the target's answer).
  * Over TCP (loopback) the server is a child process serving both (two
  * servers). Over RDMA two more processes of this program (--rpc-tls-side,
  * before any EAL) start droce stacks of their own on a net_memif pair,
@@ -40,6 +43,9 @@
 #define TLS_RTT_ITERS 10000
 #define TLS_BULK_BYTES BENCH_RPC_BYTES_MAX
 #define TLS_BULK_CALLS 4000
+#define ONE_SIDED_BYTES (1u << 20)
+#define ONE_SIDED_OPS 200
+#define SVC_REGION 2            /* answers with the server's region (RDMA) */
 
 /* ---- certificates for the run ------------------------------------------------------------ */
 
@@ -211,9 +217,23 @@ config(struct config *g, bool tls)
 
 /* ---- the server process ---------------------------------------------------------------------- */
 
+/* Over RDMA: the region one-sided operations go to, both servers'. */
+static OckRpcMemoryRegionInfo server_region;
+
+static void
+region(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcMessage reply = { &server_region, sizeof(server_region) };
+
+	(void)msg;
+	OckRpcServerReply(ctx, SVC_REGION, &reply, NULL);
+}
+
 static uint16_t
 serve(const char *ip, bool tls, OckRpcServer *server)
 {
+	OckRpcService region_svc = { SVC_REGION, region };
+	OckRpcMemoryRegion mr;
 	uint16_t port, *ports;
 	struct config g;
 	char **ips;
@@ -221,8 +241,17 @@ serve(const char *ip, bool tls, OckRpcServer *server)
 
 	config(&g, tls);
 	if (OckRpcServerCreateWithCfg(ip, 0, server, &g.c) != OCK_RPC_OK ||
-	    !bench_rpc_services(*server) || OckRpcServerStart(*server) != OCK_RPC_OK ||
+	    !bench_rpc_services(*server) ||
+	    OckRpcServerAddService(*server, &region_svc) != OCK_RPC_OK ||
+	    OckRpcServerStart(*server) != OCK_RPC_OK ||
 	    !OckRpcGetOobIpAndPort(*server, &ips, &ports, &n))
+		return 0;
+	/* Made once the stack runs: its key is what the peer's READs and
+	 * WRITEs use.
+	 */
+	if (strcmp(transport, "RDMA") == 0 && server_region.size == 0 &&
+	    (OckRpcRegisterMemoryRegion(*server, ONE_SIDED_BYTES, &mr) != OCK_RPC_OK ||
+	     OckRpcGetMemoryRegionInfo(mr, &server_region) != OCK_RPC_OK))
 		return 0;
 	port = ports[0];
 	free(ips[0]);
@@ -277,11 +306,36 @@ bulk_gbps(OckRpcClient c)
 	return rate < 0 ? -1 : rate * TLS_BULK_BYTES / 1e9;
 }
 
-/* Each round's four figures, and their medians with the ratios. */
+/* Each round's figures, and their medians with the ratios (the
+ * one-sided ones over RDMA only).
+ */
 struct tls_rounds {
 	double plain_rtt[BENCH_MAX_ROUNDS], tls_rtt[BENCH_MAX_ROUNDS];
 	double plain_bulk[BENCH_MAX_ROUNDS], tls_bulk[BENCH_MAX_ROUNDS];
+	double plain_write[BENCH_MAX_ROUNDS], tls_write[BENCH_MAX_ROUNDS];
+	double plain_read[BENCH_MAX_ROUNDS], tls_read[BENCH_MAX_ROUNDS];
 };
+
+/* A client's side of one-sided operations: its region, the server's. */
+struct one_sided_ends {
+	OckRpcMemoryRegionInfo local, remote;
+};
+
+/* GB/s of ONE_SIDED_OPS synchronous WRITEs (or READs) of 1 MiB between
+ * @p e's regions; < 0 on a failure.
+ */
+static double
+one_sided_gbps(OckRpcClient c, const struct one_sided_ends *e, bool write)
+{
+	OckRpcRequest r = { .lAddress = e->local.lAddress, .rAddress = e->remote.lAddress,
+			    .lKey = e->local.lKey, .rKey = e->remote.lKey, .size = ONE_SIDED_BYTES };
+	double t0 = bench_now();
+
+	for (unsigned int i = 0; i < ONE_SIDED_OPS; i++)
+		if ((write ? OckRpcWrite(c, &r, NULL) : OckRpcRead(c, &r, NULL)) != OCK_RPC_OK)
+			return -1;
+	return (double)ONE_SIDED_OPS * ONE_SIDED_BYTES / (bench_now() - t0) / 1e9;
+}
 
 /* One round on both clients; false if a call failed. */
 static bool
@@ -295,11 +349,28 @@ measure(OckRpcClient plain, OckRpcClient secure, struct tls_rounds *t, unsigned 
 	       t->tls_bulk[r] >= 0;
 }
 
-static void
-print_round(const struct tls_rounds *t, unsigned int r)
+/* Over RDMA, the one-sided figures of the round too; false if one failed. */
+static bool
+measure_one_sided(OckRpcClient plain, OckRpcClient secure, const struct one_sided_ends e[2],
+		  struct tls_rounds *t, unsigned int r)
 {
-	printf("  round %u: 64 B call p50 %.1f us (TLS %.1f); 64 KiB one-way %.2f GB/s (TLS %.2f)\n",
+	t->plain_write[r] = one_sided_gbps(plain, &e[0], true);
+	t->tls_write[r] = one_sided_gbps(secure, &e[1], true);
+	t->plain_read[r] = one_sided_gbps(plain, &e[0], false);
+	t->tls_read[r] = one_sided_gbps(secure, &e[1], false);
+	return t->plain_write[r] >= 0 && t->tls_write[r] >= 0 && t->plain_read[r] >= 0 &&
+	       t->tls_read[r] >= 0;
+}
+
+static void
+print_round(const struct tls_rounds *t, unsigned int r, bool one_sided)
+{
+	printf("  round %u: 64 B call p50 %.1f us (TLS %.1f); 64 KiB one-way %.2f GB/s (TLS %.2f)",
 	       r + 1, t->plain_rtt[r], t->tls_rtt[r], t->plain_bulk[r], t->tls_bulk[r]);
+	if (one_sided)
+		printf("; 1 MiB WRITE %.2f GB/s (TLS %.2f), READ %.2f GB/s (TLS %.2f)",
+		       t->plain_write[r], t->tls_write[r], t->plain_read[r], t->tls_read[r]);
+	printf("\n");
 	fflush(stdout);
 }
 
@@ -312,6 +383,17 @@ report(const char *what, const struct tls_rounds *t, unsigned int rounds)
 	printf("  %s, 64 KiB one-way: TLS %.2f GB/s vs plaintext %.2f GB/s = %.2fx the throughput\n",
 	       what, bench_median(t->tls_bulk, rounds), bench_median(t->plain_bulk, rounds),
 	       bench_median(t->tls_bulk, rounds) / bench_median(t->plain_bulk, rounds));
+}
+
+static void
+report_one_sided(const struct tls_rounds *t, unsigned int rounds)
+{
+	printf("  RDMA, 1 MiB one-sided WRITE: TLS %.2f GB/s vs plaintext %.2f GB/s = %.2fx the throughput\n",
+	       bench_median(t->tls_write, rounds), bench_median(t->plain_write, rounds),
+	       bench_median(t->tls_write, rounds) / bench_median(t->plain_write, rounds));
+	printf("  RDMA, 1 MiB one-sided READ: TLS %.2f GB/s vs plaintext %.2f GB/s = %.2fx the throughput\n",
+	       bench_median(t->tls_read, rounds), bench_median(t->plain_read, rounds),
+	       bench_median(t->tls_read, rounds) / bench_median(t->plain_read, rounds));
 }
 
 /* Both clients to @p ip's two ports (plaintext, TLS); false if either fails. */
@@ -358,7 +440,7 @@ bench_tcp(const struct bench_opts *o)
 			fprintf(stderr, "droce-bench rpc-tls: a TCP pass failed\n");
 			goto out;
 		}
-		print_round(&t, r);
+		print_round(&t, r, false);
 	}
 	report("TCP", &t, o->rounds);
 	ret = 0;
@@ -401,6 +483,22 @@ side_server(void)
 	_exit(0);
 }
 
+/* A client's ends for one-sided operations: a 1 MiB region of its own
+ * (in a server that never starts, as hcom's users do it) and the
+ * server's, which SVC_REGION tells.
+ */
+static bool
+one_sided_ends(OckRpcClient c, OckRpcServer regions, struct one_sided_ends *e)
+{
+	OckRpcMemoryRegion mr;
+
+	return OckRpcRegisterMemoryRegion(regions, ONE_SIDED_BYTES, &mr) == OCK_RPC_OK &&
+	       OckRpcGetMemoryRegionInfo(mr, &e->local) == OCK_RPC_OK &&
+	       OckRpcClientCall(c, SVC_REGION, &(OckRpcMessage){ &e->remote, 0 },
+				&(OckRpcMessage){ &e->remote, sizeof(e->remote) }, NULL) == OCK_RPC_OK &&
+	       e->remote.size >= ONE_SIDED_BYTES;
+}
+
 /* The client side: ROUNDS rounds, each a line on stdout. */
 static int
 side_client(const char *p0, const char *p1, const char *rounds)
@@ -408,15 +506,22 @@ side_client(const char *p0, const char *p1, const char *rounds)
 	uint16_t ports[2] = { (uint16_t)atoi(p0), (uint16_t)atoi(p1) };
 	OckRpcClient plain = 0, secure = 0;
 	unsigned int n = (unsigned int)atoi(rounds);
+	struct one_sided_ends e[2];
+	OckRpcServer regions;
 	struct tls_rounds t;
+	struct config g;
 
-	if (n == 0 || n > BENCH_MAX_ROUNDS || !connect_both(SERVER_IP, ports, &plain, &secure))
+	config(&g, false);
+	if (n == 0 || n > BENCH_MAX_ROUNDS || !connect_both(SERVER_IP, ports, &plain, &secure) ||
+	    OckRpcServerCreateWithCfg(SERVER_IP, 0, &regions, &g.c) != OCK_RPC_OK ||
+	    !one_sided_ends(plain, regions, &e[0]) || !one_sided_ends(secure, regions, &e[1]))
 		_exit(1);
 	for (unsigned int r = 0; r < n; r++) {
-		if (!measure(plain, secure, &t, r))
+		if (!measure(plain, secure, &t, r) || !measure_one_sided(plain, secure, e, &t, r))
 			_exit(1);
-		printf("round %.3f %.3f %.4f %.4f\n", t.plain_rtt[r], t.tls_rtt[r], t.plain_bulk[r],
-		       t.tls_bulk[r]);
+		printf("round %.3f %.3f %.4f %.4f %.4f %.4f %.4f %.4f\n", t.plain_rtt[r],
+		       t.tls_rtt[r], t.plain_bulk[r], t.tls_bulk[r], t.plain_write[r], t.tls_write[r],
+		       t.plain_read[r], t.tls_read[r]);
 		fflush(stdout);
 	}
 	_exit(0);
@@ -529,14 +634,16 @@ bench_rdma(const struct bench_opts *o)
 					  rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in, &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
 	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL &&
-	       sscanf(line, "round %lf %lf %lf %lf", &t.plain_rtt[r], &t.tls_rtt[r],
-		      &t.plain_bulk[r], &t.tls_bulk[r]) == 4)
-		print_round(&t, r++);
+	       sscanf(line, "round %lf %lf %lf %lf %lf %lf %lf %lf", &t.plain_rtt[r], &t.tls_rtt[r],
+		      &t.plain_bulk[r], &t.tls_bulk[r], &t.plain_write[r], &t.tls_write[r],
+		      &t.plain_read[r], &t.tls_read[r]) == 8)
+		print_round(&t, r++, true);
 	if (r != o->rounds) {
 		fprintf(stderr, "droce-bench rpc-tls: the RDMA client stopped after %u rounds\n", r);
 		goto out;
 	}
 	report("RDMA", &t, o->rounds);
+	report_one_sided(&t, o->rounds);
 	ret = 0;
 out:
 	if (f != NULL)

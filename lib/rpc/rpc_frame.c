@@ -16,6 +16,7 @@
 struct kind_rule {
 	uint16_t flags;                 /* flags allowed */
 	bool service, status, payload;
+	bool piece;                     /* a sealed one-sided piece's frame */
 };
 
 static const struct kind_rule kind_rules[RPC_KIND_END] = {
@@ -28,6 +29,9 @@ static const struct kind_rule kind_rules[RPC_KIND_END] = {
 	[RPC_HEARTBEAT] = { 0 },
 	[RPC_HEARTBEAT_ACK] = { 0 },
 	[RPC_BYE] = { 0 },
+	[RPC_SEALED_WRITE] = { .service = true, .payload = true, .piece = true },
+	[RPC_SEALED_READ] = { .service = true, .payload = true, .piece = true },
+	[RPC_SEALED_DONE] = { .service = true, .status = true, .payload = true, .piece = true },
 };
 
 static uint64_t
@@ -71,6 +75,9 @@ check_header(const uint8_t *h, const struct rpc_frame *f)
 		return RPC_FRAME_BAD_STATUS;
 	if (!rule->payload && f->payload_len != 0)
 		return RPC_FRAME_BAD_LENGTH;
+	/* A piece's index and its fixed payload. */
+	if (rule->piece && (f->service >= RPC_SGL_MAX || f->payload_len != RPC_SEALED_PIECE_SIZE))
+		return RPC_FRAME_BAD_PIECE;
 	/* Sealed buffers are rendezvous buffers. */
 	if ((f->flags & RPC_FLAG_SEALED) && !(f->flags & RPC_FLAG_RNDV))
 		return RPC_FRAME_BAD_FLAGS;
@@ -170,6 +177,36 @@ rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint16_t flags, uin
 	}
 }
 
+/* Offsets in a sealed piece's payload. */
+enum {
+	PIECE_ADDR = 0, PIECE_LEN = 8, PIECE_RKEY = 12, PIECE_BACK_ADDR = 16,
+	PIECE_BACK_RKEY = 24, PIECE_NONCE = 28, PIECE_TAG = PIECE_NONCE + RPC_SEAL_NONCE,
+};
+
+void
+rpc_sealed_piece_decode(const uint8_t *payload, struct rpc_sealed_piece *p)
+{
+	p->addr = get_be(payload + PIECE_ADDR, 8);
+	p->len = (uint32_t)get_be(payload + PIECE_LEN, 4);
+	p->rkey = (uint32_t)get_be(payload + PIECE_RKEY, 4);
+	p->back_addr = get_be(payload + PIECE_BACK_ADDR, 8);
+	p->back_rkey = (uint32_t)get_be(payload + PIECE_BACK_RKEY, 4);
+	memcpy(p->nonce, payload + PIECE_NONCE, RPC_SEAL_NONCE);
+	memcpy(p->tag, payload + PIECE_TAG, RPC_SEAL_TAG);
+}
+
+void
+rpc_sealed_piece_encode(const struct rpc_sealed_piece *p, uint8_t *payload)
+{
+	put_be(payload + PIECE_ADDR, 8, p->addr);
+	put_be(payload + PIECE_LEN, 4, p->len);
+	put_be(payload + PIECE_RKEY, 4, p->rkey);
+	put_be(payload + PIECE_BACK_ADDR, 8, p->back_addr);
+	put_be(payload + PIECE_BACK_RKEY, 4, p->back_rkey);
+	memcpy(payload + PIECE_NONCE, p->nonce, RPC_SEAL_NONCE);
+	memcpy(payload + PIECE_TAG, p->tag, RPC_SEAL_TAG);
+}
+
 const char *
 rpc_frame_result_str(int result)
 {
@@ -186,6 +223,7 @@ rpc_frame_result_str(int result)
 	case RPC_FRAME_TOO_LONG: return "payload over the session's limit";
 	case RPC_FRAME_BAD_LENGTH: return "payload where its kind has none";
 	case RPC_FRAME_BAD_RNDV: return "rendezvous descriptors: count or lengths";
+	case RPC_FRAME_BAD_PIECE: return "sealed one-sided piece: index over 15 or payload not 56 bytes";
 	default: return "unknown result";
 	}
 }

@@ -14,7 +14,8 @@
  *    4  version (1)
  *    5  kind (enum rpc_kind)
  *    6  flags (RPC_FLAG_*)
- *    8  service id: a REQUEST's 0..999, echoed in its RESPONSE
+ *    8  service id: a REQUEST's 0..999, echoed in its RESPONSE; a sealed
+ *       one-sided frame's piece, 0..15
  *   10  status: a RESPONSE's or WELCOME's (an OckRpcStatus), else 0
  *   12  reserved, 0
  *   16  sequence: a call's number, echoed in its RESPONSE
@@ -33,6 +34,15 @@
  * session the buffers are sealed (RPC_FLAG_SEALED): AES-256-GCM
  * ciphertext, each descriptor 44 bytes with its nonce (12) and tag (16).
  *
+ * One-sided READs and WRITEs on a TLS session move ciphertext too, one
+ * piece of an SGL at a time, each piece told in a 56-byte payload
+ * (struct rpc_sealed_piece): the target's address, length and rkey, the
+ * initiator's address and rkey, the nonce and the tag. A SEALED_WRITE
+ * follows the initiator's WRITE of sealed bytes: the target unseals them
+ * in place. A SEALED_READ asks the target to seal its bytes and WRITE
+ * them to the initiator, which unseals them in place. The target answers
+ * each with a SEALED_DONE (status, and a READ's nonce and tag).
+ *
  * Decoding checks every field against what the kind allows and every
  * length against what arrived, and says which check failed.
  */
@@ -49,6 +59,8 @@
 #define RPC_RNDV_SEALED_DESC_SIZE 44
 #define RPC_SEAL_NONCE 12
 #define RPC_SEAL_TAG 16
+#define RPC_SGL_MAX 16                  /* pieces of one one-sided operation */
+#define RPC_SEALED_PIECE_SIZE 56
 
 enum rpc_kind {
 	RPC_HELLO = 1,          /* client -> server: the session's opening (name, info) */
@@ -58,6 +70,9 @@ enum rpc_kind {
 	RPC_HEARTBEAT,          /* are you there? */
 	RPC_HEARTBEAT_ACK,
 	RPC_BYE,                /* the session ends */
+	RPC_SEALED_WRITE,       /* initiator -> target: unseal what I wrote there */
+	RPC_SEALED_READ,        /* initiator -> target: seal that and write it to me */
+	RPC_SEALED_DONE,        /* target -> initiator: a piece's end */
 	RPC_KIND_END,
 };
 
@@ -87,6 +102,19 @@ struct rpc_rndv {
 	uint8_t tag[RPC_SEAL_TAG];
 };
 
+/* A sealed one-sided frame's piece: the target's bytes, the
+ * initiator's, and the seal's nonce and tag.
+ */
+struct rpc_sealed_piece {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t rkey;
+	uint64_t back_addr;
+	uint32_t back_rkey;
+	uint8_t nonce[RPC_SEAL_NONCE];
+	uint8_t tag[RPC_SEAL_TAG];
+};
+
 /* The bytes of a rendezvous frame's descriptors. */
 static inline uint32_t
 rpc_rndv_desc_size(uint16_t flags)
@@ -108,6 +136,7 @@ enum rpc_frame_result {
 	RPC_FRAME_TOO_LONG = -8,        /* payload over the session's limit */
 	RPC_FRAME_BAD_LENGTH = -9,      /* payload where the kind has none */
 	RPC_FRAME_BAD_RNDV = -10,       /* descriptor count or lengths */
+	RPC_FRAME_BAD_PIECE = -11,      /* a sealed one-sided piece: index or size */
 };
 
 /**
@@ -137,6 +166,12 @@ uint64_t rpc_rndv_decode(const struct rpc_frame *f, const uint8_t *payload, uint
 
 /* @p n descriptors into @p out (n * rpc_rndv_desc_size(@p flags) bytes). */
 void rpc_rndv_encode(const struct rpc_rndv *desc, unsigned int n, uint16_t flags, uint8_t *out);
+
+/* A sealed one-sided frame's payload (RPC_SEALED_PIECE_SIZE bytes,
+ * checked by rpc_frame_decode()) to and from @p p.
+ */
+void rpc_sealed_piece_decode(const uint8_t *payload, struct rpc_sealed_piece *p);
+void rpc_sealed_piece_encode(const struct rpc_sealed_piece *p, uint8_t *payload);
 
 /* A 4-byte big-endian number of a payload (the opening's segment sizes). */
 static inline uint32_t

@@ -9,7 +9,7 @@
  * first port at once, and the key is that registration's rkey, so that a
  * peer given the key can READ and WRITE the region; any region is
  * registered on a session's port when a rendezvous first needs it there.
- * One-sided READs and WRITEs go on the session's QP from its worker.
+ * One-sided operations are rpc_one_sided.c's.
  */
 
 #include <errno.h>
@@ -115,6 +115,29 @@ rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port)
 	return dmr;
 }
 
+bool
+rpc_mr_lock_remote(uint32_t rkey, uint64_t addr, uint32_t len, uint16_t port)
+{
+	const struct rpc_mr *mr;
+
+	pthread_mutex_lock(&regions_lock);
+	LIST_FOREACH(mr, &regions, link) {
+		const struct droce_mr *dmr = mr->droce[port];
+
+		if (dmr != NULL && dmr->rkey == rkey && addr >= mr->addr && len <= mr->size &&
+		    addr - mr->addr <= mr->size - len)
+			return true;
+	}
+	pthread_mutex_unlock(&regions_lock);
+	return false;
+}
+
+void
+rpc_mr_unlock_remote(void)
+{
+	pthread_mutex_unlock(&regions_lock);
+}
+
 /* What a region's info can say: a size of 1 byte to 4 GiB - 1. */
 static bool
 size_ok(uint64_t size)
@@ -178,172 +201,4 @@ OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
 	if (m->owned)
 		free((void *)m->addr);
 	free(m);
-}
-
-/* ---- one-sided operations ------------------------------------------------------- */
-
-/* hcom's SGL takes 16 pieces at most. */
-#define SGL_MAX 16
-
-enum { ONE_SIDED_RUNNING, ONE_SIDED_OK, ONE_SIDED_FAILED };
-
-struct one_sided;
-
-struct one_sided_piece {
-	struct rpc_rdma_op op;
-	struct one_sided *os;
-};
-
-/* One call of OckRpcRead/Write(Sgl): its pieces go on the session's QP
- * from its worker; the last completion ends it.
- */
-struct one_sided {
-	struct rpc_task task;
-	struct rpc_session *s;
-	unsigned int count, pending;
-	bool failed;
-	OckRpcCallDone cb;              /* asynchronous: runs on the worker */
-	atomic_int state;               /* synchronous: the caller waits on it */
-	struct one_sided_piece piece[SGL_MAX];
-};
-
-static void
-one_sided_end(struct one_sided *os)
-{
-	struct rpc_session *s = os->s;
-
-	if (os->cb.cb != NULL) {
-		os->cb.cb(os->failed ? OCK_RPC_ERR : OCK_RPC_OK, os->cb.arg);
-		free(os);
-	} else {
-		/* The caller frees it once it has seen the state. */
-		atomic_store_explicit(&os->state, os->failed ? ONE_SIDED_FAILED : ONE_SIDED_OK,
-				      memory_order_release);
-		rpc_wake_state(&os->state);
-	}
-	rpc_session_unref(s);
-}
-
-static void
-piece_done(struct rpc_rdma_op *op, enum droce_wc_status status)
-{
-	struct one_sided *os = container_of(op, struct one_sided_piece, op)->os;
-
-	if (status == DROCE_WC_SUCCESS && op->opcode == DROCE_WR_RDMA_READ)
-		rpc_session_peer_alive(os->s);
-	if (status != DROCE_WC_SUCCESS && !os->failed) {
-		os->failed = true;
-		RPC_LOG(NOTICE, "session with %s: a one-sided %s of %" PRIu32 " bytes failed: %s",
-			os->s->peer, op->opcode == DROCE_WR_RDMA_READ ? "READ" : "WRITE",
-			op->local.length, droce_wc_status_str(status));
-	}
-	if (--os->pending == 0)
-		one_sided_end(os);
-}
-
-static void
-one_sided_task(struct rpc_task *t)
-{
-	struct one_sided *os = container_of(t, struct one_sided, task);
-
-	/* The guard: pieces that fail at once must not end it mid-loop. */
-	os->pending = os->count + 1;
-	for (unsigned int i = 0; i < os->count; i++)
-		rpc_rdma_post(os->s, &os->piece[i].op);
-	if (--os->pending == 0)
-		one_sided_end(os);
-}
-
-/* Each piece's local memory in a region with its key, on the session's
- * droce port; the remote address and key are the peer's region's.
- */
-static int
-one_sided(OckRpcClient client, const OckRpcRequest *req, unsigned int count,
-	  enum droce_wr_opcode opcode, const OckRpcCallDone *cb, const char *what)
-{
-	struct rpc_session *s = (struct rpc_session *)(uintptr_t)client;
-	struct one_sided *os;
-	int state;
-
-	if (client == 0 || req == NULL || count == 0 || count > SGL_MAX ||
-	    (cb != NULL && cb->cb == NULL)) {
-		RPC_LOG(ERR, "%s: %s", what, client == 0 ? "no client" : req == NULL ? "no request"
-			: cb != NULL && cb->cb == NULL ? "a done without a callback"
-			: "1..16 pieces");
-		return OCK_RPC_ERR_INVALID_PARAM;
-	}
-	if (s->ops != &rpc_rdma_ops) {
-		RPC_LOG(ERR, "%s: one-sided operations need %s=RDMA", what,
-			OCK_RPC_STR_COMMUNICATION_TYPE);
-		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
-	}
-	if (cb == NULL && rpc_worker_would_wait_for(s->w)) {
-		RPC_LOG(ERR, "%s: a synchronous one from where the session runs (its own worker, or droce's control lcore) would wait for itself",
-			what);
-		return OCK_RPC_ERR;
-	}
-	if (atomic_load(&s->ending))
-		return OCK_RPC_ERR_CONN_BROKEN;
-	os = calloc(1, sizeof(*os));
-	if (os == NULL)
-		return OCK_RPC_ERR_NO_MEMORY;
-	for (unsigned int i = 0; i < count; i++) {
-		struct droce_mr *mr = req[i].size == 0 ? NULL
-				      : rpc_mr_droce(req[i].lKey, req[i].lAddress, req[i].size,
-						     rpc_rdma_port(s));
-
-		if (mr == NULL) {
-			RPC_LOG(ERR, "%s: piece %u (%" PRIu32 " bytes at 0x%" PRIxPTR ", key 0x%" PRIx32
-				") is not in a memory region with that key", what, i, req[i].size,
-				req[i].lAddress, req[i].lKey);
-			free(os);
-			return OCK_RPC_ERR_INVALID_PARAM;
-		}
-		os->piece[i] = (struct one_sided_piece){
-			.os = os,
-			.op = { .done = piece_done, .opcode = opcode,
-				.local = { .addr = req[i].lAddress, .length = req[i].size,
-					   .lkey = mr->lkey },
-				.remote = req[i].rAddress, .rkey = req[i].rKey },
-		};
-	}
-	os->count = count;
-	os->s = s;
-	if (cb != NULL)
-		os->cb = *cb;
-	atomic_init(&os->state, ONE_SIDED_RUNNING);
-	rpc_session_ref(s);
-	os->task.run = one_sided_task;
-	rpc_worker_push(s->w, &os->task);
-	if (cb != NULL)
-		return OCK_RPC_OK;
-	state = rpc_wait_state(&os->state, 1u << ONE_SIDED_OK | 1u << ONE_SIDED_FAILED, 0);
-	free(os);
-	return state == ONE_SIDED_OK ? OCK_RPC_OK : OCK_RPC_ERR;
-}
-
-int
-OckRpcRead(OckRpcClient client, OckRpcRequest *req, OckRpcCallDone *cb)
-{
-	return one_sided(client, req, 1, DROCE_WR_RDMA_READ, cb, "read");
-}
-
-int
-OckRpcReadSgl(OckRpcClient client, OckRpcSglRequest *req, OckRpcCallDone *cb)
-{
-	return one_sided(client, req != NULL ? req->iov : NULL, req != NULL ? req->iovCount : 0,
-			 DROCE_WR_RDMA_READ, cb, "read SGL");
-}
-
-int
-OckRpcWrite(OckRpcClient client, OckRpcRequest *req, OckRpcCallDone *cb)
-{
-	return one_sided(client, req, 1, DROCE_WR_RDMA_WRITE, cb, "write");
-}
-
-int
-OckRpcWriteSgl(OckRpcClient client, OckRpcSglRequest *req, OckRpcCallDone *cb)
-{
-	return one_sided(client, req != NULL ? req->iov : NULL, req != NULL ? req->iovCount : 0,
-			 DROCE_WR_RDMA_WRITE, cb, "write SGL");
 }

@@ -103,8 +103,10 @@ struct rpc_rdma_link;
 struct rpc_tls;
 struct rpc_tls_ctx;
 struct rpc_sealed;
+struct rpc_one_sided;
 struct droce_mr;
 TAILQ_HEAD(rpc_session_list, rpc_session);
+TAILQ_HEAD(rpc_one_sided_list, rpc_one_sided);
 
 struct rpc_engine;
 
@@ -315,6 +317,9 @@ struct rpc_session {
 	struct rpc_session *flush_next;
 	bool closing;                   /* its last frames are being written */
 	struct rpc_call_list calls;     /* sent, awaiting their responses */
+	/* TLS: one-sided operations whose pieces await SEALED_DONEs. */
+	struct rpc_one_sided_list sealed_ops;
+	uint64_t sealed_op_seq;
 	_Atomic uint64_t next_seq;
 	uint64_t last_rx_ns, probe_ns;  /* probe_ns: a HEARTBEAT unanswered since */
 	_Atomic uint64_t up_ctx;
@@ -388,6 +393,8 @@ void rpc_session_release(struct rpc_session *s);
 /* Write what the connection takes of the queue (through TLS if on). */
 void rpc_session_flush(struct rpc_session *s);
 void rpc_session_out_sent(struct rpc_session *s, struct rpc_out *o);
+/* On its worker: frame @p f and its payload queued to go out. */
+void rpc_session_send(struct rpc_session *s, const struct rpc_frame *f, const void *payload);
 void rpc_session_close(struct rpc_session *s, OckRpcStatus status);
 void rpc_session_ref(struct rpc_session *s);
 void rpc_session_unref(struct rpc_session *s);
@@ -409,8 +416,9 @@ void rpc_session_refuse(struct rpc_session *s, const struct rpc_frame *f, OckRpc
 
 /* Rendezvous messages (rpc_rndv.c), on the server. */
 struct rpc_rndv_in;
-/* A TLS client's rendezvous buffer, sealed: its ciphertext, registered
- * for the server's READ, reused from call to call.
+/* A buffer of sealed bytes (a TLS client's rendezvous buffer, a sealed
+ * one-sided piece): its ciphertext, registered for the peer's READ or
+ * our WRITE, reused from call to call.
  */
 struct rpc_sealed {
 	struct rpc_sealed *next;
@@ -453,6 +461,21 @@ struct droce_mr;
  * when no region is such, or it cannot be registered (logged).
  */
 struct droce_mr *rpc_mr_droce(uint32_t key, uintptr_t addr, uint64_t len, uint16_t port);
+/* Whether [addr, addr + len) lies in a region registered on droce port
+ * @p port with remote key @p rkey, as a peer's RDMA access would be
+ * checked; if so the regions stay as they are (none destroyed) until
+ * rpc_mr_unlock_remote().
+ */
+bool rpc_mr_lock_remote(uint32_t rkey, uint64_t addr, uint32_t len, uint16_t port);
+void rpc_mr_unlock_remote(void);
+
+/* ---- one-sided operations (rpc_one_sided.c) ------------------------------------ */
+
+/* On its worker: a SEALED_WRITE, SEALED_READ or SEALED_DONE came. */
+void rpc_one_sided_take(struct rpc_session *s, const struct rpc_frame *f,
+			const uint8_t *payload);
+/* @p s ended: its sealed operations' pieces that await answers fail. */
+void rpc_one_sided_session_ended(struct rpc_session *s);
 
 /* ---- servers (hcom4db.c) ------------------------------------------------------ */
 

@@ -255,7 +255,7 @@ rpc_rndv_cleanup(struct rpc_ctx *ctx)
 	return OCK_RPC_OK;
 }
 
-/* ---- a TLS client's sealed buffers -------------------------------------------------------- */
+/* ---- buffers of sealed bytes (rendezvous, one-sided) ----------------------------------- */
 
 /* Kept per session for the next calls; sizes in powers of two. */
 #define SEALED_KEPT 8
@@ -286,8 +286,8 @@ rpc_sealed_get(struct rpc_session *s, uint32_t len)
 	if (b != NULL && b->mem != NULL)
 		b->mr = rpc_rdma_reg(rpc_rdma_port(s), b->mem, cap);
 	if (b == NULL || b->mr == NULL) {
-		RPC_LOG(ERR, "session with %s: no sealed buffer of %zu bytes for a rendezvous call",
-			s->peer, cap);
+		RPC_LOG(ERR, "session with %s: no buffer of %zu bytes for sealed bytes", s->peer,
+			cap);
 		if (b != NULL)
 			free(b->mem);
 		free(b);

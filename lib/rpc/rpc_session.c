@@ -47,6 +47,7 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 	s->on_break = conf->on_break;
 	STAILQ_INIT(&s->out);
 	TAILQ_INIT(&s->calls);
+	TAILQ_INIT(&s->sealed_ops);
 	pthread_mutex_init(&s->sealed_lock, NULL);
 	atomic_init(&s->up_ctx, 0);
 	atomic_init(&s->timeout_ms, -1);
@@ -282,18 +283,25 @@ send_out(struct rpc_session *s, struct rpc_out *o)
 	rpc_worker_flush_later(s->w, s);
 }
 
-static void
-send_control(struct rpc_session *s, enum rpc_kind kind, int16_t status, const void *payload,
-	     uint32_t len)
+void
+rpc_session_send(struct rpc_session *s, const struct rpc_frame *f, const void *payload)
 {
-	struct rpc_frame f = { .kind = kind, .status = status, .payload_len = len };
-	struct rpc_out *o = out_new(&f, payload);
+	struct rpc_out *o = out_new(f, payload);
 
 	if (o == NULL) {
 		rpc_session_close(s, OCK_RPC_ERR_NO_MEMORY);
 		return;
 	}
 	send_out(s, o);
+}
+
+static void
+send_control(struct rpc_session *s, enum rpc_kind kind, int16_t status, const void *payload,
+	     uint32_t len)
+{
+	struct rpc_frame f = { .kind = kind, .status = status, .payload_len = len };
+
+	rpc_session_send(s, &f, payload);
 }
 
 /* ---- opening, by a client ------------------------------------------------------- */
@@ -388,6 +396,7 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 		TAILQ_REMOVE(&s->calls, c, link);
 		finish_call(c, status);
 	}
+	rpc_one_sided_session_ended(s);
 	while ((o = STAILQ_FIRST(&s->out)) != NULL) {
 		STAILQ_REMOVE_HEAD(&s->out, link);
 		out_done(o, status);
@@ -851,6 +860,9 @@ frame_allowed(const struct rpc_session *s, const struct rpc_frame *f)
 	case RPC_HEARTBEAT:
 	case RPC_HEARTBEAT_ACK:
 	case RPC_BYE:
+	case RPC_SEALED_WRITE:
+	case RPC_SEALED_READ:
+	case RPC_SEALED_DONE:
 		return true;
 	default:
 		return false;
@@ -883,6 +895,11 @@ rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *
 		break;
 	case RPC_BYE:
 		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
+		break;
+	case RPC_SEALED_WRITE:
+	case RPC_SEALED_READ:
+	case RPC_SEALED_DONE:
+		rpc_one_sided_take(s, f, payload);
 		break;
 	default:
 		break;

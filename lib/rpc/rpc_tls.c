@@ -874,7 +874,9 @@ rpc_tls_seal(struct rpc_tls *t, const void *in, void *out, uint32_t len,
 	uint8_t aad[4];
 	int n;
 
+	/* Both sides seal with the one key: each its own nonces. */
 	memset(nonce, 0, RPC_SEAL_NONCE);
+	nonce[0] = t->server ? 1 : 0;
 	for (int i = 0; i < 8; i++)
 		nonce[RPC_SEAL_NONCE - 1 - i] = (uint8_t)(seq >> (8 * i));
 	seal_aad(len, aad);

@@ -70,10 +70,10 @@ bool rpc_tls_pending(const struct rpc_session *s);
  * rpc_rdma_start()).
  */
 void rpc_tls_library_init(void);
-/* A rendezvous buffer of @p len bytes sealed with the session's key
- * (from TLS's exporter, so only its peer has it): @p in encrypted into
- * @p out with AES-256-GCM, a fresh @p nonce and the @p tag. Any thread,
- * once the handshake is done.
+/* @p len bytes (a rendezvous buffer, a one-sided piece) sealed with the
+ * session's key (from TLS's exporter, so only its peer has it): @p in
+ * encrypted into @p out with AES-256-GCM, a fresh @p nonce (each side
+ * its own) and the @p tag. Any thread, once the handshake is done.
  */
 bool rpc_tls_seal(struct rpc_tls *t, const void *in, void *out, uint32_t len,
 		  uint8_t nonce[RPC_SEAL_NONCE], uint8_t tag[RPC_SEAL_TAG]);

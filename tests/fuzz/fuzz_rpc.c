@@ -6,8 +6,9 @@
  * libFuzzer target: any bytes as a stream of RPC frames, as the TCP
  * transport takes them (and each frame alone, as an RDMA SEND). A frame
  * that decodes must encode to the same header bytes and lie wholly inside
- * the input; a rendezvous frame's descriptors decode within their limits.
- * ASan and UBSan watch.
+ * the input; a rendezvous frame's descriptors decode within their limits,
+ * and a sealed one-sided piece to the same bytes again. ASan and UBSan
+ * watch.
  */
 
 #include <stdlib.h>
@@ -46,6 +47,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (unsigned int i = 0; total != 0 && i < f.rndv_count; i++)
 				if (desc[i].len == 0)
 					abort();
+		}
+		if (f.kind == RPC_SEALED_WRITE || f.kind == RPC_SEALED_READ ||
+		    f.kind == RPC_SEALED_DONE) {
+			struct rpc_sealed_piece piece;
+			uint8_t piece_again[RPC_SEALED_PIECE_SIZE];
+
+			if (f.payload_len != RPC_SEALED_PIECE_SIZE || f.service >= RPC_SGL_MAX)
+				abort();
+			rpc_sealed_piece_decode(data + off + RPC_FRAME_HDR_SIZE, &piece);
+			rpc_sealed_piece_encode(&piece, piece_again);
+			if (memcmp(piece_again, data + off + RPC_FRAME_HDR_SIZE,
+				   RPC_SEALED_PIECE_SIZE) != 0)
+				abort();
 		}
 		off += len;
 	}

@@ -23,6 +23,11 @@
 #     response (a sealed rendezvous buffer), and fixes its ICRC: RC takes
 #     it, TLS or the unsealing does not; the session breaks, its calls
 #     fail, no answer is wrong;
+#   - one-sided WRITEs and READs (hcom_stress's rounds) through a wire
+#     that looks for their plaintext: seen without TLS, never with it;
+#     and with TLS through a wire that flips a byte of a WRITE, the
+#     client's (a WRITE's) or the server's (a READ's sealed bytes): the
+#     unsealing side refuses it, the session breaks, nothing is wrong;
 #   - the example server and client (openGauss's usage);
 #   - kill -9 of each side mid-run: the other hears within the bound.
 # Not net_memif: DPDK 22.11's memif unmaps a link's rings from its
@@ -40,6 +45,7 @@ tls_calls=${HCOM_RDMA_TLS_CALLS:-10000}
 big_calls=${HCOM_RDMA_BIG_CALLS:-300}
 fault_calls=${HCOM_RDMA_FAULT_CALLS:-300}
 fault_rndv_calls=${HCOM_RDMA_FAULT_RNDV_CALLS:-100}
+one_sided_rounds=${HCOM_RDMA_ONE_SIDED_ROUNDS:-400}
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for a network namespace"; exit 77; }
 work=$(mktemp -d /tmp/droce-hcom-rdma.XXXXXX)
 # A namespace for each side and one for the wire: af_packet's fanout
@@ -258,6 +264,63 @@ tampered tamper-read 1048576 server 'failed its tag' --both --tamper-read 20
 else
 	echo "bad wire runs: off (HCOM_RDMA_BAD_WIRE=0)"
 fi
+
+# one_sided NAME TLS(yes|no) WANT(right|broken) [wire_faults options]:
+# hcom_stress's one-sided rounds alone, up to 1 MiB, through wire_faults
+# looking for their plaintext. right: every round right; broken: some
+# failed, none wrong.
+one_sided() {
+	local name=$1 tls=$2 want=$3 wire rc=0 side_env=(HCOM_STRESS_ONE_SIDED="$one_sided_rounds")
+	shift 3
+	[ "$tls" = no ] || side_env+=(HCOM_STRESS_TLS="$work/pki")
+	n=$((n + 1))
+	ip netns exec "$ns_wire" "$wire_faults" --no-pci --no-huge -m 256 --file-prefix "hcr-$$-$n" \
+		--lcores "0@($cpus_list)" --log-level lib.eal:error \
+		"--vdev=net_af_packet0,iface=ws,qpairs=2,framecnt=4096" \
+		"--vdev=net_af_packet1,iface=wc,qpairs=2,framecnt=4096" -- \
+		--seconds 200 --queues 2 --look-for droce-plaintext! "$@" >"$work/$name-wire.out" 2>&1 &
+	wire=$!
+	wait_line "$work/$name-wire.out" 'wire_faults: running' 20 || fail "wire_faults did not start"
+	as_side server-inline wsrv "$name-server.out" env "${side_env[@]}" "$stress" server 198.18.0.1 4000 65536
+	server=$last
+	wait_line "$work/$name-server.out" '^listening on' 20 || fail "$name: the stress server did not listen"
+	as_side client-inline wcli "$name-client.out" env "${side_env[@]}" \
+		"$stress" client 198.18.0.1 4000 65536 0 4 1048576 $RANDOM
+	wait $last || rc=$?
+	kill -TERM $server
+	wait $server || fail "$name: the stress server's end"
+	kill -TERM $wire
+	wait $wire || true
+	echo "$name: $(grep 'one-sided rounds' "$work/$name-client.out" || echo 'no rounds line')"
+	grep -h 'seen in' "$work/$name-wire.out"
+	if [ "$want" = right ]; then
+		[ $rc = 0 ] || fail "$name: hcom_stress's one-sided rounds"
+	else
+		[ $rc != 0 ] || fail "$name: every round succeeded through a tampered packet"
+		grep -h ' 1 tampered with' "$work/$name-wire.out" || fail "$name: the wire flipped nothing"
+		grep -q ' [1-9][0-9]* failed, 0 wrong;' "$work/$name-client.out" ||
+			fail "$name: not 'some failed, none wrong'"
+	fi
+}
+# The wire sees the rounds' plaintext without TLS (the look works)...
+one_sided one-sided-plain no right
+grep -q '" seen in [1-9][0-9]* frames' "$work/one-sided-plain-wire.out" ||
+	fail "one-sided-plain: the wire did not see the plaintext"
+# ...and never with TLS: WRITEs carry sealed bytes, READs are the
+# server's sealed WRITEs back.
+one_sided one-sided-tls yes right
+grep -q '" seen in 0 frames' "$work/one-sided-tls-wire.out" ||
+	fail "one-sided-tls: plaintext on the wire"
+# A byte of the client's 40th WRITE packet (port 1's frames, --back):
+# the server's unsealing refuses it.
+one_sided one-sided-tamper-write yes broken --back --tamper-write 40
+grep -q 'one-sided WRITE.*failed their tag' "$work/one-sided-tamper-write-server.out" ||
+	fail "one-sided-tamper-write: the server did not say why"
+# A byte of the server's 40th WRITE packet (a READ's sealed bytes): the
+# client's unsealing refuses it.
+one_sided one-sided-tamper-read yes broken --tamper-write 40
+grep -q 'one-sided READ.*failed its tag' "$work/one-sided-tamper-read-client.out" ||
+	fail "one-sided-tamper-read: the client did not say why"
 
 # ---- the examples ----------------------------------------------------------------------
 as_side server srv ex_server.out "$server_bin" 198.18.0.1 4100 2 no RDMA

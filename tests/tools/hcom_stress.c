@@ -23,6 +23,14 @@
  * it counts calls that failed (an error status, once) apart from wrong
  * ones (another answer, or an end other than once).
  *
+ * HCOM_STRESS_ONE_SIDED=N (RDMA): after its calls the client makes N
+ * one-sided rounds too, spread over its threads, each thread in a slice
+ * of its own of the server's memory region (service 999 tells where it
+ * is; calls go to services 0..998): a WRITE of random size, as one piece
+ * or an SGL of up to 4, then a READ of the same bytes back, checked byte
+ * for byte. Every 64-byte block of what it writes starts with the 16
+ * bytes "droce-plaintext!", for a wire to look for.
+ *
  * HCOM_STRESS_TLS, when set, names a folder of tests/tools/make_test_pki.sh's
  * certificates: both sides then speak TLS, the server with server.pem,
  * the client with client.pem, both trusting ca.pem and its crl.pem.
@@ -52,6 +60,11 @@
 #define NAME "hcom-stress"
 #define HEAD 8
 #define WINDOW 16
+#define SVC_REGION 999          /* answers with the server's region */
+#define REGION_BYTES (16u << 20)
+#define MARKER "droce-plaintext!"
+#define MARKER_EVERY 64
+#define SGL_PIECES_MAX 4
 
 static const char *
 transport(void)
@@ -156,6 +169,17 @@ rndv_free(uintptr_t address)
 	return 0;
 }
 
+static OckRpcMemoryRegionInfo server_region;
+
+static void
+region(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcMessage reply = { &server_region, sizeof(server_region) };
+
+	(void)msg;
+	OckRpcServerReply(ctx, SVC_REGION, &reply, NULL);
+}
+
 static volatile sig_atomic_t stop;
 
 static void
@@ -178,6 +202,8 @@ serve(const char *ip, const char *port, const char *segsize)
 	};
 	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
 				   .configs = { over_rdma() ? 8 : 5, pairs } };
+	OckRpcService region_svc = { SVC_REGION, region };
+	OckRpcMemoryRegion mr;
 	OckRpcServer server;
 	char **ips;
 	uint16_t *ports;
@@ -188,7 +214,7 @@ serve(const char *ip, const char *port, const char *segsize)
 	tls_callbacks(&cfg, true);
 	if (OckRpcServerCreateWithCfg(ip, (uint16_t)atoi(port), &server, &cfg) != OCK_RPC_OK)
 		return 1;
-	for (uint16_t id = 0; id <= 999; id++) {
+	for (uint16_t id = 0; id < SVC_REGION; id++) {
 		OckRpcService s = { id, answer };
 		OckRpcRndvService r = { id, answer_rndv };
 
@@ -196,7 +222,13 @@ serve(const char *ip, const char *port, const char *segsize)
 		    (over_rdma() && OckRpcServerAddRndvService(server, &r) != OCK_RPC_OK))
 			return 1;
 	}
-	if (OckRpcServerStart(server) != OCK_RPC_OK ||
+	/* The region after the start: over RDMA its key is then the one a
+	 * peer's READs and WRITEs use.
+	 */
+	if (OckRpcServerAddService(server, &region_svc) != OCK_RPC_OK ||
+	    OckRpcServerStart(server) != OCK_RPC_OK ||
+	    OckRpcRegisterMemoryRegion(server, REGION_BYTES, &mr) != OCK_RPC_OK ||
+	    OckRpcGetMemoryRegionInfo(mr, &server_region) != OCK_RPC_OK ||
 	    !OckRpcGetOobIpAndPort(server, &ips, &ports, &n))
 		return 1;
 	printf("listening on %s:%u\n", ips[0], ports[0]);
@@ -207,6 +239,7 @@ serve(const char *ip, const char *port, const char *segsize)
 	while (!stop)
 		pause();
 	OckRpcServerDestroy(server);
+	OckRpcDestroyMemoryRegion(server, mr);
 	return 0;
 }
 
@@ -234,6 +267,10 @@ struct worker {
 	unsigned long rndv;     /* of the right ones, by rendezvous */
 	uint64_t bytes;
 	struct call window[WINDOW];
+	/* One-sided rounds: how many, and what they ended as. */
+	unsigned long rounds, rounds_ok, rounds_failed, rounds_bad;
+	uint64_t rounds_bytes;
+	OckRpcMemoryRegionInfo slice;   /* its part of the server's region */
 };
 
 static void
@@ -267,7 +304,7 @@ is_rndv(const struct worker *w, const struct call *c)
 static void
 fill(struct worker *w, struct call *c, unsigned long n)
 {
-	uint32_t service = (uint32_t)rand_r(&w->seed) % 1000, tag = (uint32_t)n;
+	uint32_t service = (uint32_t)rand_r(&w->seed) % SVC_REGION, tag = (uint32_t)n;
 	size_t len = pick_size(w);
 
 	c->req = malloc(len);
@@ -348,7 +385,109 @@ finish(struct worker *w, struct call *c)
 	c->req = NULL;
 }
 
-/* Even calls synchronous, odd ones asynchronous with up to WINDOW waiting. */
+/* ---- one-sided rounds ---------------------------------------------------------------- */
+
+/* A local buffer of @p len bytes in a region of its own. */
+static uint8_t *
+local_buffer(struct worker *w, size_t len, OckRpcMemoryRegion *mr, OckRpcMemoryRegionInfo *info)
+{
+	uint8_t *p = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
+
+	if (p == NULL ||
+	    OckRpcRegisterAssignMemoryRegion(w->regions, (uintptr_t)p, len, mr) != OCK_RPC_OK ||
+	    OckRpcGetMemoryRegionInfo(*mr, info) != OCK_RPC_OK)
+		abort();
+	return p;
+}
+
+/* @p len bytes between @p out (or @p in) and the slice at @p offset, as
+ * up to SGL_PIECES_MAX pieces; asynchronous when @p async.
+ */
+static OckRpcStatus
+one_sided_move(struct worker *w, bool write, const OckRpcMemoryRegionInfo *local,
+	       size_t offset, size_t len, bool async)
+{
+	OckRpcRequest piece[SGL_PIECES_MAX];
+	unsigned int count = 1 + (unsigned int)rand_r(&w->seed) % SGL_PIECES_MAX;
+	OckRpcSglRequest sgl = { piece, 0 };
+	struct call c = { 0 };
+	OckRpcCallDone done = { call_done, &c };
+	OckRpcStatus st;
+	size_t at = 0;
+
+	if (count > len)
+		count = (unsigned int)len;
+	for (unsigned int i = 0; i < count; i++) {
+		size_t n = i + 1 == count ? len - at : len / count;
+
+		piece[i] = (OckRpcRequest){ .lAddress = local->lAddress + at, .lKey = local->lKey,
+					    .rAddress = w->slice.lAddress + offset + at,
+					    .rKey = w->slice.lKey, .size = (uint32_t)n };
+		at += n;
+	}
+	sgl.iovCount = (uint16_t)count;
+	if (write)
+		st = count == 1 ? OckRpcWrite(w->client, piece, async ? &done : NULL)
+		     : OckRpcWriteSgl(w->client, &sgl, async ? &done : NULL);
+	else
+		st = count == 1 ? OckRpcRead(w->client, piece, async ? &done : NULL)
+		     : OckRpcReadSgl(w->client, &sgl, async ? &done : NULL);
+	if (st != OCK_RPC_OK || !async)
+		return st;
+	while (atomic_load(&c.ended) == 0)
+		usleep(50);
+	return c.status;
+}
+
+/* WRITE random bytes (the marker heading each block) to the slice, READ
+ * them back into another buffer, compare.
+ */
+static void
+one_sided_rounds(struct worker *w)
+{
+	OckRpcMemoryRegionInfo out_info, in_info;
+	OckRpcMemoryRegion out_mr, in_mr;
+	size_t max = w->max < w->slice.size ? w->max : w->slice.size;
+	uint8_t *out = local_buffer(w, max, &out_mr, &out_info);
+	uint8_t *in = local_buffer(w, max, &in_mr, &in_info);
+
+	for (unsigned long n = 0; n < w->rounds; n++) {
+		size_t len = pick_size(w), offset;
+		OckRpcStatus st;
+
+		if (len > max)
+			len = max;
+		offset = (size_t)rand_r(&w->seed) % (w->slice.size - len + 1);
+
+		for (size_t i = 0; i < len; i++)
+			out[i] = i % MARKER_EVERY < sizeof(MARKER) - 1 ? (uint8_t)MARKER[i % MARKER_EVERY]
+				 : (uint8_t)rand_r(&w->seed);
+		memset(in, 0, len);
+		st = one_sided_move(w, true, &out_info, offset, len, n % 2 == 1);
+		if (st == OCK_RPC_OK)
+			st = one_sided_move(w, false, &in_info, offset, len, n % 3 == 1);
+		if (st != OCK_RPC_OK) {
+			if (w->rounds_failed++ < 5)
+				fprintf(stderr, "thread %u: a one-sided round of %zu bytes failed: status %d\n",
+					w->id, len, (int)st);
+		} else if (memcmp(out, in, len) != 0) {
+			if (w->rounds_bad++ < 5)
+				fprintf(stderr, "thread %u: a one-sided round of %zu bytes read back other bytes\n",
+					w->id, len);
+		} else {
+			w->rounds_ok++;
+			w->rounds_bytes += len;
+		}
+	}
+	OckRpcDestroyMemoryRegion(w->regions, out_mr);
+	OckRpcDestroyMemoryRegion(w->regions, in_mr);
+	free(out);
+	free(in);
+}
+
+/* Even calls synchronous, odd ones asynchronous with up to WINDOW waiting;
+ * then the one-sided rounds.
+ */
 static void *
 client_thread(void *arg)
 {
@@ -388,6 +527,8 @@ client_thread(void *arg)
 				usleep(50);
 			finish(w, &w->window[i]);
 		}
+	if (w->rounds != 0)
+		one_sided_rounds(w);
 	return NULL;
 }
 
@@ -403,7 +544,11 @@ run_client(char **argv)
 	unsigned long calls = strtoul(argv[5], NULL, 10), threads = strtoul(argv[6], NULL, 10);
 	unsigned long max = strtoul(argv[7], NULL, 10), seed = strtoul(argv[8], NULL, 10);
 	unsigned long ok = 0, bad = 0, failed = 0, rndv = 0;
-	uint64_t bytes = 0;
+	unsigned long rounds = getenv("HCOM_STRESS_ONE_SIDED") != NULL
+			       ? strtoul(getenv("HCOM_STRESS_ONE_SIDED"), NULL, 10) : 0;
+	unsigned long rounds_ok = 0, rounds_failed = 0, rounds_bad = 0;
+	uint64_t bytes = 0, rounds_bytes = 0;
+	OckRpcMemoryRegionInfo region_info = { 0 };
 	struct worker *w = calloc(threads, sizeof(*w));
 	struct timespec t0, t1;
 	OckRpcClient client;
@@ -419,13 +564,24 @@ run_client(char **argv)
 	    OckRpcServerCreateWithCfg(argv[2], 0, &regions, &cfg) != OCK_RPC_OK)
 		return 1;
 	OckRpcClientSetTimeout(client, 30000);
+	if (rounds != 0 &&
+	    (OckRpcClientCall(client, SVC_REGION, &(OckRpcMessage){ &region_info, 0 },
+			      &(OckRpcMessage){ &region_info, sizeof(region_info) },
+			      NULL) != OCK_RPC_OK || region_info.size < threads)) {
+		fprintf(stderr, "the server's region: no answer\n");
+		return 1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0; i < threads; i++) {
 		w[i] = (struct worker){ .client = client, .regions = regions,
 					.segsize = strtoul(argv[4], NULL, 10), .max = max,
 					.id = (unsigned int)i,
 					.seed = (unsigned int)(seed * 7919 + i),
-					.calls = calls / threads + (i < calls % threads) };
+					.calls = calls / threads + (i < calls % threads),
+					.rounds = rounds / threads + (i < rounds % threads) };
+		w[i].slice = (OckRpcMemoryRegionInfo){
+			.lAddress = region_info.lAddress + i * (region_info.size / threads),
+			.lKey = region_info.lKey, .size = (uint32_t)(region_info.size / threads) };
 		pthread_create(&w[i].thread, NULL, client_thread, &w[i]);
 	}
 	for (unsigned long i = 0; i < threads; i++) {
@@ -435,15 +591,22 @@ run_client(char **argv)
 		failed += atomic_load(&w[i].failed);
 		rndv += w[i].rndv;
 		bytes += w[i].bytes;
+		rounds_ok += w[i].rounds_ok;
+		rounds_failed += w[i].rounds_failed;
+		rounds_bad += w[i].rounds_bad;
+		rounds_bytes += w[i].rounds_bytes;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("%lu calls from %lu threads: %lu right (%lu by rendezvous), %lu failed, %lu wrong; %.1f MB both ways in %.2f s (%.0f calls/s)\n",
 	       calls, threads, ok, rndv, failed, bad, (double)bytes / 1e6, s, (double)calls / s);
+	if (rounds != 0)
+		printf("%lu one-sided rounds from %lu threads: %lu right, %lu failed, %lu wrong; %.1f MB written and read back\n",
+		       rounds, threads, rounds_ok, rounds_failed, rounds_bad, (double)rounds_bytes / 1e6);
 	OckRpcClientDisconnect(client);
 	OckRpcServerDestroy(regions);
 	free(w);
-	return ok == calls && bad == 0 ? 0 : 1;
+	return ok == calls && bad == 0 && rounds_ok == rounds && rounds_bad == 0 ? 0 : 1;
 }
 
 /* The EAL as an application that runs DPDK starts it; 0 when not asked. */

@@ -10,13 +10,16 @@
  * put two programs on either side, over net_memif, say:
  *
  *   wire_faults [EAL options with two vdevs] -- --seconds S
- *       [--drop P] [--duplicate P] [--reorder P] [--seed N] [--both]
- *       [--tamper N | --tamper-read N]
+ *       [--drop P] [--duplicate P] [--reorder P] [--seed N] [--both | --back]
+ *       [--tamper N | --tamper-read N | --tamper-write N] [--look-for TEXT]
  *
  * --tamper N flips one payload byte of the Nth RoCEv2 SEND (with a
  * payload) from port 0 and computes its ICRC again, so that RC takes it
  * as sent: what runs above RC must notice (TLS's record tag, say).
- * --tamper-read N does that to the Nth RDMA READ response instead.
+ * --tamper-read N does that to the Nth RDMA READ response instead, and
+ * --tamper-write N to the Nth RDMA WRITE packet. --back puts the faults
+ * on port 1's frames instead of port 0's. --look-for TEXT counts the
+ * frames, either way, with TEXT in them (plaintext on the wire).
  *
  * P is a fraction (0.03 is 3 %). Runs until SIGTERM or SIGINT or S seconds,
  * then prints what it did to each direction. Exit status: 0, 1 at run
@@ -61,9 +64,14 @@ struct fault_rates {
 };
 
 static volatile sig_atomic_t stop;
-static uint64_t tamper_at;      /* --tamper(-read): which packet; 0, none */
-static bool tamper_reads;       /* READ responses, not SENDs */
+/* What --tamper, --tamper-read and --tamper-write flip a byte of. */
+enum tamper_kind { TAMPER_SEND, TAMPER_READ_RESPONSE, TAMPER_WRITE };
+
+static uint64_t tamper_at;      /* which packet of its kind; 0, none */
+static enum tamper_kind tamper_kind;
 static uint64_t tamper_seen;
+static const char *look_for;    /* --look-for */
+static uint64_t look_found;
 static struct rte_mempool *pool;
 static uint16_t nb_queues;
 
@@ -115,18 +123,40 @@ is_ipv4(const struct rte_mbuf *m)
 	       eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4);
 }
 
-/* The headers after the BTH of a packet that --tamper or --tamper-read
- * picks; -1 for any other.
+/* The headers after the BTH of a packet of the kind --tamper* picks;
+ * -1 for any other packet.
  */
 static int
 tamper_headers(uint8_t opcode)
 {
-	if (!tamper_reads && opcode <= DROCE_OP_SEND_ONLY_IMM)
+	switch (tamper_kind) {
+	case TAMPER_SEND:
+		if (opcode > DROCE_OP_SEND_ONLY_IMM)
+			return -1;
 		return opcode == DROCE_OP_SEND_LAST_IMM || opcode == DROCE_OP_SEND_ONLY_IMM ? 4 : 0;
-	if (tamper_reads && opcode >= DROCE_OP_READ_RESPONSE_FIRST &&
-	    opcode <= DROCE_OP_READ_RESPONSE_ONLY)
+	case TAMPER_READ_RESPONSE:
+		if (opcode < DROCE_OP_READ_RESPONSE_FIRST || opcode > DROCE_OP_READ_RESPONSE_ONLY)
+			return -1;
 		return opcode == DROCE_OP_READ_RESPONSE_MIDDLE ? 0 : 4;     /* AETH */
+	case TAMPER_WRITE:
+		if (opcode < DROCE_OP_WRITE_FIRST || opcode > DROCE_OP_WRITE_ONLY_IMM)
+			return -1;
+		/* RETH on the first and only packets, ImmDt on those with one. */
+		return (opcode == DROCE_OP_WRITE_FIRST || opcode >= DROCE_OP_WRITE_ONLY ? 16 : 0) +
+		       (opcode == DROCE_OP_WRITE_LAST_IMM || opcode == DROCE_OP_WRITE_ONLY_IMM ? 4 : 0);
+	}
 	return -1;
+}
+
+/* With --look-for: whether the frame carries the text. */
+static void
+look(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (look_for != NULL && m->nb_segs == 1 &&
+	    memmem(p, rte_pktmbuf_data_len(m), look_for, strlen(look_for)) != NULL)
+		look_found++;
 }
 
 /* With --tamper(-read): the payload, one byte flipped, its ICRC made again. */
@@ -186,6 +216,7 @@ judge(struct direction *d, const struct fault_rates *f, struct rte_mbuf *m,
 	uint64_t r = d->faulty && is_ipv4(m) ? rte_rand() >> 32 : UINT64_MAX;
 	struct rte_mbuf *copy;
 
+	look(m);
 	if (d->faulty)
 		tamper(d, m);
 	if (r < f->drop) {
@@ -257,6 +288,9 @@ main(int argc, char **argv)
 		{ "queues", required_argument, NULL, 'q' },
 		{ "tamper", required_argument, NULL, 't' },
 		{ "tamper-read", required_argument, NULL, 'R' },
+		{ "tamper-write", required_argument, NULL, 'W' },
+		{ "back", no_argument, NULL, 'B' },
+		{ "look-for", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fault_rates f = { 0 };
@@ -296,13 +330,26 @@ main(int argc, char **argv)
 		case 'b':
 			d[1].faulty = true;
 			break;
+		case 'B':
+			d[0].faulty = false;
+			d[1].faulty = true;
+			break;
 		case 't':
 		case 'R':
-			tamper_reads = opt == 'R';
+		case 'W':
+			tamper_kind = opt == 't' ? TAMPER_SEND : opt == 'R' ? TAMPER_READ_RESPONSE
+				      : TAMPER_WRITE;
 			tamper_at = strtoull(optarg, &end, 10);
 			if (*end != '\0' || tamper_at == 0) {
 				fprintf(stderr, PROG ": --tamper%s \"%s\": allowed: 1 or more (the Nth packet)\n",
-					tamper_reads ? "-read" : "", optarg);
+					opt == 't' ? "" : opt == 'R' ? "-read" : "-write", optarg);
+				return 2;
+			}
+			break;
+		case 'l':
+			look_for = optarg;
+			if (*look_for == '\0') {
+				fprintf(stderr, PROG ": --look-for: allowed: a text of 1 byte or more\n");
 				return 2;
 			}
 			break;
@@ -315,7 +362,7 @@ main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --queues N --tamper N --tamper-read N\n");
+			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --back --queues N --tamper N --tamper-read N --tamper-write N --look-for TEXT\n");
 			return 2;
 		}
 	}
@@ -350,6 +397,8 @@ main(int argc, char **argv)
 	}
 	report(&d[0]);
 	report(&d[1]);
+	if (look_for != NULL)
+		printf(PROG ": \"%s\" seen in %" PRIu64 " frames\n", look_for, look_found);
 	for (uint16_t p = 0; p < 2; p++) {
 		rte_eth_dev_stop(p);
 		rte_eth_dev_close(p);

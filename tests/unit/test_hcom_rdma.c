@@ -15,7 +15,8 @@
  * the server's new-client and break handlers, both sides' segment sizes
  * and count, and a server destroyed with calls in flight and a context
  * kept; TLS sessions (certificates from tests/tools/make_test_pki.sh),
- * and plaintext peers refused either way.
+ * their rendezvous and one-sided operations, and plaintext peers refused
+ * either way.
  *
  * The server outlives this process: DPDK 22.11's memif unmaps a link's
  * rings from its interrupt thread when the peer goes, while the lcores may
@@ -61,6 +62,7 @@ enum {
 	SVC_LATER = 4,          /* answers from another thread, with a cloned context */
 	SVC_WHO = 5,            /* its client's up ctx, set to the 8 bytes it got */
 	SVC_BIG = 6,            /* tries to answer with 4 KiB */
+	SVC_PULL = 7,           /* READs what an OckRpcRequest names into its region */
 	SVC_NONE = 999,
 };
 
@@ -80,6 +82,7 @@ struct shared {
 	atomic_int doomed_port, doomed_calls, doom, doomed_gone;
 	atomic_int kept_reply;          /* a context kept past its server's end answered */
 	atomic_int tls_port;            /* a third server, with TLS */
+	atomic_int pulls;               /* SVC_PULL's READs that ended well */
 	OckRpcMemoryRegionInfo server_region;
 	uint8_t region[SERVER_REGION] __attribute__((aligned(4096)));
 };
@@ -236,6 +239,38 @@ region(OckRpcServerContext ctx, OckRpcMessage msg)
 	SERVER_CHECK(OckRpcServerReply(ctx, SVC_REGION, &reply, NULL) == OCK_RPC_OK);
 }
 
+/* SVC_PULL's READ ended: its status answers the call. */
+static void
+pulled(OckRpcStatus status, void *arg)
+{
+	OckRpcServerContext ctx = (OckRpcServerContext)(uintptr_t)arg;
+	int32_t st = status;
+	OckRpcMessage reply = { &st, sizeof(st) };
+
+	if (status == OCK_RPC_OK)
+		atomic_fetch_add(&T.sh->pulls, 1);
+	SERVER_CHECK(OckRpcServerReply(ctx, SVC_PULL, &reply, NULL) == OCK_RPC_OK);
+	OckRpcDeCloneCtx(ctx);
+}
+
+/* The server as a one-sided operation's initiator: a READ from its
+ * client's memory, asynchronous (this is the session's lcore).
+ */
+static void
+pull(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	OckRpcServerContext kept = OckRpcCloneCtx(ctx);
+	OckRpcCallDone done = { pulled, (void *)(uintptr_t)kept };
+	OckRpcClient client = 0;
+	OckRpcRequest r;
+
+	SERVER_CHECK(msg.len == sizeof(r) && kept != 0);
+	memcpy(&r, msg.data, sizeof(r));
+	SERVER_CHECK(OckRpcGetClient(ctx, &client) == 0);
+	if (OckRpcRead(client, &r, &done) != OCK_RPC_OK)
+		pulled(OCK_RPC_ERR, (void *)(uintptr_t)kept);
+}
+
 /* What the rendezvous service answers: the bytes' sum and count. */
 struct rndv_digest {
 	uint64_t sum, len;
@@ -360,7 +395,8 @@ serve(void)
 				       server_pairs[4], server_pairs[5], server_pairs[6] };
 	OckRpcCreateConfig tls_cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
 				       .configs = { 7, tls_pairs } };
-	OckRpcService tls_svc = { SVC_ECHO, echo };
+	OckRpcService tls_svc[] = { { SVC_ECHO, echo }, { SVC_REGION, region },
+				    { SVC_PULL, pull } };
 	OckRpcServer server, doomed, secure;
 	OckRpcMemoryRegion mr;
 	int port, doomed_port, tls_port;
@@ -388,7 +424,9 @@ serve(void)
 		return 1;
 	with_tls(&tls_cfg);
 	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &secure, &tls_cfg) != OCK_RPC_OK ||
-	    OckRpcServerAddService(secure, &tls_svc) != OCK_RPC_OK ||
+	    OckRpcServerAddService(secure, &tls_svc[0]) != OCK_RPC_OK ||
+	    OckRpcServerAddService(secure, &tls_svc[1]) != OCK_RPC_OK ||
+	    OckRpcServerAddService(secure, &tls_svc[2]) != OCK_RPC_OK ||
 	    OckRpcServerAddRndvService(secure, &rsvc) != OCK_RPC_OK ||
 	    OckRpcServerStart(secure) != OCK_RPC_OK || (tls_port = port_of(secure)) <= 0)
 		return 1;
@@ -1093,6 +1131,34 @@ test_server_destroy_fails_calls(void **state)
 	assert_int_equal(back[0], 'q');
 }
 
+/* A TLS client's configuration: this side's certificates. */
+struct tls_client {
+	RpcConfigPair pairs[4];
+	OckRpcCreateConfig cfg;
+};
+
+/* A TLS session with the TLS server, its calls given 20 s. */
+static OckRpcClient
+tls_connect(struct tls_client *t)
+{
+	OckRpcClient c = 0;
+
+	*t = (struct tls_client){
+		.pairs = { { OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
+			   { OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
+			   { OCK_RPC_STR_ENABLE_TLS, "yes" },
+			   { OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE } },
+		.cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS },
+	};
+	t->cfg.configs = (RpcConfigs){ 4, t->pairs };
+	with_tls(&t->cfg);
+	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP,
+						    (uint16_t)atomic_load(&T.sh->tls_port), &c,
+						    &t->cfg), OCK_RPC_OK);
+	OckRpcClientSetTimeout(c, 20000);
+	return c;
+}
+
 /* TLS over RDMA: calls of every size as TLS records in RC SENDs; a
  * plaintext client and a TLS server refuse each other, either way round.
  */
@@ -1100,23 +1166,13 @@ static void
 test_tls_sessions(void **state)
 {
 	static uint8_t q[65536], r[65536];
-	RpcConfigPair pairs[] = {
-		{ OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
-		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
-		{ OCK_RPC_STR_ENABLE_TLS, "yes" },
-		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE },
-	};
-	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
-				   .configs = { 4, pairs } };
 	int tls_port = atomic_load(&T.sh->tls_port);
+	struct tls_client tls;
 	unsigned int seed = 7;
 	OckRpcClient c;
 
 	(void)state;
-	with_tls(&cfg);
-	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)tls_port, &c, &cfg),
-			 OCK_RPC_OK);
-	OckRpcClientSetTimeout(c, 20000);
+	c = tls_connect(&tls);
 	/* Few: a sync call here waits for the scheduler to switch four
 	 * pollers on two cpus (hcom_stress makes 10^4 through TLS inline).
 	 */
@@ -1132,7 +1188,7 @@ test_tls_sessions(void **state)
 	OckRpcClientDisconnect(c);
 	assert_int_equal(connect_to(tls_port, SEGSIZE, NULL, NULL, &c), OCK_RPC_ERR_ENCRYPT);
 	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atomic_load(&T.sh->port),
-						    &c, &cfg), OCK_RPC_ERR_ENCRYPT);
+						    &c, &tls.cfg), OCK_RPC_ERR_ENCRYPT);
 	/* The first client is untouched. */
 	r[0] = 0;
 	assert_int_equal(OckRpcClientCall(T.client, SVC_ECHO, &(OckRpcMessage){ "t", 1 },
@@ -1147,14 +1203,6 @@ static void
 test_tls_rendezvous(void **state)
 {
 	static const size_t sizes[] = { 1, 65537, 1 << 20, 3 << 20 };
-	RpcConfigPair pairs[] = {
-		{ OCK_RPC_STR_SERVER_NAME, SERVER_NAME },
-		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" },
-		{ OCK_RPC_STR_ENABLE_TLS, "yes" },
-		{ OCK_RPC_STR_PRE_SEGMENT_SIZE, SEGSIZE },
-	};
-	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
-				   .configs = { 4, pairs } };
 	OckRpcMemoryRegion mr[4];
 	OckRpcMessageInfo info[4];
 	OckRpcMessageInfoIov iov = { 4, info };
@@ -1163,13 +1211,11 @@ test_tls_rendezvous(void **state)
 	OckRpcMessage rsp = { &d, sizeof(d) }, rs[8];
 	OckRpcCallDone done = { rndv_async_cb, NULL };
 	uint64_t want = 0, want_len = 0;
+	struct tls_client tls;
 	OckRpcClient c;
 
 	(void)state;
-	with_tls(&cfg);
-	assert_int_equal(OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atomic_load(&T.sh->tls_port),
-						    &c, &cfg), OCK_RPC_OK);
-	OckRpcClientSetTimeout(c, 20000);
+	c = tls_connect(&tls);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t before;
 
@@ -1209,6 +1255,111 @@ test_tls_rendezvous(void **state)
 	assert_int_equal(atomic_load(&T.sh->rndv_allocated), 0);
 }
 
+/* Whether @p c's session is broken: its calls fail so, within 10 s. */
+static bool
+broken(OckRpcClient c)
+{
+	uint8_t b = 0;
+
+	for (int w = 0; w < 1000; w++) {
+		if (OckRpcClientCall(c, SVC_ECHO, &(OckRpcMessage){ "b", 1 },
+				     &(OckRpcMessage){ &b, 1 }, NULL) == OCK_RPC_ERR_CONN_BROKEN)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* One-sided operations on a TLS session: ciphertext on the wire, the
+ * plaintext where it belongs at the end (the target unseals a WRITE in
+ * place, the caller a READ); the server as the initiator too. A piece
+ * outside the target's regions fails and breaks the session, as RC's
+ * remote access error does without TLS.
+ */
+static void
+test_tls_one_sided(void **state)
+{
+	OckRpcMemoryRegionInfo srv;
+	OckRpcMemoryRegion out_mr, in_mr;
+	OckRpcMessageInfo out, in;
+	uint8_t *out_mem, *in_mem;
+	OckRpcRequest r, pieces[16];
+	OckRpcSglRequest sgl = { pieces, 16 };
+	OckRpcCallDone done = { one_sided_cb, NULL };
+	int32_t pull_status = -1;
+	struct tls_client tls;
+	OckRpcClient c;
+
+	(void)state;
+	c = tls_connect(&tls);
+	assert_int_equal(OckRpcClientCall(c, SVC_REGION, &(OckRpcMessage){ &srv, 0 },
+					  &(OckRpcMessage){ &srv, sizeof(srv) }, NULL), OCK_RPC_OK);
+	out = client_buffer(300000, 11, &out_mr, &out_mem);
+	in = client_buffer(300000, 0, &in_mr, &in_mem);
+	memset(in_mem, 0, 300000);
+	memset(T.sh->region + 8192, 0, 300000);
+	r = (OckRpcRequest){ .lAddress = out.lAddress, .lKey = out.lKey,
+			     .rAddress = srv.lAddress + 8192, .rKey = srv.lKey, .size = 300000 };
+	assert_int_equal(OckRpcWrite(c, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(T.sh->region + 8192, out_mem, 300000);
+	/* The caller's bytes stay plaintext: it WRITEs a sealed copy. */
+	assert_int_equal(out_mem[12345], (uint8_t)(12345 * 31 + 11));
+	r.lAddress = in.lAddress;
+	r.lKey = in.lKey;
+	assert_int_equal(OckRpcRead(c, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(in_mem, out_mem, 300000);
+	/* 16 pieces each way, asynchronously then not. */
+	fill(out_mem, 300000, 5);
+	memset(in_mem, 0, 300000);
+	for (unsigned int i = 0; i < 16; i++)
+		pieces[i] = (OckRpcRequest){ .lAddress = out.lAddress + i * 15000, .lKey = out.lKey,
+					     .rAddress = srv.lAddress + i * 30000, .rKey = srv.lKey,
+					     .size = 15000 - i };
+	atomic_store(&one_sided_done, 0);
+	assert_int_equal(OckRpcWriteSgl(c, &sgl, &done), OCK_RPC_OK);
+	assert_true(wait_for(&one_sided_done, 1, 20));
+	for (unsigned int i = 0; i < 16; i++) {
+		assert_memory_equal(T.sh->region + i * 30000, out_mem + i * 15000, 15000 - i);
+		pieces[i].lAddress = in.lAddress + i * 15000;
+		pieces[i].lKey = in.lKey;
+	}
+	assert_int_equal(OckRpcReadSgl(c, &sgl, NULL), OCK_RPC_OK);
+	for (unsigned int i = 0; i < 16; i++)
+		assert_memory_equal(in_mem + i * 15000, out_mem + i * 15000, 15000 - i);
+	/* The server READs from this side: this side seals, the server unseals. */
+	fill(out_mem, 300000, 77);
+	r = (OckRpcRequest){ .lAddress = srv.lAddress + 500000, .lKey = srv.lKey,
+			     .rAddress = out.lAddress + 1000, .rKey = out.lKey, .size = 200000 };
+	assert_int_equal(OckRpcClientCall(c, SVC_PULL, &(OckRpcMessage){ &r, sizeof(r) },
+					  &(OckRpcMessage){ &pull_status, sizeof(pull_status) }, NULL),
+			 OCK_RPC_OK);
+	assert_int_equal(pull_status, OCK_RPC_OK);
+	assert_memory_equal(T.sh->region + 500000, out_mem + 1000, 200000);
+	assert_int_equal(atomic_load(&T.sh->pulls), 1);
+	/* A last READ of 200 bytes, then one past the server's region and a
+	 * WRITE with another key, each on a session of its own: the
+	 * target's refusal and RC's.
+	 */
+	r = (OckRpcRequest){ .lAddress = out.lAddress, .lKey = out.lKey,
+			     .rAddress = srv.lAddress, .rKey = srv.lKey, .size = 200 };
+	assert_int_equal(OckRpcRead(c, &r, NULL), OCK_RPC_OK);
+	assert_memory_equal(out_mem, T.sh->region, 200);
+	r.rAddress = srv.lAddress + SERVER_REGION - 100;
+	assert_int_equal(OckRpcRead(c, &r, NULL), OCK_RPC_ERR);
+	assert_true(broken(c));
+	OckRpcClientDisconnect(c);
+	c = tls_connect(&tls);
+	r.rAddress = srv.lAddress;
+	r.rKey = srv.lKey ^ 0x100;
+	assert_int_equal(OckRpcWrite(c, &r, NULL), OCK_RPC_ERR);
+	assert_true(broken(c));
+	OckRpcClientDisconnect(c);
+	OckRpcDestroyMemoryRegion(T.regions, out_mr);
+	OckRpcDestroyMemoryRegion(T.regions, in_mr);
+	free(out_mem);
+	free(in_mem);
+}
+
 int
 main(void)
 {
@@ -1230,6 +1381,7 @@ main(void)
 		cmocka_unit_test(test_server_destroy_fails_calls),
 		cmocka_unit_test(test_tls_sessions),
 		cmocka_unit_test(test_tls_rendezvous),
+		cmocka_unit_test(test_tls_one_sided),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -249,6 +249,57 @@ test_sealed_rndv_descriptors(void **state)
 	assert_memory_equal(got, sent, sizeof(sent));
 }
 
+/* A sealed one-sided piece: 56 bytes, every field where rpc_frame.h
+ * says; its frames refuse another size or a piece index over 15.
+ */
+static void
+test_sealed_pieces(void **state)
+{
+	struct rpc_sealed_piece sent = { .addr = 0x7f0000001000ull, .len = 300000,
+					 .rkey = 0x4400aa01, .back_addr = 0x7e0000002000ull,
+					 .back_rkey = 0x5500bb02 }, got;
+	uint8_t payload[RPC_SEALED_PIECE_SIZE];
+	struct rpc_frame f;
+
+	(void)state;
+	memset(sent.nonce, 0x31, sizeof(sent.nonce));
+	memset(sent.tag, 0x42, sizeof(sent.tag));
+	rpc_sealed_piece_encode(&sent, payload);
+	assert_int_equal(payload[0], 0x00);
+	assert_int_equal(payload[2], 0x7f);
+	assert_int_equal(payload[8 + 3], 300000 & 0xff);
+	assert_int_equal(payload[12], 0x44);
+	assert_int_equal(payload[16 + 2], 0x7e);
+	assert_int_equal(payload[24], 0x55);
+	assert_int_equal(payload[28], 0x31);
+	assert_int_equal(payload[28 + RPC_SEAL_NONCE], 0x42);
+	assert_int_equal(payload[RPC_SEALED_PIECE_SIZE - 1], 0x42);
+	rpc_sealed_piece_decode(payload, &got);
+	assert_memory_equal(&got, &sent, sizeof(sent));
+
+	for (int kind = RPC_SEALED_WRITE; kind <= RPC_SEALED_DONE; kind++) {
+		f = (struct rpc_frame){ .kind = (enum rpc_kind)kind, .service = 15, .seq = 9,
+					.payload_len = RPC_SEALED_PIECE_SIZE };
+		expect_frame(&f, RPC_FRAME_OK);
+		f.service = 16;
+		expect_frame(&f, RPC_FRAME_BAD_PIECE);
+		f.service = 0;
+		f.payload_len = RPC_SEALED_PIECE_SIZE - 1;
+		expect_frame(&f, RPC_FRAME_BAD_PIECE);
+		f.payload_len = 0;
+		expect_frame(&f, RPC_FRAME_BAD_PIECE);
+		f.payload_len = RPC_SEALED_PIECE_SIZE;
+		f.flags = RPC_FLAG_WANT_RESPONSE;
+		expect_frame(&f, RPC_FRAME_BAD_FLAGS);
+	}
+	/* Only the answer has a status. */
+	f = (struct rpc_frame){ .kind = RPC_SEALED_READ, .status = -2,
+				.payload_len = RPC_SEALED_PIECE_SIZE };
+	expect_frame(&f, RPC_FRAME_BAD_STATUS);
+	f.kind = RPC_SEALED_DONE;
+	expect_frame(&f, RPC_FRAME_OK);
+}
+
 int
 main(void)
 {
@@ -259,6 +310,7 @@ main(void)
 		cmocka_unit_test(test_sealed_rndv_descriptors),
 		cmocka_unit_test(test_stream_cut_anywhere),
 		cmocka_unit_test(test_rndv_descriptors),
+		cmocka_unit_test(test_sealed_pieces),
 	};
 
 	return cmocka_run_group_tests_name("RPC frames", tests, NULL, NULL);

@@ -156,6 +156,9 @@ struct droce_conf_entry {
 };
 
 /** The whole configuration, typed. */
+/** Longest file path a key takes, with its NUL. */
+#define DROCE_PATH_LEN 256
+
 struct droce_conf {
 	struct droce_workers workers; /**< Worker groups and pinning. */
 	bool busy_poll;               /**< worker.poll.enable. */
@@ -165,6 +168,14 @@ struct droce_conf {
 	uint16_t udp_echo_port;       /**< udp.echo.port, 0 = off. */
 	uint32_t arp_timeout;         /**< arp.timeout: s an entry stays valid. */
 	char gpu[32];                 /**< gpu: host, cuda:N or auto. */
+	uint16_t rpc_port;            /**< rpc.port: droce's RPC server, 0 = none. */
+	bool rpc_tls;                 /**< server.tls.enable for it. */
+	uint32_t rpc_heartbeat_idle;  /**< server.heartbeat.idle, s. */
+	char rpc_tls_cert[DROCE_PATH_LEN];    /**< rpc.tls.cert: PEM certificate. */
+	char rpc_tls_key[DROCE_PATH_LEN];     /**< rpc.tls.key: PEM private key. */
+	char rpc_tls_keypass[DROCE_PATH_LEN]; /**< rpc.tls.keypass: a file with its passphrase. */
+	char rpc_tls_ca[DROCE_PATH_LEN];      /**< rpc.tls.ca: CAs, ':'-separated. */
+	char rpc_tls_crl[DROCE_PATH_LEN];     /**< rpc.tls.crl: a PEM CRL file. */
 	uint16_t nb_ports;            /**< Ports configured. */
 	struct droce_port_conf port[DROCE_MAX_PORTS]; /**< port.N.*. */
 	uint16_t nb_rx;               /**< Receiver sections configured. */

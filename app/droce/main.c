@@ -31,6 +31,7 @@
 #include "droce_net.h"
 #include "droce_roce.h"
 
+#include "app_rpc.h"
 #include "app_rx.h"
 
 struct app_opts {
@@ -44,6 +45,9 @@ struct app_opts {
 };
 
 static struct droce_stack *running;
+/* With rpc.port: the server, which must go while the stack still runs. */
+static struct app_rpc *rpc;
+static volatile sig_atomic_t stop_asked;
 
 static void
 usage(FILE *out, const char *prog)
@@ -198,10 +202,26 @@ find_separator(int argc, char **argv)
 }
 
 static void
+stop_stack(void *s)
+{
+	droce_stack_request_stop(s);
+}
+
+/* The stack stops; with RPC, once its server went. */
+static void
+request_stop(struct droce_stack *s)
+{
+	if (rpc == NULL || app_rpc_stop_async(rpc, stop_stack, s) != 0)
+		droce_stack_request_stop(s);
+}
+
+/* With RPC the watch timer takes the stop (a thread cannot be started here). */
+static void
 on_signal(int sig)
 {
 	(void)sig;
-	if (running != NULL)
+	stop_asked = 1;
+	if (running != NULL && rpc == NULL)
 		droce_stack_request_stop(running);
 }
 
@@ -209,7 +229,7 @@ static void
 on_duration(struct rte_timer *t, void *arg)
 {
 	(void)t;
-	droce_stack_request_stop(arg);
+	request_stop(arg);
 }
 
 /* Control lcore, every WATCH_MS: --frames reached, or the wire idle. */
@@ -230,9 +250,13 @@ on_watch(struct rte_timer *t, void *arg)
 	uint64_t packets = 0, now = rte_get_timer_cycles();
 
 	(void)t;
+	if (stop_asked) {
+		request_stop(w->s);
+		return;
+	}
 	if (app_rx_done(w->rx)) {
 		printf("droce: %" PRIu64 " frames received; stopping\n", app_rx_received(w->rx));
-		droce_stack_request_stop(w->s);
+		request_stop(w->s);
 		return;
 	}
 	if (w->idle_ms == 0)
@@ -249,7 +273,7 @@ on_watch(struct rte_timer *t, void *arg)
 	} else if (packets != 0 &&
 		   now - w->last_change_tsc > w->idle_ms * rte_get_timer_hz() / 1000) {
 		printf("droce: no packet for %lu ms; stopping\n", w->idle_ms);
-		droce_stack_request_stop(w->s);
+		request_stop(w->s);
 	}
 }
 
@@ -411,6 +435,14 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 		droce_stack_destroy(s);
 		return 2;
 	}
+	ret = app_rpc_start(conf, s, &rpc, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "droce: %s\n", err);
+		app_rx_stop(rx);
+		app_rx_destroy(rx);
+		droce_stack_destroy(s);
+		return 2;
+	}
 	running = s;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -438,11 +470,14 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	droce_stack_run(s);
 	rte_timer_stop_sync(&watch_timer);
 	rte_timer_stop_sync(&duration);
+	app_rpc_destroy(rpc);
 	droce_stack_stop(s);
 	running = NULL;
 	app_rx_stop(rx);
 
 	print_final(s);
+	if (rpc != NULL)
+		app_rpc_print_summary(stdout);
 	if (app_rx_print_summary(rx, (double)(rte_get_timer_cycles() - t0) /
 				 (double)rte_get_timer_hz(), stdout) != 0) {
 		fprintf(stderr, "droce: some frames did not hold what the sensor sent\n");

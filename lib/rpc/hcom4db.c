@@ -517,6 +517,7 @@ OckRpcClientConnectWithCfg(const char *ip, uint16_t port, OckRpcClient *client,
 	/* A client hears of its session's break if it gave a handler. */
 	s->announced = conf.on_break != NULL;
 	rpc_session_ref(s);     /* the application's, until it disconnects */
+	rpc_session_counted_open(s);
 	rpc_session_adopt(s);
 	*client = (OckRpcClient)(uintptr_t)s;
 	return OCK_RPC_OK;
@@ -699,8 +700,10 @@ wait_call(struct rpc_call *c)
 			state = rpc_wait_state(&c->state, done, 0);
 			continue;
 		}
-		if (atomic_compare_exchange_strong(&c->state, &state, CALL_ABANDONED))
+		if (atomic_compare_exchange_strong(&c->state, &state, CALL_ABANDONED)) {
+			rpc_count(RPC_ERR_TIMEOUT, 1);
 			return OCK_RPC_ERR_UCP_TIMEOUT;   /* the worker frees it */
+		}
 	}
 	st = c->status;
 	rpc_call_release(c);

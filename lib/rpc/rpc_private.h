@@ -301,6 +301,8 @@ struct rpc_session {
 	unsigned int heartbeat_idle_s;
 	OckRpcClientHandler on_break;
 	bool announced;                 /* on_new ran: on_break will */
+	bool counted_open;              /* in the counters' opened sessions */
+	bool on_purpose;                /* it ends as asked: here, or by the peer's BYE */
 	/* Bytes read and not yet taken; the frame being taken ends at
 	 * rx_frame_end. A clone of its context takes the buffer with it
 	 * (rx_detached) and leaves the bytes after it in a new one.
@@ -360,6 +362,8 @@ struct rpc_ctx {
  */
 struct rpc_session *rpc_session_new(struct rpc_worker *w, int fd, bool client,
 				    const struct rpc_conf *conf, const char *peer);
+/* @p s opened (its HELLO taken, or a client's WELCOME read): counted. */
+void rpc_session_counted_open(struct rpc_session *s);
 /* Take @p s onto its worker (from any thread). */
 void rpc_session_adopt(struct rpc_session *s);
 /* On its worker: a whole frame arrived; @p o was written; the end. */
@@ -476,6 +480,45 @@ void rpc_one_sided_take(struct rpc_session *s, const struct rpc_frame *f,
 			const uint8_t *payload);
 /* @p s ended: its sealed operations' pieces that await answers fail. */
 void rpc_one_sided_session_ended(struct rpc_session *s);
+
+/* ---- counters (rpc_stats.c; droce_rpc.h says what each counts) ----------------- */
+
+enum rpc_counter {
+	RPC_SESSIONS_OPENED,
+	RPC_SESSIONS_ENDED,
+	RPC_CALLS_MADE,
+	RPC_CALLS_SERVED,
+	RPC_FRAMES_OUT,
+	RPC_FRAMES_IN,
+	RPC_BYTES_OUT,
+	RPC_BYTES_IN,
+	RPC_ERR_REFUSED,
+	RPC_ERR_BROKEN,
+	RPC_ERR_DECRYPT,
+	RPC_ERR_PROTOCOL,
+	RPC_ERR_TIMEOUT,
+	RPC_HEARTBEATS_SENT,
+	RPC_HEARTBEATS_ANSWERED,
+	RPC_TLS_HANDSHAKES,
+	RPC_TLS_FAILURES,
+	RPC_COUNTER_MAX,
+};
+
+extern atomic_uint_fast64_t rpc_counters[RPC_COUNTER_MAX];
+
+static inline void
+rpc_count(enum rpc_counter c, uint64_t n)
+{
+	atomic_fetch_add_explicit(&rpc_counters[c], n, memory_order_relaxed);
+}
+
+/* A session ended with @p status (@p on_purpose: asked here or by its
+ * peer's BYE, not broken): counted, and by its kind.
+ */
+void rpc_count_session_end(OckRpcStatus status, bool on_purpose);
+struct droce_stack;
+/* @p stack's stats line and JSON get the counters. */
+int rpc_stats_register(struct droce_stack *stack);
 
 /* ---- servers (hcom4db.c) ------------------------------------------------------ */
 

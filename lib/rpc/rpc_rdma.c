@@ -46,6 +46,7 @@
 #include "droce_cm.h"
 #include "droce_net.h"
 #include "droce_rc.h"
+#include "droce_rpc.h"
 #include "rpc_rdma.h"
 #include "rpc_tls.h"
 
@@ -109,6 +110,7 @@ static struct {
 	TAILQ_HEAD(, rpc_rdma_link) lingering;
 	atomic_uint nb_hosted_slots;    /* slots ever used: the round's bound */
 	bool app_eal;                   /* the application started the EAL */
+	bool lent;                      /* the application's stack (droce_rpc_attach()) */
 	pthread_t thread;
 	struct droce_eal_start eal;
 	struct droce_conf conf;
@@ -296,6 +298,34 @@ rpc_rdma_wake(void)
 	droce_control_wake(host.stack);
 }
 
+/* Lib/rc and lib/cm on the stack's port, the ring of calls for its
+ * control lcore and the hook that runs them: 0, or -1 with host.err set.
+ */
+static int
+host_hook_up(void)
+{
+	int ret;
+
+	if (host_ports_open() != 0)
+		return -1;
+	host.calls = rte_ring_create("hcom_host_calls", HOST_CALLS, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (host.calls == NULL) {
+		snprintf(host.err, sizeof(host.err), "no ring for the control lcore's calls: %s",
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	/* After lib/rc's and lib/cm's: a round's completions reach the
+	 * workers in the same round.
+	 */
+	ret = droce_control_hook_register(host.stack, host_round, NULL);
+	if (ret != 0) {
+		snprintf(host.err, sizeof(host.err), "no control hook for the RPC workers: %s",
+			 rte_strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
 /* The EAL from DROCE_HCOM_EAL, this thread its main lcore: HOST_UP,
  * HOST_DOWN (bad arguments) or HOST_FAILED, with host.err set.
  */
@@ -394,23 +424,8 @@ host_start(void)
 	if (st != HOST_UP)
 		return st;
 	host.stack = droce_stack_create(&host.conf, &layout, host.err, sizeof(host.err));
-	if (host.stack == NULL || host_ports_open() != 0)
+	if (host.stack == NULL || host_hook_up() != 0)
 		return HOST_FAILED;
-	host.calls = rte_ring_create("hcom_host_calls", HOST_CALLS, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	if (host.calls == NULL) {
-		snprintf(host.err, sizeof(host.err), "no ring for the control lcore's calls: %s",
-			 rte_strerror(rte_errno));
-		return HOST_FAILED;
-	}
-	/* After lib/rc's and lib/cm's: a round's completions reach the
-	 * workers in the same round.
-	 */
-	ret = droce_control_hook_register(host.stack, host_round, NULL);
-	if (ret != 0) {
-		snprintf(host.err, sizeof(host.err), "no control hook for the RPC workers: %s",
-			 rte_strerror(-ret));
-		return HOST_FAILED;
-	}
 	ret = droce_stack_start(host.stack, true);
 	if (ret != 0) {
 		snprintf(host.err, sizeof(host.err), "the stack did not start: %s",
@@ -465,7 +480,8 @@ host_stop(void)
 	bool stopped;
 
 	pthread_mutex_lock(&host.lock);
-	if (host.state != HOST_UP) {
+	/* A lent stack is its owner's to stop. */
+	if (host.state != HOST_UP || host.lent) {
 		pthread_mutex_unlock(&host.lock);
 		return;
 	}
@@ -485,6 +501,53 @@ host_stop(void)
 		pthread_join(host.thread, NULL);
 	else
 		pthread_detach(host.thread);
+}
+
+int
+droce_rpc_attach(struct droce_stack *stack, const struct droce_conf *conf, char *err,
+		 size_t errlen)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&host.lock);
+	if (host.state != HOST_DOWN) {
+		snprintf(err, errlen, "RPC over RDMA runs on a droce stack already");
+		ret = -EBUSY;
+		goto out;
+	}
+	host.conf = *conf;
+	host.stack = stack;
+	host.lent = true;
+	rpc_tls_library_init();
+	if (host_hook_up() != 0) {
+		snprintf(err, errlen, "%s", host.err);
+		host.state = HOST_FAILED;
+		ret = -EINVAL;
+		goto out;
+	}
+	if (rpc_stats_register(stack) != 0)
+		RPC_LOG(WARNING, "the stack's stats line and JSON will not show RPC's counters");
+	/* Calls from other threads wait for the control loop from now on;
+	 * its own thread runs them at once.
+	 */
+	atomic_store(&host.looping, true);
+	host.state = HOST_UP;
+out:
+	pthread_mutex_unlock(&host.lock);
+	return ret;
+}
+
+void
+droce_rpc_detach(void)
+{
+	pthread_mutex_lock(&host.lock);
+	if (host.lent && host.state == HOST_UP) {
+		lingering_end(NULL);
+		atomic_store(&host.looping, false);
+		run_host_calls();
+		host.state = HOST_STOPPED;
+	}
+	pthread_mutex_unlock(&host.lock);
 }
 
 bool

@@ -63,6 +63,13 @@ rpc_session_new(struct rpc_worker *w, int fd, bool client, const struct rpc_conf
 }
 
 void
+rpc_session_counted_open(struct rpc_session *s)
+{
+	s->counted_open = true;
+	rpc_count(RPC_SESSIONS_OPENED, 1);
+}
+
+void
 rpc_session_ref(struct rpc_session *s)
 {
 	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
@@ -280,6 +287,8 @@ send_out(struct rpc_session *s, struct rpc_out *o)
 		return;
 	}
 	STAILQ_INSERT_TAIL(&s->out, o, link);
+	rpc_count(RPC_FRAMES_OUT, 1);
+	rpc_count(RPC_BYTES_OUT, o->len);
 	rpc_worker_flush_later(s->w, s);
 }
 
@@ -334,8 +343,11 @@ rpc_session_open_client(const struct rpc_opening *plain, const struct rpc_conf *
 	memcpy(p + name_len, conf->info, info_len);
 	rpc_put_be32(p + name_len + info_len, conf->segsize);
 	ret = io->write_all(io->arg, hello, RPC_FRAME_HDR_SIZE + f.payload_len);
-	if (ret == 0)
+	if (ret == 0) {
+		rpc_count(RPC_FRAMES_OUT, 1);
+		rpc_count(RPC_BYTES_OUT, RPC_FRAME_HDR_SIZE + f.payload_len);
 		ret = io->read_exact(io->arg, welcome, RPC_FRAME_HDR_SIZE);
+	}
 	while (ret == 0) {
 		size_t need;
 		int got = rpc_frame_decode(welcome, len, sizeof(welcome) - RPC_FRAME_HDR_SIZE - 1,
@@ -352,7 +364,10 @@ rpc_session_open_client(const struct rpc_opening *plain, const struct rpc_conf *
 				got < 0 ? rpc_frame_result_str(got) : "another kind, or a bad size");
 			return OCK_RPC_ERR_DESERIALIZE;
 		}
+		rpc_count(RPC_FRAMES_IN, 1);
+		rpc_count(RPC_BYTES_IN, RPC_FRAME_HDR_SIZE + (uint64_t)f.payload_len);
 		if (f.status != OCK_RPC_OK) {
+			rpc_count(RPC_ERR_REFUSED, 1);
 			welcome[len] = '\0';
 			RPC_LOG(ERR, "connect to %s refused: %s", where,
 				(const char *)welcome + RPC_FRAME_HDR_SIZE);
@@ -387,6 +402,8 @@ rpc_session_close(struct rpc_session *s, OckRpcStatus status)
 	}
 	s->state = SESSION_ENDED;
 	s->end_status = status;
+	if (s->counted_open)
+		rpc_count_session_end(status, s->on_purpose);
 	atomic_store(&s->ending, true);         /* new calls are refused at once */
 	if (s->attached) {
 		s->attached = false;
@@ -419,8 +436,11 @@ end_task(struct rpc_task *t)
 
 	if (s->end_quiet)
 		s->announced = false;
+	s->on_purpose = true;
 	/* Told it ends here: the peer hears, if it still listens. */
 	if (s->state == SESSION_OPEN) {
+		rpc_count(RPC_FRAMES_OUT, 1);
+		rpc_count(RPC_BYTES_OUT, RPC_FRAME_HDR_SIZE);
 		if (s->tls != NULL)
 			rpc_tls_say_bye(s);
 		else
@@ -587,6 +607,7 @@ call_task(struct rpc_task *t)
 		finish_call(c, OCK_RPC_ERR_CONN_BROKEN);
 		return;
 	}
+	rpc_count(RPC_CALLS_MADE, 1);
 	if (!atomic_compare_exchange_strong(&c->state, &state, CALL_SENT)) {
 		call_free(c);   /* abandoned before it went */
 		return;
@@ -773,6 +794,7 @@ take_request(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload)
 	OckRpcMsgHandler handler = NULL;
 	struct rpc_ctx *ctx;
 
+	rpc_count(RPC_CALLS_SERVED, 1);
 	if (f->flags & RPC_FLAG_RNDV) {
 		rpc_rndv_take(s, f, payload);
 		return;
@@ -824,6 +846,7 @@ take_hello(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payl
 		snprintf(text, sizeof(text), "server \"%s\" is not \"%.64s\"", s->server->conf.name,
 			 name);
 		RPC_LOG(NOTICE, "session with %s refused: %s", s->peer, text);
+		rpc_count(RPC_ERR_REFUSED, 1);
 		send_control(s, RPC_WELCOME, OCK_RPC_ERR_INVALID_PARAM, text,
 			     (uint32_t)strlen(text) + 1);
 		rpc_session_close(s, OCK_RPC_ERR_INVALID_PARAM);
@@ -837,12 +860,14 @@ take_hello(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *payl
 	if (ret != 0) {
 		snprintf(text, sizeof(text), "the new-client handler said %d", ret);
 		RPC_LOG(NOTICE, "session with %s refused: %s", s->peer, text);
+		rpc_count(RPC_ERR_REFUSED, 1);
 		s->announced = false;
 		send_control(s, RPC_WELCOME, OCK_RPC_ERR, text, (uint32_t)strlen(text) + 1);
 		rpc_session_close(s, OCK_RPC_ERR);
 		return;
 	}
 	rpc_put_be32(welcome, s->max_payload);
+	rpc_session_counted_open(s);
 	send_control(s, RPC_WELCOME, OCK_RPC_OK, welcome, sizeof(welcome));
 }
 
@@ -874,6 +899,8 @@ rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *
 {
 	s->last_rx_ns = rpc_now_ns();
 	s->probe_ns = 0;
+	rpc_count(RPC_FRAMES_IN, 1);
+	rpc_count(RPC_BYTES_IN, RPC_FRAME_HDR_SIZE + (uint64_t)f->payload_len);
 	if (!frame_allowed(s, f)) {
 		RPC_LOG(ERR, "session with %s: a frame of kind %d here is a protocol error",
 			s->peer, f->kind);
@@ -893,7 +920,11 @@ rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *
 	case RPC_HEARTBEAT:
 		send_control(s, RPC_HEARTBEAT_ACK, 0, NULL, 0);
 		break;
+	case RPC_HEARTBEAT_ACK:
+		rpc_count(RPC_HEARTBEATS_ANSWERED, 1);
+		break;
 	case RPC_BYE:
+		s->on_purpose = true;
 		rpc_session_close(s, OCK_RPC_ERR_CONN_BROKEN);
 		break;
 	case RPC_SEALED_WRITE:
@@ -949,6 +980,7 @@ heartbeat(struct rpc_session *s, uint64_t now)
 	}
 	if (s->probe_ns == 0 && now - s->last_rx_ns >= idle) {
 		s->probe_ns = now;
+		rpc_count(RPC_HEARTBEATS_SENT, 1);
 		send_control(s, RPC_HEARTBEAT, 0, NULL, 0);
 		if (s->state != SESSION_OPEN)
 			return;
@@ -970,6 +1002,9 @@ rpc_session_scan(struct rpc_session *s, uint64_t now)
 			continue;
 		}
 		TAILQ_REMOVE(&s->calls, c, link);
+		/* A synchronous caller that gave up first counted it. */
+		if (atomic_load_explicit(&c->state, memory_order_acquire) != CALL_ABANDONED)
+			rpc_count(RPC_ERR_TIMEOUT, 1);
 		finish_call(c, OCK_RPC_ERR_UCP_TIMEOUT);
 	}
 	heartbeat(s, now);

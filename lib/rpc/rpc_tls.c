@@ -370,6 +370,7 @@ handshake_failed(struct rpc_tls *t, const char *peer, const char *what)
 	bool old = ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNSUPPORTED_PROTOCOL;
 	char err[512];
 
+	rpc_count(RPC_TLS_FAILURES, 1);
 	tls_errors(err, sizeof(err));
 	if (v != X509_V_OK)
 		RPC_LOG(ERR, "%s: TLS %s: the %s's certificate was refused: %s", peer, what,
@@ -399,10 +400,12 @@ handshake_done(struct rpc_tls *t, const char *peer)
 	if (SSL_export_keying_material(t->ssl, t->seal_key, sizeof(t->seal_key), SEAL_LABEL,
 				       strlen(SEAL_LABEL), NULL, 0, 0) != 1) {
 		RPC_LOG(ERR, "%s: TLS exporter: %s", peer, tls_errors(err, sizeof(err)));
+		rpc_count(RPC_TLS_FAILURES, 1);
 		return false;
 	}
 	atomic_init(&t->seal_seq, 0);
 	t->established = true;
+	rpc_count(RPC_TLS_HANDSHAKES, 1);
 	return true;
 }
 

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include "droce_rpc.h"
 #include "hcom4db.h"
 #include "hcom_checks.h"
 #include "private_loopback.h"
@@ -429,6 +430,47 @@ test_sync_calls(void **state)
 	assert_int_equal(atomic_load(&S.sink_bytes_bad), 0);
 	OckRpcClientDisconnect(c);
 	assert_true(wait_for(&S.breaks, 1, 5));
+	server_down();
+}
+
+/* droce_rpc_stats_get() counts what both ends in this process did: the
+ * sessions, the calls made and served, frames and bytes, a refusal, a
+ * timeout, a session that ends by the peer's BYE (not broken).
+ */
+static void
+test_counters(void **state)
+{
+	struct droce_rpc_stats a, b;
+	uint8_t req[100] = { 0 }, rsp[100];
+	OckRpcMessage q = { req, sizeof(req) }, r = { rsp, sizeof(rsp) };
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	droce_rpc_stats_get(&a);
+	c = client_up("counters", NULL, NULL);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(OckRpcClientCall(c, SVC_ECHO, &q, &r, NULL), OCK_RPC_OK);
+	assert_int_equal(OckRpcClientCall(c, SVC_NONE, &q, &r, NULL), OCK_RPC_ERR_MISMATCH_MSG_ID);
+	OckRpcClientSetTimeout(c, 50);
+	assert_int_equal(OckRpcClientCall(c, SVC_SILENT, &q, &r, NULL), OCK_RPC_ERR_UCP_TIMEOUT);
+	OckRpcClientDisconnect(c);
+	assert_true(wait_for(&S.breaks, 1, 5));
+	droce_rpc_stats_get(&b);
+	/* The client's end and the server's. */
+	assert_int_equal(b.sessions_opened - a.sessions_opened, 2);
+	assert_int_equal(b.sessions_ended - a.sessions_ended, 2);
+	assert_int_equal(b.calls_made - a.calls_made, 12);
+	assert_int_equal(b.calls_served - a.calls_served, 12);
+	/* HELLO, WELCOME, 12 calls, 11 answers (the silent one none), BYE. */
+	assert_int_equal(b.frames_out - a.frames_out, 26);
+	assert_int_equal(b.frames_in - a.frames_in, 26);
+	assert_int_equal(b.bytes_out - a.bytes_out, b.bytes_in - a.bytes_in);
+	assert_true(b.bytes_out - a.bytes_out >= 26 * RPC_FRAME_HDR_SIZE + 22 * sizeof(req));
+	assert_int_equal(b.err_timeout - a.err_timeout, 1);
+	assert_int_equal(b.err_broken - a.err_broken, 0);
+	assert_int_equal(b.err_refused - a.err_refused, 0);
+	assert_int_equal(b.tls_handshakes - a.tls_handshakes, 0);
 	server_down();
 }
 
@@ -1129,6 +1171,7 @@ main(void)
 		cmocka_unit_test(test_config_refusals),
 		cmocka_unit_test(test_mask_and_defaults),
 		cmocka_unit_test(test_sync_calls),
+		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_call_with_params),
 		cmocka_unit_test(test_async_calls_from_four_threads),
 		cmocka_unit_test(test_cloned_context_answers_from_another_thread),

@@ -16,6 +16,13 @@
 # that this script creates and removes, droce on net_af_packet at
 # 198.18.0.1, the Linux kernel at 198.18.0.2 resolving it with ARP,
 # pinging it and getting UDP datagrams echoed. Run as root.
+#
+# Part 3, both jobs on one port (tests/integration/test_mission.sh):
+# droce on net_af_packet places a droce-sensor's frames while its own
+# hcom4db server, TLS on, answers an hcom4db client (examples/hcom_ping)
+# on the same port; then a client is killed mid-stream and droce's break
+# handler runs within two heartbeats while the stream goes on. A table
+# shows both sides.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -145,4 +152,14 @@ row "droce rx / tx packets (JSON)" "$rx / $tx" counts_ok
 row "droce drops (JSON)" "$drops" whole "$drops"
 row "rx_packets via rte_telemetry" "$tel_rx" positive "$tel_rx"
 [ ${#failed[@]} -eq 0 ] || fail "part 2: ${#failed[@]} row(s) marked FAILED above"
+
+echo
+echo "droce-demo part 3: both jobs on one port, a sensor stream and TLS RPC sessions"
+# Its own namespaces and veth (removed on its exit); its log shown from
+# the table on, or whole if it fails.
+DROCE=$DROCE SENSOR=$SENSOR HCOM_PING=$top/build/examples/hcom_ping \
+	bash "$top/tests/integration/test_mission.sh" >"$WORK/mission.log" 2>&1 ||
+	{ grep -v '^EAL' "$WORK/mission.log"; fail "part 3"; }
+grep -E '^(== |hcom_ping: [0-9]+ calls of|client killed)' "$WORK/mission.log" | sed 's/^/  /'
+sed -n '/^== both jobs/,$p' "$WORK/mission.log" | grep -v '^== both jobs\|^PASS' | sed 's/^/  /'
 echo "droce-demo: OK (namespaces and veth removed on exit)"

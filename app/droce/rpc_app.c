@@ -58,13 +58,16 @@ now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Each client's number is its session's up ctx. */
 static int
 on_client(OckRpcClient client, uint64_t ctx, const char *info)
 {
-	(void)client;
+	uint64_t n = atomic_fetch_add(&clients_came, 1) + 1;
+
 	(void)ctx;
-	printf("droce: rpc: client %" PRIu64 " came (%s) at %.3f s\n",
-	       atomic_fetch_add(&clients_came, 1) + 1, info != NULL ? info : "", now_s());
+	OckRpcSetUpCtx(client, n);
+	printf("droce: rpc: client %" PRIu64 " came (%s) at %.3f s\n", n,
+	       info != NULL ? info : "", now_s());
 	return 0;
 }
 
@@ -72,10 +75,9 @@ static int
 on_break(OckRpcClient client, uint64_t ctx, const char *payload)
 {
 	(void)client;
-	(void)ctx;
 	(void)payload;
-	printf("droce: rpc: a client's session broke (break handler, %" PRIu64 " so far) at %.3f s\n",
-	       atomic_fetch_add(&clients_broke, 1) + 1, now_s());
+	printf("droce: rpc: client %" PRIu64 "'s session ended (break handler, %" PRIu64
+	       " so far) at %.3f s\n", ctx, atomic_fetch_add(&clients_broke, 1) + 1, now_s());
 	return 0;
 }
 
@@ -210,6 +212,8 @@ app_rpc_start(const struct droce_conf *conf, struct droce_stack *stack, struct a
 		free(r);
 		return -EINVAL;
 	}
+	if (droce_rpc_telemetry_register() != 0)
+		fprintf(stderr, "droce: warning: the /droce/rpc telemetry command is not registered\n");
 	printf("droce: rpc: hcom4db server \"droce\" on %s:%s over RDMA, TLS %s, heartbeat %u s\n",
 	       r->ip, port, conf->rpc_tls ? "on" : "off", conf->rpc_heartbeat_idle);
 	*out = r;

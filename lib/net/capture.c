@@ -193,6 +193,11 @@ net_capture_drain(struct droce_stack *s)
 			if (rte_pcapng_write_packets(s->capture_file[f].pcapng,
 						     pkts + i, j - i) < 0)
 				net_count(&s->capture_write_errors, j - i);
+			/* 22.11's write keeps them, whatever its header says
+			 * (dpdk-dumpcap frees them too): kept, the pool ran
+			 * dry after 8191 copies and the capture stopped.
+			 */
+			rte_pktmbuf_free_bulk(pkts + i, j - i);
 			i = j;
 		}
 		total += n;

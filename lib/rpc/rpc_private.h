@@ -512,6 +512,14 @@ rpc_count(enum rpc_counter c, uint64_t n)
 	atomic_fetch_add_explicit(&rpc_counters[c], n, memory_order_relaxed);
 }
 
+/* A BYE went out (the transports' say_bye). */
+static inline void
+rpc_count_bye(void)
+{
+	rpc_count(RPC_FRAMES_OUT, 1);
+	rpc_count(RPC_BYTES_OUT, RPC_FRAME_HDR_SIZE);
+}
+
 /* A session ended with @p status (@p on_purpose: asked here or by its
  * peer's BYE, not broken): counted, and by its kind.
  */

@@ -1253,7 +1253,8 @@ rdma_say_bye(struct rpc_session *s)
 	if (!STAILQ_EMPTY(&s->out))
 		return;
 	rpc_frame_encode(&f, hdr);
-	link_send(s->rdma, hdr, sizeof(hdr));
+	if (link_send(s->rdma, hdr, sizeof(hdr)) == 0)
+		rpc_count_bye();
 }
 
 static void

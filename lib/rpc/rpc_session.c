@@ -439,8 +439,6 @@ end_task(struct rpc_task *t)
 	s->on_purpose = true;
 	/* Told it ends here: the peer hears, if it still listens. */
 	if (s->state == SESSION_OPEN) {
-		rpc_count(RPC_FRAMES_OUT, 1);
-		rpc_count(RPC_BYTES_OUT, RPC_FRAME_HDR_SIZE);
 		if (s->tls != NULL)
 			rpc_tls_say_bye(s);
 		else
@@ -1003,9 +1001,10 @@ rpc_session_scan(struct rpc_session *s, uint64_t now)
 		}
 		TAILQ_REMOVE(&s->calls, c, link);
 		/* A synchronous caller that gave up first counted it. */
-		if (atomic_load_explicit(&c->state, memory_order_acquire) != CALL_ABANDONED)
+		if (claim_call(c)) {
 			rpc_count(RPC_ERR_TIMEOUT, 1);
-		finish_call(c, OCK_RPC_ERR_UCP_TIMEOUT);
+			complete_call(c, OCK_RPC_ERR_UCP_TIMEOUT);
+		}
 	}
 	heartbeat(s, now);
 }

@@ -159,6 +159,8 @@ rpc_tcp_say_bye(struct rpc_session *s)
 	rpc_frame_encode(&f, hdr);
 	if (send(s->fd, hdr, sizeof(hdr), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		RPC_LOG(DEBUG, "session with %s: BYE: %s", s->peer, strerror(errno));
+	else
+		rpc_count_bye();
 }
 
 void

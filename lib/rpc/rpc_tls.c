@@ -741,10 +741,12 @@ rpc_tls_say_bye(struct rpc_session *s)
 	if (!s->tls->established || !STAILQ_EMPTY(&s->out))
 		return;
 	rpc_frame_encode(&f, hdr);
-	if (SSL_write(s->tls->ssl, hdr, sizeof(hdr)) == (int)sizeof(hdr))
+	if (SSL_write(s->tls->ssl, hdr, sizeof(hdr)) == (int)sizeof(hdr)) {
+		rpc_count_bye();
 		rpc_tls_flush(s);
-	else
+	} else {
 		ERR_clear_error();
+	}
 }
 
 void

@@ -397,6 +397,7 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	struct app_rx *rx;
 	uint64_t t0;
 	int16_t gpu_dev;
+	bool had_rpc;
 	int ret;
 
 	if (droce_lcores_layout(conf, lcore_option, &layout, err,
@@ -449,6 +450,7 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	ret = droce_stack_start(s, true);
 	if (ret != 0) {
 		fprintf(stderr, "droce: start failed: %s\n", rte_strerror(-ret));
+		app_rpc_destroy(rpc);
 		app_rx_stop(rx);
 		app_rx_destroy(rx);
 		droce_stack_destroy(s);
@@ -470,13 +472,15 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	droce_stack_run(s);
 	rte_timer_stop_sync(&watch_timer);
 	rte_timer_stop_sync(&duration);
+	had_rpc = rpc != NULL;
 	app_rpc_destroy(rpc);
+	rpc = NULL;
 	droce_stack_stop(s);
 	running = NULL;
 	app_rx_stop(rx);
 
 	print_final(s);
-	if (rpc != NULL)
+	if (had_rpc)
 		app_rpc_print_summary(stdout);
 	if (app_rx_print_summary(rx, (double)(rte_get_timer_cycles() - t0) /
 				 (double)rte_get_timer_hz(), stdout) != 0) {

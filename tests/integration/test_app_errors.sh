@@ -56,6 +56,13 @@ expect 2 "--verify \"all\": allowed: none, crc, pattern" -- $(eal) -- --verify a
 expect 2 "rx.0.reorder.window = 100: not a power of two; allowed: 0 (off), 1, 2, 4, ... 8192" -- \
 	$(eal) -- port.0.device=x port.0.address=198.18.0.1/24 rx.0.peer=198.18.0.2 \
 	rx.0.frame.size=1000 rx.0.reorder.window=100
+# droce's RPC server: TLS (the default) without its files; a certificate
+# that is not there.
+expect 2 "rpc.port = 4000 (command line 'rpc.port=4000') with server.tls.enable = yes (default) needs rpc.tls.cert" -- \
+	$(eal) --vdev net_null0 -- port.0.device=net_null0 port.0.address=198.18.0.1/24 rpc.port=4000
+expect 2 "cannot load the certificate $WORK/none.pem" -- \
+	$(eal) --vdev net_null0 -- port.0.device=net_null0 port.0.address=198.18.0.1/24 \
+	rpc.port=4000 rpc.tls.cert="$WORK/none.pem" rpc.tls.key="$WORK/none.key" rpc.tls.ca="$WORK/ca.pem"
 
 # Without a CUDA driver, gpu=auto says once, as information, what it uses.
 if ! ldconfig -p | grep -q 'libcuda\.so\.1 '; then

@@ -429,20 +429,12 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	print_layout(s, &layout);
 
 	ret = app_rx_start(rx, err, sizeof(err));
+	if (ret == 0)
+		ret = app_rpc_start(conf, s, &rpc, err, sizeof(err));
 	if (ret != 0) {
 		fprintf(stderr, "droce: %s\n", err);
-		app_rx_stop(rx);
-		app_rx_destroy(rx);
-		droce_stack_destroy(s);
-		return 2;
-	}
-	ret = app_rpc_start(conf, s, &rpc, err, sizeof(err));
-	if (ret != 0) {
-		fprintf(stderr, "droce: %s\n", err);
-		app_rx_stop(rx);
-		app_rx_destroy(rx);
-		droce_stack_destroy(s);
-		return 2;
+		ret = 2;
+		goto fail;
 	}
 	running = s;
 	signal(SIGINT, on_signal);
@@ -450,11 +442,8 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	ret = droce_stack_start(s, true);
 	if (ret != 0) {
 		fprintf(stderr, "droce: start failed: %s\n", rte_strerror(-ret));
-		app_rpc_destroy(rpc);
-		app_rx_stop(rx);
-		app_rx_destroy(rx);
-		droce_stack_destroy(s);
-		return 1;
+		ret = 1;
+		goto fail;
 	}
 	rte_timer_init(&duration);
 	if (o->duration_s != 0)
@@ -489,6 +478,14 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	}
 	if (o->stats_json != NULL && write_json(s, o->stats_json) != 0 && ret == 0)
 		ret = 1;
+	app_rx_destroy(rx);
+	droce_stack_destroy(s);
+	return ret;
+fail:
+	running = NULL;
+	app_rpc_destroy(rpc);
+	rpc = NULL;
+	app_rx_stop(rx);
 	app_rx_destroy(rx);
 	droce_stack_destroy(s);
 	return ret;

@@ -213,6 +213,34 @@ int droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m,
 		     uint32_t len);
 
 /**
+ * Where a copy placer lets its caller copy small payloads itself. A call
+ * per packet costs more than a 64-byte copy; lib/rx's fast path copies
+ * such payloads into @p cpu with ordinary stores, as droce_place() would,
+ * and counts them with droce_placer_count_direct().
+ */
+struct droce_place_direct {
+	uint8_t *cpu;           /**< the buffer's CPU mapping */
+	size_t size;            /**< its bytes */
+	uint32_t max_len;       /**< the largest payload to copy so */
+};
+
+/**
+ * The direct window of @p pl, for payloads up to @p d->max_len bytes.
+ * The caller keeps droce_place()'s rules: the whole destination inside the
+ * buffer, and nothing placed once the placer failed
+ * (droce_placer_failed()). A batch's direct copies are ordered with the
+ * rest by droce_placer_submit().
+ *
+ * @return
+ *   0; -ENOTSUP when @p pl gathers (the device moves the bytes).
+ */
+int droce_placer_direct(const struct droce_placer *pl, struct droce_place_direct *d);
+
+/** Count @p entries direct copies of @p bytes in all among the placed. */
+void droce_placer_count_direct(struct droce_placer *pl, uint64_t entries,
+			       uint64_t bytes);
+
+/**
  * End the current batch: gather marks its item READY for the engine; copy
  * orders the writes (rte_gpu_wmb).
  *

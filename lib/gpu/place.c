@@ -447,6 +447,27 @@ droce_place_icrc(struct droce_placer *pl, struct rte_mbuf *m, uint32_t l3_off,
 	return copied(pl, m);
 }
 
+int
+droce_placer_direct(const struct droce_placer *pl, struct droce_place_direct *d)
+{
+	if (pl->mode != DROCE_PLACE_COPY)
+		return -ENOTSUP;
+	/* Below the streaming threshold place_checked() uses ordinary
+	 * stores too.
+	 */
+	*d = (struct droce_place_direct){
+		.cpu = pl->cpu, .size = pl->size, .max_len = STREAM_COPY_MIN - 1,
+	};
+	return 0;
+}
+
+void
+droce_placer_count_direct(struct droce_placer *pl, uint64_t entries, uint64_t bytes)
+{
+	pl->stats.entries += entries;
+	pl->stats.bytes += bytes;
+}
+
 uint64_t
 droce_placer_submit(struct droce_placer *pl)
 {

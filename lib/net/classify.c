@@ -113,7 +113,7 @@ ip_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 	return !ipv4_header_sum_ok(ip);
 }
 
-static inline bool
+static __rte_always_inline bool
 udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 	      const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
 {
@@ -284,6 +284,97 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
 	}
 }
 
+/*
+ * A burst is mostly one flow's packets. Once a UDP packet of a header
+ * without options went to a worker's handler, a packet whose first 40
+ * bytes equal its bytes wherever two packets of one flow agree (the
+ * destination MAC, EtherType, version and header length, fragment bits,
+ * protocol, addresses, destination port) passed every check that looks
+ * at those bytes; only the fields that change from packet to packet are
+ * left to check: lengths and checksums. A packet that differs, or fails
+ * one of those, takes classify_one(), which judges it as before.
+ */
+#define FLOW_WORDS 5
+
+struct flow_memo {
+	uint64_t hdr[FLOW_WORDS];
+	uint8_t handler;
+	bool roce;
+	bool valid;
+};
+
+static const union {
+	uint8_t bytes[FLOW_WORDS * 8];
+	uint64_t words[FLOW_WORDS];
+} flow_mask = { .bytes = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0,       /* dst MAC, src MAC */
+	0, 0, 0, 0, 0xff, 0xff, 0xff, 0,                /* type, version/IHL, TOS */
+	0, 0, 0, 0, 0xff, 0xff, 0, 0xff,                /* length, ID, fragment, TTL, proto */
+	0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,       /* checksum, src, dst */
+	0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0,             /* dst, src port, dst port, length */
+} };
+
+#define FLOW_HDR_LEN (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + \
+		      sizeof(struct rte_udp_hdr))
+
+static inline uint64_t
+load64(const uint8_t *b)
+{
+	uint64_t v;
+
+	memcpy(&v, b, sizeof(v));
+	return v;
+}
+
+/* @p m, which went to a worker's handler, becomes the burst's memo. */
+static inline void
+flow_memo_set(struct flow_memo *memo, const struct rte_mbuf *m,
+	      const struct classify_out *out)
+{
+	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	memo->valid = m->l3_len == sizeof(struct rte_ipv4_hdr);
+	if (!memo->valid)
+		return;
+	for (unsigned int k = 0; k < FLOW_WORDS; k++)
+		memo->hdr[k] = load64(b + 8 * k);
+	memo->handler = out->handler;
+	memo->roce = out->roce;
+}
+
+/* Whether @p m is of the memo's flow and its own fields pass; if so it
+ * is made ready for the handler as classify_one() would.
+ */
+static inline bool
+flow_memo_take(const struct net_port *p, struct rte_mbuf *m,
+	       const struct flow_memo *memo)
+{
+	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(b + RTE_ETHER_HDR_LEN);
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
+	uint32_t in_frame = rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN;
+	uint64_t diff = 0;
+	uint16_t total;
+
+	if (rte_pktmbuf_data_len(m) < FLOW_HDR_LEN)
+		return false;
+	for (unsigned int k = 0; k < FLOW_WORDS; k++)
+		diff |= (load64(b + 8 * k) ^ memo->hdr[k]) & flow_mask.words[k];
+	if (diff != 0)
+		return false;
+	total = be16(ip->total_length);
+	if (total < sizeof(*ip) + sizeof(*udp) || total > in_frame ||
+	    be16(udp->dgram_len) != total - sizeof(*ip) ||
+	    ip_cksum_bad(p, m, ip) || udp_cksum_bad(p, m, ip, udp))
+		return false;
+	if (in_frame > total)
+		trim_to(m, RTE_ETHER_HDR_LEN + total);
+	m->port = p->index;
+	m->tx_offload = rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, sizeof(*ip), 0, 0, 0, 0, 0);
+	m->packet_type = PTYPE_UDP;
+	return true;
+}
+
 /* How far ahead the loop prefetches frame headers. */
 #define PREFETCH_AHEAD 2
 
@@ -346,6 +437,7 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	uint16_t drops[DROCE_DROP_MAX] = { 0 };
 	uint32_t used_handlers = 0;
 	uint64_t bytes = 0;
+	struct flow_memo memo = { .valid = false };
 
 	RTE_BUILD_BUG_ON(NET_MAX_UDP_HANDLERS > 32);
 	/* Every mbuf's first line, where its data starts: a PMD that wrote
@@ -366,6 +458,13 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD],
 						       void *));
 		bytes += rte_pktmbuf_pkt_len(m);
+		if (memo.valid && flow_memo_take(p, m, &memo)) {
+			if (unlikely(p->capture) && memo.roce)
+				net_capture(ctx, p, m, rxq->queue, true);
+			handler_of[nb_handler] = memo.handler;
+			for_handler[nb_handler++] = m;
+			continue;
+		}
 		verdict = classify_one(s, p, m, &out);
 		if (unlikely(p->capture) && out.roce)
 			net_capture(ctx, p, m, rxq->queue, true);
@@ -381,6 +480,7 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 			used_handlers |= 1u << out.handler;
 			handler_of[nb_handler] = out.handler;
 			for_handler[nb_handler++] = m;
+			flow_memo_set(&memo, m, &out);
 			break;
 		}
 	}

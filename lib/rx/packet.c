@@ -253,15 +253,47 @@ packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st
  * burst's last stream, one look at its BTH and RETH against what the
  * stream expects tells whether it is such a packet; if so, it skips the
  * opcode table, the stream lookup and the general cases of the checks
- * and the responder's steps, and rx_respond_write_only() takes it. Any
- * other packet, and any packet a check would refuse, takes the general
- * path, which judges it as before: the fast path changes nothing until
- * it has decided to take the packet.
+ * and the responder's steps (execute() with the branches such a packet
+ * cannot take left out: the frame takes it as it is, and its message
+ * opens and ends with it). Any other packet, and any packet a check would
+ * refuse, takes the general path, which judges it as before: the fast
+ * path changes nothing until it has decided to take the packet.
+ *
+ * What holds for the whole run of a stream's packets is looked at once
+ * (fast_run_begin()), and what the run changes in the stream is written
+ * back once (fast_run_end()), before any packet takes the general path
+ * and at the end of the burst: only the general path changes what the
+ * run looked at, and a WRITE ONLY without immediate never ends a frame.
  */
 bool rx_fast_path = true;
 
 #define FAST_HDR_LEN (sizeof(struct droce_bth) + sizeof(struct droce_reth))
 #define FAST_OPCODE (DROCE_OP_UC | DROCE_OP_WRITE_ONLY)
+/* Ethernet and IPv4 without options, as the worker's classify found. */
+#define FAST_HEADERS rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, sizeof(struct rte_ipv4_hdr), \
+					 0, 0, 0, 0, 0)
+#define FAST_L3_OFF RTE_ETHER_HDR_LEN
+#define FAST_UDP_OFF (FAST_L3_OFF + sizeof(struct rte_ipv4_hdr))
+#define FAST_PAYLOAD_OFF (FAST_UDP_OFF + sizeof(struct rte_udp_hdr) + FAST_HDR_LEN)
+
+struct fast_run {
+	struct droce_rx_stream *st;     /* NULL: no run */
+	/* The BTH's first 8 bytes, masked: opcode, no pad, transport
+	 * version 0, P_Key, QP.
+	 */
+	uint64_t bth_key, bth_mask;
+	rte_be32_t rkey;
+	uint32_t expected_psn;
+	uint64_t page_end;              /* the payload ends by here, from near_base */
+	/* Payloads up to direct.max_len bytes are copied here (max_len 0:
+	 * each goes through place()).
+	 */
+	struct droce_place_direct direct;
+	uint32_t direct_packets;        /* copied, not yet counted */
+	uint64_t direct_bytes;
+	bool took;                      /* a packet closed its message */
+	unsigned int taken;
+};
 
 static inline uint32_t
 fast_be32(const uint8_t *p)
@@ -272,67 +304,151 @@ fast_be32(const uint8_t *p)
 	return rte_be_to_cpu_32(v);
 }
 
+static inline uint64_t
+fast_load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Whether the burst's last stream can take packets on the fast path;
+ * if so the run starts with what it needs of the stream.
+ */
 static __rte_always_inline bool
-fast_take(struct rx_burst *b, const struct rx_last_stream *last, struct rte_mbuf *m,
-	  const struct rx_icrc_ahead *ahead)
+fast_run_begin(struct fast_run *r, const struct rx_burst *b, const struct rx_last_stream *last)
 {
 	struct droce_rx_stream *st = last->st;
-	uint32_t l3 = m->l2_len, udp_off = l3 + m->l3_len;
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-			const struct rte_ipv4_hdr *, l3);
-	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
-			const struct rte_udp_hdr *, udp_off);
-	const struct droce_bth *bth = (const struct droce_bth *)(udp + 1);
-	const uint8_t *reth = (const uint8_t *)(bth + 1);
-	uint32_t roce_len, len, psn;
-	uint64_t from_near;
-	struct rx_packet p;
-	struct rx_dest d;
+	uint8_t key[8], mask[8] = { 0xff, DROCE_BTH_PAD_MASK | DROCE_BTH_TVER_MASK,
+				    0xff, 0xff, 0, 0xff, 0xff, 0xff };
 
 	if (st == NULL || atomic_load_explicit(&st->owner, memory_order_relaxed) != b->me ||
-	    !st->cur.open || !st->psn_valid || st->reorder.held != 0)
-		return false;
-	/* The UDP length lies inside the frame (the worker checked it). */
-	roce_len = rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp);
-	if (roce_len < FAST_HDR_LEN + DROCE_ICRC_LEN ||
-	    rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m))
-		return false;
-	len = roce_len - (uint32_t)FAST_HDR_LEN - DROCE_ICRC_LEN;
-	psn = fast_be32((const uint8_t *)&bth->apsn) & DROCE_PSN_MASK;
-	/* Opcode; no pad, transport version 0; P_Key; QP; PSN; peer. */
-	if (bth->opcode != FAST_OPCODE ||
-	    (bth->flags & (DROCE_BTH_PAD_MASK | DROCE_BTH_TVER_MASK)) != 0 ||
-	    bth->pkey != rte_cpu_to_be_16(st->pkey) ||
-	    (fast_be32((const uint8_t *)&bth->qpn) & DROCE_QPN_MASK) != last->qpn ||
-	    ((psn ^ st->expected_psn) & st->psn_mask) != 0 ||
-	    ip->src_addr != st->peer)
-		return false;
-	/* RETH: the rkey, the whole payload, in the frame's page before its
-	 * metadata block.
-	 */
-	if (fast_be32(reth + offsetof(struct droce_reth, rkey)) != st->rkey ||
-	    fast_be32(reth + offsetof(struct droce_reth, dma_len)) != len ||
+	    !st->cur.open || !st->psn_valid || st->reorder.held != 0 ||
 	    st->near_page != st->cur.page)
 		return false;
-	d.buf_off = (((uint64_t)fast_be32(reth) << 32) | fast_be32(reth + 4)) - st->device_va;
-	from_near = d.buf_off - st->near_base;
-	if (from_near >= st->page_size || from_near + len > st->metadata_offset ||
-	    from_near + len > st->page_size)
+	key[0] = FAST_OPCODE;
+	key[1] = 0;
+	key[2] = (uint8_t)(st->pkey >> 8);
+	key[3] = (uint8_t)st->pkey;
+	key[4] = 0;
+	key[5] = (uint8_t)(last->qpn >> 16);
+	key[6] = (uint8_t)(last->qpn >> 8);
+	key[7] = (uint8_t)last->qpn;
+	memcpy(&r->bth_key, key, sizeof(key));
+	memcpy(&r->bth_mask, mask, sizeof(mask));
+	r->rkey = rte_cpu_to_be_32(st->rkey);
+	r->expected_psn = st->expected_psn;
+	r->page_end = RTE_MIN(st->metadata_offset, st->page_size);
+	/* A fused ICRC is checked in place()'s copy. */
+	if ((st->icrc && !st->icrc_first) || droce_placer_failed(st->placer) ||
+	    droce_placer_direct(st->placer, &r->direct) != 0)
+		r->direct.max_len = 0;
+	r->direct_packets = 0;
+	r->direct_bytes = 0;
+	r->took = false;
+	r->st = st;
+	return true;
+}
+
+/* The run's changes into its stream. */
+static __rte_always_inline void
+fast_run_end(struct fast_run *r)
+{
+	struct droce_rx_stream *st = r->st;
+
+	if (st == NULL)
+		return;
+	r->st = NULL;
+	if (r->direct_packets != 0) {
+		st->cur.packets += r->direct_packets;
+		st->cur.bytes += r->direct_bytes;
+		rx_count(&st->stats.packets, r->direct_packets);
+		rx_count(&st->stats.bytes, r->direct_bytes);
+		droce_placer_count_direct(st->placer, r->direct_packets, r->direct_bytes);
+	}
+	if (!r->took)
+		return;
+	st->expected_psn = r->expected_psn;
+	st->msg.open = false;   /* what else it holds means nothing then */
+}
+
+/* A small payload (32 bytes or more) copied as place_checked() would,
+ * with ordinary stores: its first and last 32 bytes, overlapping where it
+ * is shorter than 64, and the 32-byte pieces between.
+ */
+#define FAST_COPY_MIN 32
+
+static __rte_always_inline void
+copy_small(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+	for (uint32_t o = 32; o + 32 < len; o += 32)
+		memcpy(dst + o, src + o, 32);
+	memcpy(dst, src, 32);
+	memcpy(dst + len - 32, src + len - 32, 32);
+}
+
+static __rte_always_inline bool
+fast_take(struct rx_burst *b, struct fast_run *r, struct rte_mbuf *m,
+	  const struct rx_icrc_ahead *ahead)
+{
+	struct droce_rx_stream *st = r->st;
+	const uint8_t *l2 = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(l2 + FAST_L3_OFF);
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(l2 + FAST_UDP_OFF);
+	const uint8_t *bth = (const uint8_t *)(udp + 1);
+	const uint8_t *reth = bth + sizeof(struct droce_bth);
+	uint32_t roce_len, len, psn;
+	uint64_t buf_off, from_near;
+
+	/* The UDP length lies inside the frame (the worker checked it). */
+	if (m->tx_offload != FAST_HEADERS ||
+	    rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m))
+		return false;
+	roce_len = rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp);
+	if (roce_len < FAST_HDR_LEN + DROCE_ICRC_LEN)
+		return false;
+	len = roce_len - (uint32_t)FAST_HDR_LEN - DROCE_ICRC_LEN;
+	psn = fast_be32(bth + offsetof(struct droce_bth, apsn)) & DROCE_PSN_MASK;
+	/* BTH; PSN; peer; the RETH's rkey and a DMA length of the payload. */
+	if ((fast_load64(bth) & r->bth_mask) != r->bth_key ||
+	    ((psn ^ r->expected_psn) & st->psn_mask) != 0 ||
+	    ip->src_addr != st->peer ||
+	    fast_load64(reth + offsetof(struct droce_reth, rkey)) !=
+	    ((uint64_t)rte_cpu_to_be_32(len) << 32 | r->rkey))
+		return false;
+	/* The VA: in the frame's page, before its metadata block. */
+	buf_off = rte_be_to_cpu_64(fast_load64(reth)) - st->device_va;
+	from_near = buf_off - st->near_base;
+	if (from_near >= r->page_end || from_near + len > r->page_end)
 		return false;
 	if (st->icrc_first &&
-	    !(ahead->m == m ? ahead->ok : packet_icrc_ok(m, l3)))
+	    !(ahead->m == m ? ahead->ok : packet_icrc_ok(m, FAST_L3_OFF)))
 		return false;
-	d.page = st->near_page;
-	d.page_off = from_near;
-	d.block = false;
-	p.m = m;
-	p.pkt.payload_len = len;
-	p.l3_off = l3;
-	p.payload_off = udp_off + (uint32_t)(sizeof(*udp) + FAST_HDR_LEN);
-	p.psn = psn;
-	p.icrc_checked = st->icrc_first;
-	p.handed_over = false;
-	rx_respond_write_only(b, st, &p, &d);
+	if (len > st->packet_payload)
+		st->packet_payload = len;
+	if (len >= FAST_COPY_MIN && len <= r->direct.max_len &&
+	    buf_off + len <= r->direct.size) {
+		copy_small(r->direct.cpu + buf_off, l2 + FAST_PAYLOAD_OFF, len);
+		done_add(b, m);
+		r->direct_packets++;
+		r->direct_bytes += len;
+	} else {
+		struct rx_packet p = {
+			.m = m, .l3_off = FAST_L3_OFF, .payload_off = FAST_PAYLOAD_OFF,
+			.psn = psn, .icrc_checked = st->icrc_first,
+		};
+		struct rx_dest d = {
+			.buf_off = buf_off, .page = st->near_page, .page_off = from_near,
+		};
+
+		p.pkt.payload_len = len;
+		if (!count_placement(b, st, &p, place(st, &p, &d)))
+			count_lost(st, 1);
+	}
+	r->expected_psn = (psn + 1) & st->psn_mask;
+	r->took = true;
+	r->taken++;
 	return true;
 }
 
@@ -386,8 +502,8 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	int wi = droce_lcore_worker_index(ctx);
 	struct rx_last_stream last = { .st = NULL };
 	struct rx_icrc_ahead icrc = { .m = NULL };
+	struct fast_run run = { .st = NULL };
 	bool fast = rx_fast_path;
-	unsigned int fast_taken = 0;
 	struct rx_burst b;
 
 	rx_burst_init(&b, ctx, &rx->workers[wi], (unsigned int)wi + 1);
@@ -406,10 +522,11 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 			prefetch_far(pkts[i + PREFETCH_FAR]);
 		if (i + PREFETCH_NEAR < n)
 			prefetch_near(pkts[i + PREFETCH_NEAR]);
-		if (fast && fast_take(&b, &last, m, &icrc)) {
-			st = last.st;
-			fast_taken++;
+		if (fast && (run.st != NULL || fast_run_begin(&run, &b, &last)) &&
+		    fast_take(&b, &run, m, &icrc)) {
+			st = run.st;
 		} else {
+			fast_run_end(&run);
 			if (!rx_packet_parse(m, &p)) {
 				refuse_unknown(b.w, m, DROCE_RX_NOT_ROCE);
 				continue;
@@ -423,7 +540,8 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 		if (st->icrc_first && i + 1 < n)
 			icrc_ahead_take(&icrc, pkts[i + 1]);
 	}
-	b.w->fast_taken += fast_taken;
+	fast_run_end(&run);
+	b.w->fast_taken += run.taken;
 	rx_burst_end(&b);
 }
 

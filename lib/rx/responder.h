@@ -323,30 +323,6 @@ execute(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p, uin
 	rx_finish_frame(b->w, st, imm, imm_psn);
 }
 
-/*
- * The fast path's packet (packet.c): a WRITE ONLY without immediate on
- * UC, the PSN expected next, into the page of the frame in progress and
- * clear of its metadata block, on a stream that holds nothing back.
- * execute() for such a packet with the branches it cannot take left out:
- * the frame takes it as it is, and its message opens and ends with it.
- */
-static __rte_always_inline void
-rx_respond_write_only(struct rx_burst *b, struct droce_rx_stream *st, struct rx_packet *p,
-		      const struct rx_dest *d)
-{
-	uint32_t len = p->pkt.payload_len;
-
-	if (len > st->packet_payload)
-		st->packet_payload = len;
-	if (!count_placement(b, st, p, place(st, p, d)))
-		count_lost(st, 1);
-	st->expected_psn = (p->psn + 1) & st->psn_mask;
-	st->msg.open = false;
-	st->msg.page = d->page;
-	st->msg.buf_off = d->buf_off + len;
-	st->msg.remaining = 0;
-}
-
 void rx_rc_out_of_order(struct rx_burst *b, struct droce_rx_stream *st, struct rte_mbuf *m,
 			enum psn_verdict order);
 

@@ -59,6 +59,7 @@ static const struct rte_ether_addr peer3_mac = {
 /* What the worker-side UDP handler saw. */
 static unsigned int worker_handler_calls;
 static unsigned int worker_handler_pkts;
+static uint32_t worker_handler_len;     /* the last packet's UDP payload */
 static char worker_handler_payload[64];
 static unsigned int second_handler_pkts;
 
@@ -302,13 +303,29 @@ expect_no_drops(void)
 	assert_int_equal(droce_counters_drops(&now), droce_counters_drops(&before));
 }
 
-/* Send @m and check it is dropped for @reason with nothing sent. */
+/* Send @m and check it is dropped for @reason with nothing sent: alone,
+ * and behind a good packet to a worker's handler in the same burst, whose
+ * header the worker compares the next packet's with (classify.c).
+ */
 static void
 expect_dropped(struct rte_mbuf *m, enum droce_drop_reason reason)
 {
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	unsigned int handled = worker_handler_pkts;
+
+	assert_non_null(copy);
 	snapshot();
 	inject(m);
 	expect_drops(reason, 1);
+	expect_nothing_sent();
+
+	snapshot();
+	assert_int_equal(rte_ring_enqueue(rx_ring[0], udp_frame(&spec, 4000, 9000, "leader",
+								0, false, false)), 0);
+	inject(copy);
+	expect_drops(reason, 1);
+	assert_int_equal(worker_handler_pkts, handled + 1);
 	expect_nothing_sent();
 }
 
@@ -327,6 +344,7 @@ worker_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 			       sizeof(struct rte_udp_hdr);
 		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]) - off;
 
+		worker_handler_len = len;
 		memset(worker_handler_payload, 0, sizeof(worker_handler_payload));
 		memcpy(worker_handler_payload,
 		       rte_pktmbuf_mtod_offset(pkts[i], char *, off),
@@ -899,6 +917,32 @@ test_udp_to_worker_handler(void **state)
 	assert_int_equal(worker_handler_calls, 1);
 	assert_int_equal(worker_handler_pkts, 8);
 
+	/* Behind a packet of its flow, one that differs where packets of a
+	 * flow may (source port, ID, TTL, lengths, checksums) is taken the
+	 * same way, its Ethernet pad cut off.
+	 */
+	assert_int_equal(rte_ring_enqueue(rx_ring[0],
+		udp_frame(&spec, 4000, 9000, "first of the flow", 0, false, false)), 0);
+	m = udp_frame(&spec, 4001, 9000, "next", 0, false, false);
+	{
+		struct rte_ipv4_hdr *iph = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+								   RTE_ETHER_HDR_LEN);
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(iph + 1);
+
+		iph->time_to_live = 7;
+		iph->packet_id = RTE_BE16(99);
+		iph->hdr_checksum = 0;
+		iph->hdr_checksum = rte_ipv4_cksum(iph);
+		udp->dgram_cksum = 0;
+		udp->dgram_cksum = rte_ipv4_udptcp_cksum(iph, udp);
+	}
+	frame_put(m, 18);
+	assert_int_equal(rte_ring_enqueue(rx_ring[0], m), 0);
+	droce_worker_poll(stack, 0);
+	assert_int_equal(worker_handler_pkts, 10);
+	assert_string_equal(worker_handler_payload, "next");
+	assert_int_equal(worker_handler_len, 4);
+
 	/* Two handlers in one burst: each gets its own packets, in one call. */
 	worker_handler_calls = 0;
 	second_handler_pkts = 0;
@@ -908,7 +952,7 @@ test_udp_to_worker_handler(void **state)
 				  false, false)), 0);
 	droce_worker_poll(stack, 0);
 	assert_int_equal(worker_handler_calls, 1);
-	assert_int_equal(worker_handler_pkts, 11);
+	assert_int_equal(worker_handler_pkts, 13);
 	assert_int_equal(second_handler_pkts, 3);
 	expect_no_drops();
 }
@@ -932,6 +976,97 @@ test_udp_malformed(void **state)
 	m = frame_alloc();
 	put_ipv4(m, &spec, four, sizeof(four), 0);
 	expect_dropped(m, DROCE_DROP_TRUNCATED);
+	/* Cut short on the way: both lengths claim bytes the frame lacks. */
+	m = udp_frame(&spec, 4000, 9000, "cut short", 0, false, true);
+	assert_int_equal(rte_pktmbuf_trim(m, 3), 0);
+	expect_dropped(m, DROCE_DROP_TRUNCATED);
+}
+
+/* What the worker made of one packet: drops by reason, packets the
+ * handler got, packets sent.
+ */
+struct verdict_seen {
+	uint64_t drop[DROCE_DROP_MAX];
+	unsigned int handled;
+	unsigned int sent;
+};
+
+static void
+see_verdict(struct rte_mbuf *m, bool behind_leader, struct verdict_seen *v)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	unsigned int handled = worker_handler_pkts;
+	struct rte_mbuf *out[8];
+	struct droce_counters now;
+
+	snapshot();
+	if (behind_leader) {
+		assert_int_equal(rte_ring_enqueue(rx_ring[0],
+			udp_frame(&spec, 4000, 9000, "leader", 0, false, false)), 0);
+		handled++;
+	}
+	inject(m);
+	droce_port_counters(stack, 0, &now);
+	for (unsigned int r = 0; r < DROCE_DROP_MAX; r++)
+		v->drop[r] = now.drop[r] - before.drop[r];
+	v->handled = worker_handler_pkts - handled;
+	v->sent = collect(0, out, RTE_DIM(out));
+	free_all(out, v->sent);
+}
+
+/*
+ * Behind a packet of its flow, a packet is judged as it is alone: every
+ * bit of the Ethernet, IPv4 and UDP headers flipped in turn, and the first
+ * byte of the payload, where the worker compares a packet with the one
+ * before it (classify.c) or checks what it does not compare. Each flip
+ * once as it is, and once with the checksums made right again, so that
+ * the field's own check judges it.
+ */
+static void
+test_flow_memo_judges_as_classify(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	const size_t ip_off = RTE_ETHER_HDR_LEN;
+	const size_t udp_off = ip_off + sizeof(struct rte_ipv4_hdr);
+	const size_t hdr = udp_off + sizeof(struct rte_udp_hdr);
+
+	(void)state;
+	for (unsigned int k = 0; k < 2 * (hdr + 1) * 8; k++) {
+		size_t byte = k / 8 % (hdr + 1);
+		unsigned int bit = k % 8;
+		bool fix_sums = k >= (hdr + 1) * 8;
+		struct rte_mbuf *m = udp_frame(&spec, 4000, 9000, "memo", 0, false, false);
+		struct rte_ipv4_hdr *iph = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+								   ip_off);
+		struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
+								  udp_off);
+		struct verdict_seen alone, behind;
+		struct rte_mbuf *copy;
+
+		rte_pktmbuf_mtod(m, uint8_t *)[byte] ^= (uint8_t)(1u << bit);
+		if (fix_sums && byte >= ip_off && byte < udp_off &&
+		    byte != ip_off + offsetof(struct rte_ipv4_hdr, hdr_checksum) &&
+		    byte != ip_off + offsetof(struct rte_ipv4_hdr, hdr_checksum) + 1 &&
+		    iph->version_ihl == RTE_IPV4_VHL_DEF) {
+			iph->hdr_checksum = 0;
+			iph->hdr_checksum = rte_ipv4_cksum(iph);
+		}
+		if (fix_sums && byte >= ip_off && byte < udp_off + 6 &&
+		    iph->version_ihl == RTE_IPV4_VHL_DEF &&
+		    rte_be_to_cpu_16(iph->total_length) == rte_pktmbuf_pkt_len(m) - ip_off &&
+		    rte_be_to_cpu_16(udp->dgram_len) == rte_pktmbuf_pkt_len(m) - udp_off) {
+			udp->dgram_cksum = 0;
+			udp->dgram_cksum = rte_ipv4_udptcp_cksum(iph, udp);
+		}
+		copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		assert_non_null(copy);
+		see_verdict(m, false, &alone);
+		see_verdict(copy, true, &behind);
+		if (memcmp(&alone, &behind, sizeof(alone)) != 0)
+			fail_msg("byte %zu bit %u%s: %u handled, %u sent alone; %u, %u behind a packet of its flow",
+				 byte, bit, fix_sums ? " (sums made right)" : "", alone.handled,
+				 alone.sent, behind.handled, behind.sent);
+	}
 }
 
 static void
@@ -1465,6 +1600,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ethernet_and_ipv4_malformed),
 		cmocka_unit_test(test_udp_to_worker_handler),
 		cmocka_unit_test(test_udp_malformed),
+		cmocka_unit_test(test_flow_memo_judges_as_classify),
 		cmocka_unit_test(test_udp_echo),
 		cmocka_unit_test(test_udp_echo_pad_in_two_segments),
 		cmocka_unit_test(test_udp_cksum_offload_flags),

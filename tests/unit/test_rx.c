@@ -107,6 +107,7 @@ struct fixture {
 	 */
 	enum droce_hsb_metadata_layout metadata_layout;
 	unsigned int first_page;
+	unsigned int payload;   /* a packet's, but the frame's last (PAYLOAD) */
 };
 
 static void
@@ -126,6 +127,7 @@ fixture_init(struct fixture *f, uint16_t port, size_t frame_size,
 	f->st = droce_rx_stream_new(rx);
 	assert_non_null(f->st);
 	f->metadata_layout = DROCE_HSB_METADATA_SEPARATE;
+	f->payload = PAYLOAD;
 	f->frame = malloc(frame_size);
 	assert_non_null(f->frame);
 	f->seed = 1;
@@ -143,7 +145,7 @@ sensor_init(struct fixture *f, enum droce_hsb_imm imm, uint32_t first_psn)
 		.page_base = droce_rx_stream_external_frame_memory(f->st),
 		.frame_size = f->layout.frame_size, .page_size = f->layout.page_size,
 		.metadata_offset = f->layout.metadata_offset,
-		.pages = f->layout.pages, .payload_per_packet = PAYLOAD,
+		.pages = f->layout.pages, .payload_per_packet = f->payload,
 		.imm = imm, .first_psn = first_psn,
 		.metadata = f->metadata_layout, .first_page = f->first_page,
 	};
@@ -1774,8 +1776,8 @@ struct rx_outcome {
 };
 
 static void
-run_variation(enum variation v, enum droce_rx_icrc icrc, unsigned int pages, bool fast,
-	      struct rx_outcome *o)
+run_variation(enum variation v, enum droce_rx_icrc icrc, unsigned int pages,
+	      unsigned int payload, bool fast, struct rx_outcome *o)
 {
 	uint64_t r0[DROCE_RX_REFUSAL_MAX], r1[DROCE_RX_REFUSAL_MAX];
 	struct fixture f;
@@ -1786,6 +1788,7 @@ run_variation(enum variation v, enum droce_rx_icrc icrc, unsigned int pages, boo
 	rx_fast_path = fast;
 	fixture_init(&f, 0, FRAME, pages, 8);
 	f.params.icrc = icrc;
+	f.payload = payload;
 	start(&f);
 	monitor_start(&f);
 	droce_rx_refusals(rx, r0);
@@ -1864,10 +1867,13 @@ expect_same_outcome(const char *what, const struct rx_outcome *a, const struct r
 /*
  * Each variation of a packet the fast path looks at, with the ICRC
  * checked first, in the copy and not at all, with frames in turns of
- * pages and all in one: the fast path must leave the same stream behind
- * as the general path does alone (counters, frames, every byte of the
- * buffer). It must also have taken packets: a fast path that never runs
- * would agree too.
+ * pages and all in one, with payloads that placement copies with
+ * streaming stores and with payloads the fast path copies itself (128
+ * bytes; 127 in the odd-length variation, 8 at the frame's end): the
+ * fast path must leave the
+ * same stream behind as the general path does alone (counters, frames,
+ * every byte of the buffer). It must also have taken packets: a fast
+ * path that never runs would agree too.
  */
 static void
 test_fast_path_judges_as_the_general_path(void **state)
@@ -1876,22 +1882,26 @@ test_fast_path_judges_as_the_general_path(void **state)
 		DROCE_RX_ICRC_ON, DROCE_RX_ICRC_FUSED, DROCE_RX_ICRC_OFF,
 	};
 	static const unsigned int pages[] = { PAGES, 1 };
+	static const unsigned int payloads[] = { PAYLOAD, 128 };
 
 	(void)state;
-	for (unsigned int k = 0; k < RTE_DIM(modes) * RTE_DIM(pages); k++)
+	for (unsigned int k = 0; k < RTE_DIM(modes) * RTE_DIM(pages) * RTE_DIM(payloads); k++)
 		for (int v = 0; v < V_MAX; v++) {
 			enum droce_rx_icrc icrc = modes[k % RTE_DIM(modes)];
-			unsigned int np = pages[k / RTE_DIM(modes)];
+			unsigned int np = pages[k / RTE_DIM(modes) % RTE_DIM(pages)];
+			unsigned int payload = payloads[k / (RTE_DIM(modes) * RTE_DIM(pages))];
 			struct rx_outcome fast, general;
 			struct droce_hsb_layout l;
-			char what[128];
+			char what[160];
 
 			droce_hsb_layout(FRAME, np, 4096, &l);
-			snprintf(what, sizeof(what), "%s, ICRC %s, %u page%s", variation_name[v],
+			snprintf(what, sizeof(what), "%s, ICRC %s, %u page%s, %u-byte payloads",
+				 variation_name[v],
 				 icrc == DROCE_RX_ICRC_ON ? "on" :
-				 icrc == DROCE_RX_ICRC_FUSED ? "fused" : "off", np, np > 1 ? "s" : "");
-			run_variation((enum variation)v, icrc, np, true, &fast);
-			run_variation((enum variation)v, icrc, np, false, &general);
+				 icrc == DROCE_RX_ICRC_FUSED ? "fused" : "off", np, np > 1 ? "s" : "",
+				 payload);
+			run_variation((enum variation)v, icrc, np, payload, true, &fast);
+			run_variation((enum variation)v, icrc, np, payload, false, &general);
 			expect_same_outcome(what, &fast, &general, l.buffer_size);
 			/* Packets 1 to 3 of the frames before and after, and in
 			 * the clean case the middle frame's too.

@@ -6,6 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 # droce starts through lib.sh's start_droce_on, which gives the EAL --no-pci
 # --no-huge and a --file-prefix of its own.
+# ping -w, not -W: with replies seen, -W leaves the last one two RTTs, and a
+# worker woken from its sleep on a busy machine can take longer than that.
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -21,7 +23,7 @@ ip netns exec "$NS_D" sysctl -qw "net.ipv6.conf.$TAP.disable_ipv6=1"
 ip netns exec "$NS_D" ethtool -K "$TAP" tx off >/dev/null
 ip -n "$NS_D" addr add "$PEER_IP/24" dev "$TAP"
 ip -n "$NS_D" link set "$TAP" up
-out=$(ip netns exec "$NS_D" ping -c 50 -i 0.02 -W 1 "$DROCE_IP" 2>&1) || true
+out=$(ip netns exec "$NS_D" ping -c 50 -i 0.02 -w 20 "$DROCE_IP" 2>&1) || true
 echo "$out" | tail -2
 echo "$out" | grep -q " 50 received, 0% packet loss" || fail "ping over tap: $out"
 t0=$(cpu_ticks "$DROCE_PID"); sleep 2; t1=$(cpu_ticks "$DROCE_PID")
@@ -34,7 +36,7 @@ ip netns del "$NS_D"
 make_link
 start_droce worker.poll.enable=no
 grep -q "rte_power_pmd_mgmt" "$WORK/droce.log" || fail "af_packet not under rte_power_pmd_mgmt"
-out=$(peer ping -c 50 -i 0.02 -W 1 "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 50 -i 0.02 -w 20 "$DROCE_IP" 2>&1) || true
 echo "$out" | tail -2
 echo "$out" | grep -q " 50 received, 0% packet loss" || fail "ping with pmd_mgmt: $out"
 stop_droce

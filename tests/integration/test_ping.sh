@@ -6,7 +6,7 @@
 
 make_link
 start_droce --stats-json "$WORK/stats.json"
-out=$(peer ping -c 100 -i 0.01 -W 1 -s 56 "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 100 -i 0.01 -w 20 -s 56 "$DROCE_IP" 2>&1) || true
 echo "$out" | tail -3
 echo "$out" | grep -q " 100 received, 0% packet loss" || fail "ping: $out"
 
@@ -17,7 +17,7 @@ echo "neighbour table: $neigh (droce says $mac)"
 echo "$neigh" | grep -q "lladdr $mac " || fail "neighbour entry '$neigh' lacks droce's MAC $mac"
 
 # Large pings too (fits MTU 1500 without fragments).
-out=$(peer ping -c 20 -i 0.01 -W 1 -s 1472 -M do "$DROCE_IP" 2>&1) || true
+out=$(peer ping -c 20 -i 0.01 -w 20 -s 1472 -M do "$DROCE_IP" 2>&1) || true
 echo "$out" | grep -q " 20 received, 0% packet loss" || fail "1472-byte ping: $out"
 
 stop_droce

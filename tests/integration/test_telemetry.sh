@@ -15,7 +15,7 @@ query() {
 
 query /droce/stats,0
 before=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["/droce/stats"]["rx_packets"])' "$WORK/tel.out")
-peer ping -c 10 -i 0.01 -W 1 "$DROCE_IP" >/dev/null || fail "ping"
+peer ping -c 10 -i 0.01 -w 20 "$DROCE_IP" >/dev/null || fail "ping"
 query /droce/stats,0 /droce/config /droce/lcores /droce/lcores,1 /droce/stats,7
 python3 - "$WORK/tel.out" "$before" <<'PY' || fail "telemetry answers: $(cat "$WORK/tel.out")"
 import json, sys

@@ -187,6 +187,19 @@ unsigned int droce_worker_poll(struct droce_stack *s, unsigned int worker);
  */
 unsigned int droce_control_poll(struct droce_stack *s);
 
+/**
+ * One round of what the calling thread runs of @p s: the workers it polls
+ * (worker.inline, not launched), then the control lcore's round. For an
+ * application whose one thread both runs the stack and waits on it (the
+ * hcom4db library drives a lent stack so while a call of that thread
+ * waits); droce_stack_run() is the loop of the same rounds.
+ *
+ * @return
+ *   Packets processed, or -EBUSY: not on the control lcore, or inside
+ *   droce_stack_run() or another round (a hook) on it.
+ */
+int droce_stack_poll(struct droce_stack *s);
+
 /** Context of the control lcore. */
 struct droce_lcore_ctx *droce_control_ctx(struct droce_stack *s);
 

@@ -74,10 +74,28 @@ int bench_rpc(const struct bench_opts *o);
 #define BENCH_SVC_ECHO 0
 #define BENCH_SVC_SINK 1
 #define BENCH_RPC_BYTES_MAX 65536
+#define BENCH_RPC_WINDOW 32
+struct droce_stack;
 bool bench_rpc_services(OckRpcServer server);
+/* Calls per second of @p count BENCH_TCP_BYTES-byte calls answered alike,
+ * BENCH_RPC_WINDOW in flight; -1 if one failed.
+ */
+double bench_rpc_window(OckRpcClient c, unsigned int count);
+/* The stack this process's client thread polls itself (run to
+ * completion): its waits for answers run its rounds.
+ */
+void bench_rpc_stepped(struct droce_stack *s);
 bool bench_rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters);
 double bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count);
 int bench_rpc_tls(const struct bench_opts *o);
+/* Over RDMA (rpc-tls's two processes on net_memif, the client run to
+ * completion): per round, p50 and p99 of 64-byte round trips (us) and
+ * calls/s with BENCH_RPC_WINDOW in flight.
+ */
+struct bench_rdma_rtt {
+	double p50[BENCH_MAX_ROUNDS], p99[BENCH_MAX_ROUNDS], rate[BENCH_MAX_ROUNDS];
+};
+int bench_rpc_rdma_rtt(const struct bench_opts *o, struct bench_rdma_rtt *f);
 /* rpc-tls over RDMA: this program as one of the two sides (before any EAL). */
 int bench_rpc_tls_side(int argc, char **argv);
 /* The other process of the rc case (droce-bench -- --rc-peer). */

@@ -15,6 +15,7 @@
  * start), left to the scheduler as the TCP peer is.
  */
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 
 #include <rte_cycles.h>
 
+#include "droce_net.h"
 #include "hcom4db.h"
 #include "bench.h"
 
@@ -88,6 +90,28 @@ server_main(int to_parent, int from_parent)
 
 /* ---- the client ------------------------------------------------------------------- */
 
+/* Waits of the client's own: a round of the stack it polls, if it polls
+ * one (the RDMA side runs to completion); else the cpu goes to the
+ * session's worker, which may share it.
+ */
+static struct droce_stack *stepped;
+
+void
+bench_rpc_stepped(struct droce_stack *s)
+{
+	stepped = s;
+}
+
+static void
+client_idle(void)
+{
+	if (stepped != NULL)
+		droce_stack_poll(stepped);
+	else
+		sched_yield();
+}
+
+
 static atomic_ulong sunk;
 
 static void
@@ -123,35 +147,98 @@ bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count)
 	OckRpcMessage small = { q, BENCH_TCP_BYTES };
 	OckRpcCallDone done = { sunk_done, NULL };
 	double t0 = bench_now(), t;
+	OckRpcStatus st;
 
 	if (bytes > sizeof(q))
 		return -1;
 	atomic_store(&sunk, 0);
 	for (unsigned int i = 0; i < count; i++) {
-		OckRpcStatus st;
 
 		/* A full session says so: the call is made again. */
 		while ((st = OckRpcClientCall(c, BENCH_SVC_SINK, &req, NULL, &done)) ==
 		       OCK_RPC_ERR_NO_MEMORY)
-			;
+			client_idle();
 		if (st != OCK_RPC_OK)
 			return -1;
 	}
-	/* Answered after every call before it: the session keeps order. */
-	if (OckRpcClientCall(c, BENCH_SVC_ECHO, &small, &rsp, NULL) != OCK_RPC_OK)
+	/* Answered after every call before it: the session keeps order (a
+	 * full session refuses it as it did the others).
+	 */
+	while ((st = OckRpcClientCall(c, BENCH_SVC_ECHO, &small, &rsp, NULL)) ==
+	       OCK_RPC_ERR_NO_MEMORY)
+		client_idle();
+	if (st != OCK_RPC_OK)
 		return -1;
 	t = bench_now() - t0;
 	while (atomic_load(&sunk) < count)
-		;
+		client_idle();
 	return count / t;
+}
+
+/* A window's call: its buffers, and whether it is answered. */
+struct window_call {
+	uint8_t q[BENCH_TCP_BYTES], r[BENCH_TCP_BYTES];
+	OckRpcMessage req, rsp;
+	OckRpcCallDone done;
+	atomic_int ended;       /* 0 in flight, 1 answered, 2 failed */
+};
+
+static void
+window_done(OckRpcStatus status, void *arg)
+{
+	struct window_call *c = arg;
+
+	atomic_store_explicit(&c->ended, status == OCK_RPC_OK && c->rsp.len == BENCH_TCP_BYTES
+				       ? 1 : 2, memory_order_release);
+}
+
+double
+bench_rpc_window(OckRpcClient c, unsigned int count)
+{
+	static struct window_call w[BENCH_RPC_WINDOW];
+	unsigned int issued = 0, answered = 0;
+	double t0 = bench_now();
+
+	/* Call i takes slot i % BENCH_RPC_WINDOW, once call i - WINDOW, the
+	 * oldest in flight then, is answered.
+	 */
+	while (answered < count) {
+		struct window_call *k;
+		int e;
+
+		if (issued < count && issued - answered < BENCH_RPC_WINDOW) {
+			k = &w[issued % BENCH_RPC_WINDOW];
+			k->req = (OckRpcMessage){ k->q, sizeof(k->q) };
+			k->rsp = (OckRpcMessage){ k->r, sizeof(k->r) };
+			k->done = (OckRpcCallDone){ window_done, k };
+			atomic_store(&k->ended, 0);
+			if (OckRpcClientCall(c, BENCH_SVC_ECHO, &k->req, &k->rsp, &k->done) !=
+			    OCK_RPC_OK)
+				return -1;
+			issued++;
+			continue;
+		}
+		e = atomic_load_explicit(&w[answered % BENCH_RPC_WINDOW].ended,
+					 memory_order_acquire);
+		if (e == 2)
+			return -1;
+		if (e == 1)
+			answered++;
+		else
+			client_idle();
+	}
+	return count / (bench_now() - t0);
 }
 
 int
 bench_rpc(const struct bench_opts *o)
 {
 	static uint64_t rtt[RPC_ITERS];
+	static struct bench_rdma_rtt rdma;
 	double rpc_p50[BENCH_MAX_ROUNDS], rpc_p99[BENCH_MAX_ROUNDS], rr[BENCH_MAX_ROUNDS];
 	double tcp_p50[BENCH_MAX_ROUNDS], tcp_p99[BENCH_MAX_ROUNDS], tr[BENCH_MAX_ROUNDS];
+	double rw[BENCH_MAX_ROUNDS];
+	unsigned int n = o->rounds;
 	int to_child[2], to_parent[2], status, ret = 1;
 	OckRpcClient client = 0;
 	uint16_t port = 0;
@@ -178,24 +265,37 @@ bench_rpc(const struct bench_opts *o)
 		if (!bench_rpc_pingpong(client, rtt, RPC_ITERS) ||
 		    (bench_percentiles(rtt, RPC_ITERS, &rpc_p50[r], &rpc_p99[r]),
 		     (rr[r] = bench_rpc_rate(client, BENCH_TCP_BYTES, BENCH_TCP_RATE_COUNT)) < 0) ||
+		    (rw[r] = bench_rpc_window(client, BENCH_TCP_RATE_COUNT)) < 0 ||
 		    !bench_tcp_pingpong(rtt, RPC_ITERS)) {
 			fprintf(stderr, "droce-bench rpc: a pass failed\n");
 			goto out;
 		}
 		bench_percentiles(rtt, RPC_ITERS, &tcp_p50[r], &tcp_p99[r]);
 		tr[r] = bench_tcp_rate();
-		printf("  round %u: call p50 %.1f us (TCP %.1f), p99 %.1f us (TCP %.1f); one-way %.0f calls/s (TCP %.0f msg/s)\n",
-		       r + 1, rpc_p50[r], tcp_p50[r], rpc_p99[r], tcp_p99[r], rr[r], tr[r]);
+		printf("  round %u: call p50 %.1f us (TCP %.1f), p99 %.1f us (TCP %.1f); one-way %.0f calls/s (TCP %.0f msg/s); %u in flight %.0f calls/s\n",
+		       r + 1, rpc_p50[r], tcp_p50[r], rpc_p99[r], tcp_p99[r], rr[r], tr[r],
+		       BENCH_RPC_WINDOW, rw[r]);
 		fflush(stdout);
 	}
-	printf("  sync call 64 B: p50 %.1f us vs TCP ping-pong %.1f us = %.2fx; p99 %.1f us vs %.1f us = %.2fx\n",
-	       bench_median(rpc_p50, o->rounds), bench_median(tcp_p50, o->rounds),
-	       bench_median(rpc_p50, o->rounds) / bench_median(tcp_p50, o->rounds),
-	       bench_median(rpc_p99, o->rounds), bench_median(tcp_p99, o->rounds),
-	       bench_median(rpc_p99, o->rounds) / bench_median(tcp_p99, o->rounds));
-	printf("  one-way async 64 B: %.0f calls/s vs TCP pipeline %.0f msg/s = %.2fx\n",
-	       bench_median(rr, o->rounds), bench_median(tr, o->rounds),
-	       bench_median(rr, o->rounds) / bench_median(tr, o->rounds));
+	if (bench_rpc_rdma_rtt(o, &rdma) != 0)
+		goto out;
+	for (unsigned int r = 0; r < n; r++)
+		printf("  RDMA round %u: call p50 %.1f us, p99 %.1f us; %u in flight %.0f calls/s\n",
+		       r + 1, rdma.p50[r], rdma.p99[r], BENCH_RPC_WINDOW, rdma.rate[r]);
+	printf("  sync call 64 B, p50: droce RDMA %.1f us, droce TCP %.1f us, kernel TCP ping-pong %.1f us: RDMA %.2fx and TCP %.2fx the kernel's\n",
+	       bench_median(rdma.p50, n), bench_median(rpc_p50, n), bench_median(tcp_p50, n),
+	       bench_median(rdma.p50, n) / bench_median(tcp_p50, n),
+	       bench_median(rpc_p50, n) / bench_median(tcp_p50, n));
+	printf("  sync call 64 B, p99: droce RDMA %.1f us, droce TCP %.1f us, kernel TCP ping-pong %.1f us: RDMA %.2fx and TCP %.2fx the kernel's\n",
+	       bench_median(rdma.p99, n), bench_median(rpc_p99, n), bench_median(tcp_p99, n),
+	       bench_median(rdma.p99, n) / bench_median(tcp_p99, n),
+	       bench_median(rpc_p99, n) / bench_median(tcp_p99, n));
+	printf("  64 B calls, %u in flight: droce RDMA %.0f calls/s, droce TCP %.0f calls/s, kernel TCP pipeline %.0f msg/s: RDMA %.2fx and TCP %.2fx the kernel's\n",
+	       BENCH_RPC_WINDOW, bench_median(rdma.rate, n), bench_median(rw, n),
+	       bench_median(tr, n), bench_median(rdma.rate, n) / bench_median(tr, n),
+	       bench_median(rw, n) / bench_median(tr, n));
+	printf("  one-way async 64 B over TCP: %.0f calls/s vs TCP pipeline %.0f msg/s = %.2fx\n",
+	       bench_median(rr, n), bench_median(tr, n), bench_median(rr, n) / bench_median(tr, n));
 	ret = 0;
 out:
 	if (client != 0)

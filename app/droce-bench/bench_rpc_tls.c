@@ -37,6 +37,11 @@
 
 #include <rte_common.h>
 
+#include <rte_eal.h>
+
+#include "droce_core.h"
+#include "droce_net.h"
+#include "droce_rpc.h"
 #include "hcom4db.h"
 #include "bench.h"
 
@@ -499,6 +504,82 @@ one_sided_ends(OckRpcClient c, OckRpcServer regions, struct one_sided_ends *e)
 	       e->remote.size >= ONE_SIDED_BYTES;
 }
 
+/* The client side leaves at once (see side_server()), saying why. */
+static void __attribute__((noreturn))
+side_failed(const char *why)
+{
+	fprintf(stderr, "droce-bench RDMA client: %s\n", why);
+	_exit(1);
+}
+
+/* The client side runs to completion: its EAL (DROCE_HCOM_EAL), and a
+ * droce stack (DROCE_HCOM_CONF) that its one thread polls, lent to the
+ * library; the calls' waits run the stack's rounds.
+ */
+static bool
+stepped_start(void)
+{
+	static char *argv[64] = { (char *)"droce-bench-client" }, *args;
+	static struct droce_conf conf;
+	const char *eal = getenv("DROCE_HCOM_EAL"), *file = getenv("DROCE_HCOM_CONF");
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN] = "";
+	struct droce_stack *s;
+	char *save = NULL;
+	int argc = 1;
+
+	args = eal != NULL ? strdup(eal) : NULL;
+	if (args == NULL || file == NULL)
+		return false;
+	for (char *tok = strtok_r(args, " ", &save); tok != NULL && argc < 63;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	if (rte_eal_init(argc, argv) < 0 ||
+	    droce_conf_load(&conf, file, NULL, 0, err, sizeof(err)) != 0 ||
+	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
+		goto fail;
+	s = droce_stack_create(&conf, &layout, err, sizeof(err));
+	/* Lent before the start: lib/rc takes its QPNs on a stopped stack. */
+	if (s == NULL || droce_rpc_attach(s, &conf, err, sizeof(err)) != 0 ||
+	    droce_stack_start(s, false) != 0)
+		goto fail;
+	bench_rpc_stepped(s);
+	return true;
+fail:
+	fprintf(stderr, "droce-bench rpc client side: %s\n", err);
+	return false;
+}
+
+/* The "rtt" client: per round, p50 and p99 of 64-byte round trips (us)
+ * and calls/s with BENCH_RPC_WINDOW in flight, a line on stdout.
+ */
+static int
+side_rtt(const char *p0, const char *rounds)
+{
+	static uint64_t rtt[TLS_RTT_ITERS];
+	unsigned int n = (unsigned int)atoi(rounds);
+	OckRpcClient c;
+	struct config g;
+
+	config(&g, false);
+	if (n == 0 || n > BENCH_MAX_ROUNDS ||
+	    OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atoi(p0), &c, &g.c) != OCK_RPC_OK)
+		side_failed("no session with the server");
+	for (unsigned int r = 0; r < n; r++) {
+		double p50, p99, rate;
+
+		if (!bench_rpc_pingpong(c, rtt, TLS_RTT_ITERS))
+			side_failed("a round trip failed");
+		bench_percentiles(rtt, TLS_RTT_ITERS, &p50, &p99);
+		rate = bench_rpc_window(c, BENCH_TCP_RATE_COUNT);
+		if (rate < 0)
+			side_failed("a call of the window failed");
+		printf("rtt %.3f %.3f %.0f\n", p50, p99, rate);
+		fflush(stdout);
+	}
+	_exit(0);
+}
+
 /* The client side: ROUNDS rounds, each a line on stdout. */
 static int
 side_client(const char *p0, const char *p1, const char *rounds)
@@ -512,13 +593,16 @@ side_client(const char *p0, const char *p1, const char *rounds)
 	struct config g;
 
 	config(&g, false);
-	if (n == 0 || n > BENCH_MAX_ROUNDS || !connect_both(SERVER_IP, ports, &plain, &secure) ||
-	    OckRpcServerCreateWithCfg(SERVER_IP, 0, &regions, &g.c) != OCK_RPC_OK ||
+	if (n == 0 || n > BENCH_MAX_ROUNDS || !connect_both(SERVER_IP, ports, &plain, &secure))
+		side_failed("no sessions with the servers");
+	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &regions, &g.c) != OCK_RPC_OK ||
 	    !one_sided_ends(plain, regions, &e[0]) || !one_sided_ends(secure, regions, &e[1]))
-		_exit(1);
+		side_failed("no memory regions for the one-sided operations");
 	for (unsigned int r = 0; r < n; r++) {
-		if (!measure(plain, secure, &t, r) || !measure_one_sided(plain, secure, e, &t, r))
-			_exit(1);
+		if (!measure(plain, secure, &t, r))
+			side_failed("a round's calls failed");
+		if (!measure_one_sided(plain, secure, e, &t, r))
+			side_failed("a round's one-sided operations failed");
 		printf("round %.3f %.3f %.4f %.4f %.4f %.4f %.4f %.4f\n", t.plain_rtt[r],
 		       t.tls_rtt[r], t.plain_bulk[r], t.tls_bulk[r], t.plain_write[r], t.tls_write[r],
 		       t.plain_read[r], t.tls_read[r]);
@@ -536,8 +620,12 @@ bench_rpc_tls_side(int argc, char **argv)
 	snprintf(pki_dir, sizeof(pki_dir), "%s", argv[3]);
 	if (strcmp(argv[2], "server") == 0)
 		return side_server();
+	if (strcmp(argv[2], "server") != 0 && !stepped_start())
+		return 1;
 	if (strcmp(argv[2], "client") == 0 && argc == 7)
 		return side_client(argv[4], argv[5], argv[6]);
+	if (strcmp(argv[2], "rtt") == 0 && argc == 7)
+		return side_rtt(argv[4], argv[6]);
 	return 2;
 }
 
@@ -588,14 +676,23 @@ side_start(char *const argv[], const char *conf, const char *eal, const cpu_set_
 	return pid;
 }
 
+/* A client side's round: its line taken into the figures (false: not
+ * such a line).
+ */
+typedef bool (*round_taker)(const char *line, unsigned int r, void *arg);
+
+/*
+ * Both sides over a net_memif pair, the client run as @p mode ("client":
+ * TLS against plaintext, "rtt": round trips and a window of calls), each
+ * of its o->rounds lines to @p take; 0 once every round came.
+ */
 static int
-bench_rdma(const struct bench_opts *o)
+rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void *arg)
 {
-	char srv_conf[128], cli_conf[128], srv_eal[256], cli_eal[256], sock[128], rounds[8];
+	char srv_conf[128], cli_conf[128], srv_eal[320], cli_eal[320], sock[128], rounds[8];
 	char cpu0[16] = "", cpu1[16] = "", line[256], p0[8], p1[8];
 	int srv_in = -1, srv_out = -1, cli_in = -1, cli_out = -1, status, ret = 1;
 	pid_t srv = -1, cli = -1;
-	struct tls_rounds t;
 	unsigned int r = 0;
 	cpu_set_t cpus;
 	FILE *f = NULL, *srv_f = NULL;
@@ -610,10 +707,10 @@ bench_rdma(const struct bench_opts *o)
 		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rs-%d --log-level lib.eal:error --vdev=net_memif0,role=server,socket=%s",
 		 (int)getpid(), sock);
 	snprintf(cli_eal, sizeof(cli_eal),
-		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --vdev=net_memif0,role=client,socket=%s",
-		 (int)getpid(), sock);
+		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --lcores=0@%s --vdev=net_memif0,role=client,socket=%s",
+		 (int)getpid(), cpu1, sock);
 	snprintf(rounds, sizeof(rounds), "%u", o->rounds);
-	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s)\n",
+	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s); the client's runs to completion (its calls' waits poll its stack)\n",
 	       cpu0, cpu1);
 	fflush(stdout);
 	if (!side_conf(srv_conf, SERVER_IP, cpu0) || !side_conf(cli_conf, "198.18.0.2", cpu1))
@@ -630,20 +727,17 @@ bench_rdma(const struct bench_opts *o)
 		fprintf(stderr, "droce-bench rpc-tls: no RDMA server\n");
 		goto out;
 	}
-	cli = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", "client", pki_dir, p0, p1,
-					  rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in, &cli_out);
+	cli = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", (char *)mode, pki_dir,
+					  p0, p1, rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in,
+			 &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
 	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL &&
-	       sscanf(line, "round %lf %lf %lf %lf %lf %lf %lf %lf", &t.plain_rtt[r], &t.tls_rtt[r],
-		      &t.plain_bulk[r], &t.tls_bulk[r], &t.plain_write[r], &t.tls_write[r],
-		      &t.plain_read[r], &t.tls_read[r]) == 8)
-		print_round(&t, r++, true);
+	       take(line, r, arg))
+		r++;
 	if (r != o->rounds) {
-		fprintf(stderr, "droce-bench rpc-tls: the RDMA client stopped after %u rounds\n", r);
+		fprintf(stderr, "droce-bench: the RDMA client stopped after %u rounds\n", r);
 		goto out;
 	}
-	report("RDMA", &t, o->rounds);
-	report_one_sided(&t, o->rounds);
 	ret = 0;
 out:
 	if (f != NULL)
@@ -667,7 +761,55 @@ out:
 	snprintf(line, sizeof(line), "rm -rf /var/run/dpdk/droce-bench-rs-%d /var/run/dpdk/droce-bench-rc-%d",
 		 (int)getpid(), (int)getpid());
 	if (system(line) != 0)
-		fprintf(stderr, "droce-bench rpc-tls: %s failed\n", line);
+		fprintf(stderr, "droce-bench: %s failed\n", line);
+	return ret;
+}
+
+static bool
+take_tls_round(const char *line, unsigned int r, void *arg)
+{
+	struct tls_rounds *t = arg;
+
+	if (sscanf(line, "round %lf %lf %lf %lf %lf %lf %lf %lf", &t->plain_rtt[r], &t->tls_rtt[r],
+		   &t->plain_bulk[r], &t->tls_bulk[r], &t->plain_write[r], &t->tls_write[r],
+		   &t->plain_read[r], &t->tls_read[r]) != 8)
+		return false;
+	print_round(t, r, true);
+	return true;
+}
+
+static int
+bench_rdma(const struct bench_opts *o)
+{
+	static struct tls_rounds t;
+
+	if (rdma_sides(o, "client", take_tls_round, &t) != 0)
+		return 1;
+	report("RDMA", &t, o->rounds);
+	report_one_sided(&t, o->rounds);
+	return 0;
+}
+
+static bool
+take_rtt_round(const char *line, unsigned int r, void *arg)
+{
+	struct bench_rdma_rtt *f = arg;
+
+	return sscanf(line, "rtt %lf %lf %lf", &f->p50[r], &f->p99[r], &f->rate[r]) == 3;
+}
+
+int
+bench_rpc_rdma_rtt(const struct bench_opts *o, struct bench_rdma_rtt *f)
+{
+	int ret;
+
+	/* The server side serves TLS too, with its certificates. */
+	if (!make_pki()) {
+		fprintf(stderr, "droce-bench: cannot make the certificates\n");
+		return 1;
+	}
+	ret = rdma_sides(o, "rtt", take_rtt_round, f);
+	remove_pki();
 	return ret;
 }
 

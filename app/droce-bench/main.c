@@ -83,7 +83,7 @@ static const struct bench_case cases[] = {
 	  bench_stream_scale },
 	{ "rc", "RC over memif between two processes vs kernel TCP (ping-pong, rate) and memcpy (WRITE)",
 	  bench_rc },
-	{ "rpc", "hcom4db calls over TCP between two processes vs kernel TCP (ping-pong, rate)",
+	{ "rpc", "hcom4db calls over droce RDMA and over TCP, two processes, vs kernel TCP (ping-pong, 32 in flight, rate)",
 	  bench_rpc },
 	{ "rpc-tls", "hcom4db calls with TLS 1.3 vs without, over TCP and RDMA (64 B ping-pong, 64 KiB GB/s)",
 	  bench_rpc_tls },

@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -600,6 +601,27 @@ droce_control_poll(struct droce_stack *s)
 	net_tx_flush(ctx);
 	round_done(ctx);
 	return total;
+}
+
+int
+droce_stack_poll(struct droce_stack *s)
+{
+	struct droce_lcore_ctx *ctx = s->control;
+	unsigned int total = 0;
+
+	if (rte_lcore_id() != ctx->lcore_id ||
+	    __atomic_load_n(&ctx->in_loop, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	/* In the loop for droce_stack_quiesce() while the round runs: a
+	 * thread that unlinks something waits for its end.
+	 */
+	__atomic_store_n(&ctx->in_loop, true, __ATOMIC_SEQ_CST);
+	if (s->conf.workers_inline && !s->launched)
+		for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+			total += worker_poll(s->worker[i]);
+	total += droce_control_poll(s);
+	__atomic_store_n(&ctx->in_loop, false, __ATOMIC_RELEASE);
+	return (int)RTE_MIN(total, (unsigned int)INT_MAX);
 }
 
 struct droce_lcore_ctx *

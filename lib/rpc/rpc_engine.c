@@ -534,8 +534,16 @@ rpc_engine_pick(struct rpc_engine *e)
 int
 rpc_wait_state(atomic_int *state, unsigned int done_mask, uint64_t deadline_ns)
 {
-	int v;
+	int v = atomic_load_explicit(state, memory_order_acquire);
 
+	if ((1u << v) & done_mask)
+		return v;
+	while (rpc_rdma_drive()) {
+		v = atomic_load_explicit(state, memory_order_acquire);
+		if ((1u << v) & done_mask ||
+		    (deadline_ns != 0 && rpc_now_ns() >= deadline_ns))
+			return v;
+	}
 	for (unsigned int i = 0; i < WAIT_SPINS; i++) {
 		v = atomic_load_explicit(state, memory_order_acquire);
 		if ((1u << v) & done_mask)
@@ -567,7 +575,8 @@ rpc_wait_zero(atomic_int *count)
 	int v;
 
 	while ((v = atomic_load_explicit(count, memory_order_acquire)) != 0)
-		syscall(SYS_futex, count, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+		if (!rpc_rdma_drive())
+			syscall(SYS_futex, count, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 }
 
 void

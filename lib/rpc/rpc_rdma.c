@@ -298,6 +298,23 @@ rpc_rdma_wake(void)
 	droce_control_wake(host.stack);
 }
 
+bool
+rpc_rdma_drive(void)
+{
+	/* lent: set before any session, by droce_rpc_attach(); looping:
+	 * until droce_rpc_detach(), after which the stack may be gone.
+	 */
+	return host.lent && atomic_load_explicit(&host.looping, memory_order_acquire) &&
+	       droce_stack_poll(host.stack) >= 0;
+}
+
+void
+rpc_rdma_pause(unsigned int us)
+{
+	if (!rpc_rdma_drive())
+		usleep(us);
+}
+
 /* Lib/rc and lib/cm on the stack's port, the ring of calls for its
  * control lcore and the hook that runs them: 0, or -1 with host.err set.
  */
@@ -731,7 +748,7 @@ destroy_recv_socket(struct rpc_rdma_link *l)
 {
 	for (unsigned int ms = 0; droce_rc_recv_socket_destroy(l->rx) == -EBUSY &&
 				  ms < TEARDOWN_WAIT_MS; ms++)
-		usleep(1000);
+		rpc_rdma_pause(1000);
 }
 
 /* ---- the send side: chunks and operations on the send CQ ------------------------ */
@@ -816,7 +833,7 @@ reap_all(struct rpc_rdma_link *l)
 		reap(l);
 		post_waiting(l);
 		if (l->nb_free != SEND_BUFFERS || l->nb_ops != 0)
-			usleep(1000);
+			rpc_rdma_pause(1000);
 	}
 }
 
@@ -1621,6 +1638,8 @@ wait_fd(int fd, const struct opening *op)
 
 	if (now >= op->deadline_ns)
 		return -ETIMEDOUT;
+	if (rpc_rdma_drive())
+		return 0;
 	/* A short sleep: a CQ signals only once armed. */
 	if (poll(&pfd, 1, (int)RTE_MIN((op->deadline_ns - now) / 1000000 + 1, 10u)) > 0)
 		drain_eventfd(fd);
@@ -1725,8 +1744,11 @@ rpc_rdma_connect(const char *ip, uint16_t port, const struct rpc_conf *conf,
 	if (!rpc_rdma_start())
 		return OCK_RPC_ERR_RDMA_NOT_ENABLE;
 	snprintf(where, sizeof(where), "%s:%u (server %s)", ip, port, conf->name);
-	/* The CM's answer comes through the control lcore. */
-	if (on_control_lcore()) {
+	/* The CM's answer comes through the control lcore: a thread that
+	 * runs it can wait for it only by driving the stack (which this
+	 * tries, a round).
+	 */
+	if (on_control_lcore() && !rpc_rdma_drive()) {
 		RPC_LOG(ERR, "connect to %s: not from a handler of an RDMA session, which runs on droce's control lcore; connect from another thread",
 			where);
 		return OCK_RPC_ERR;

@@ -54,6 +54,16 @@ int rpc_rdma_host(struct rpc_worker *w);
 void rpc_rdma_unhost(struct rpc_worker *w);
 /* A task was pushed to a hosted worker: wake the control lcore if it sleeps. */
 void rpc_rdma_wake(void);
+/* On the control lcore of a lent stack that its application polls itself
+ * (droce_stack_poll()), outside its rounds: one round of it, true. Nothing
+ * else runs that stack while its thread waits, so every wait of the
+ * library there drives it instead of sleeping. Elsewhere false.
+ */
+bool rpc_rdma_drive(void);
+/* A wait's pause: a round of the stack where rpc_rdma_drive() runs one,
+ * else a sleep of @p us microseconds.
+ */
+void rpc_rdma_pause(unsigned int us);
 /* The droce port of @p s's connection. */
 uint16_t rpc_rdma_port(const struct rpc_session *s);
 /* @p len bytes at @p addr registered on droce port @p port for local and

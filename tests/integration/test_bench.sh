@@ -46,6 +46,7 @@ stream-place 1408-byte payloads .*bare receive [0-9.]+ GB/s \([0-9.]+x\).*check 
 stream-pps bare receive [0-9.]+ Mpps \([0-9.]+x\).*droce ICRC off [0-9.]+ Mpps \([0-9.]+x; [0-9.]+x of bare\)
 stream-scale 256 streams: droce [0-9.]+ GB/s \([0-9.]+x of 1 stream\)
 rc ping-pong 64 B: p50 [0-9.]+ us vs TCP [0-9.]+ us = [0-9.]+x
-rpc sync call 64 B: p50 [0-9.]+ us vs TCP ping-pong [0-9.]+ us = [0-9.]+x
+rpc sync call 64 B, p50: droce RDMA [0-9.]+ us, droce TCP [0-9.]+ us, kernel TCP ping-pong [0-9.]+ us: RDMA [0-9.]+x
+rpc-tls RDMA, 64 B sync call p50: TLS [0-9.]+ us vs plaintext [0-9.]+ us = [0-9.]+x
 CASES
 echo PASS

@@ -11,6 +11,8 @@
 #   - 10^5 calls up to 64 KiB with one polling thread a side
 #     (worker.inline), each on a cpu of its own;
 #   - calls up to 4 MiB from a client that started the EAL itself;
+#   - the same from a run-to-completion client: its one thread polls the
+#     droce stack it lent to the library, and makes every call;
 #   - 10^4 calls up to 64 KiB with TLS on both sides, inline (certificates
 #     from tests/tools/make_test_pki.sh), then calls up to 4 MiB (sealed
 #     rendezvous);
@@ -36,6 +38,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 stress=${HCOM_STRESS:?path of hcom_stress}
+stepped=${HCOM_STRESS_STEPPED_BIN:?path of hcom_stress_stepped}
 server_bin=${HCOM_SERVER:?path of hcom_server}
 client_bin=${HCOM_CLIENT:?path of hcom_client}
 wire_faults=${WIRE_FAULTS:?path of wire_faults}
@@ -153,6 +156,15 @@ wait $last || fail "hcom_stress client in its own EAL"
 grep -q "the application started the EAL: the library's stack runs on lcore [0-9]*, which polls the 1 workers" \
 	"$work/app_eal_client.out" || fail "the library did not join the application's EAL"
 echo "the application's EAL: $(grep 'calls from' "$work/app_eal_client.out")"
+# A run-to-completion application (hcom_stress_stepped): its stack is its
+# own, lent to the library, and no thread but the one that calls polls it.
+as_side client-inline cli stepped_client.out env -u DROCE_HCOM_EAL \
+	HCOM_STRESS_APP_EAL="--no-pci --no-huge -m 256 --file-prefix hcr-$$-stepped --lcores=0@$cpu_last --vdev=net_af_packet0,iface=cli,qpairs=2,framecnt=4096" \
+	"$stepped" client 198.18.0.1 4000 65536 "$big_calls" 1 4194304 $RANDOM
+wait $last || fail "hcom_stress_stepped client"
+grep -q "the application polls its own stack" "$work/stepped_client.out" ||
+	fail "the stepped client did not run its own stack"
+echo "run to completion: $(grep 'calls from' "$work/stepped_client.out")"
 kill -TERM $server
 wait $server || fail "the inline server's end"
 

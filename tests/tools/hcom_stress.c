@@ -39,6 +39,15 @@
  * plays an application that runs DPDK itself and starts the EAL before its
  * first hcom call, as such an application would (it never cleans the EAL
  * up: the library's stack runs on it until the process exits).
+ *
+ * hcom_stress_stepped, the same program built with droce itself
+ * (HCOM_STRESS_STEPPED), plays a run-to-completion application: with
+ * HCOM_STRESS_APP_EAL and DROCE_HCOM_CONF it makes a droce stack of its
+ * own that its one thread polls (droce_lcores_layout_here(), nothing
+ * launched) and lends it to the library (droce_rpc_attach()). Its client
+ * makes its calls on that thread (THREADS must be 1): the library's
+ * waits run the stack's rounds (droce_stack_poll()), and so do the
+ * program's own waits for its asynchronous calls. No other thread polls.
  */
 
 #include <inttypes.h>
@@ -56,6 +65,29 @@
 
 #include "hcom4db.h"
 #include "test_pki.h"
+#ifdef HCOM_STRESS_STEPPED
+#include "droce_core.h"
+#include "droce_net.h"
+#include "droce_rpc.h"
+
+/* The stack this thread polls; NULL until main() made it. */
+static struct droce_stack *stepped;
+#endif
+
+/* A wait of the application's own: a round of its stack where it polls
+ * one, else a sleep.
+ */
+static void
+pause_us(unsigned int us)
+{
+#ifdef HCOM_STRESS_STEPPED
+	if (stepped != NULL) {
+		droce_stack_poll(stepped);
+		return;
+	}
+#endif
+	usleep(us);
+}
 
 #define NAME "hcom-stress"
 #define HEAD 8
@@ -435,7 +467,7 @@ one_sided_move(struct worker *w, bool write, const OckRpcMemoryRegionInfo *local
 	if (st != OCK_RPC_OK || !async)
 		return st;
 	while (atomic_load(&c.ended) == 0)
-		usleep(50);
+		pause_us(50);
 	return c.status;
 }
 
@@ -509,13 +541,13 @@ client_thread(void *arg)
 
 		if (c->req != NULL) {
 			while (atomic_load(&c->ended) == 0)
-				usleep(50);
+				pause_us(50);
 			finish(w, c);
 		}
 		fill(w, c, n);
 		c->done = (OckRpcCallDone){ call_done, c };
 		while ((st = call(w, c, &c->done)) == OCK_RPC_ERR_NO_MEMORY)
-			usleep(100);
+			pause_us(100);
 		if (st != OCK_RPC_OK) {
 			c->status = st;
 			atomic_store(&c->ended, 1);
@@ -524,7 +556,7 @@ client_thread(void *arg)
 	for (unsigned int i = 0; i < WINDOW; i++)
 		if (w->window[i].req != NULL) {
 			while (atomic_load(&w->window[i].ended) == 0)
-				usleep(50);
+				pause_us(50);
 			finish(w, &w->window[i]);
 		}
 	if (w->rounds != 0)
@@ -582,10 +614,19 @@ run_client(char **argv)
 		w[i].slice = (OckRpcMemoryRegionInfo){
 			.lAddress = region_info.lAddress + i * (region_info.size / threads),
 			.lKey = region_info.lKey, .size = (uint32_t)(region_info.size / threads) };
+#ifdef HCOM_STRESS_STEPPED
+		if (stepped != NULL) {
+			client_thread(&w[i]);   /* the one thread that polls */
+			continue;
+		}
+#endif
 		pthread_create(&w[i].thread, NULL, client_thread, &w[i]);
 	}
 	for (unsigned long i = 0; i < threads; i++) {
-		pthread_join(w[i].thread, NULL);
+#ifdef HCOM_STRESS_STEPPED
+		if (stepped == NULL)
+#endif
+			pthread_join(w[i].thread, NULL);
 		ok += atomic_load(&w[i].ok);
 		bad += atomic_load(&w[i].bad);
 		failed += atomic_load(&w[i].failed);
@@ -635,11 +676,56 @@ app_eal_start(void)
 	return 0;
 }
 
+#ifdef HCOM_STRESS_STEPPED
+/* A stack from DROCE_HCOM_CONF that this thread alone runs, lent to the
+ * library.
+ */
+static int
+stepped_start(void)
+{
+	const char *file = getenv("DROCE_HCOM_CONF");
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN];
+
+	if (file == NULL || getenv("HCOM_STRESS_APP_EAL") == NULL) {
+		fprintf(stderr, "hcom_stress_stepped needs HCOM_STRESS_APP_EAL and DROCE_HCOM_CONF\n");
+		return -1;
+	}
+	if (droce_conf_load(&conf, file, NULL, 0, err, sizeof(err)) != 0 ||
+	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
+		goto fail;
+	stepped = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (stepped == NULL)
+		goto fail;
+	/* Lent before the start: lib/rc takes its QPNs on a stopped stack. */
+	if (droce_rpc_attach(stepped, &conf, err, sizeof(err)) != 0)
+		goto fail;
+	if (droce_stack_start(stepped, false) != 0) {
+		snprintf(err, sizeof(err), "the stack did not start");
+		goto fail;
+	}
+	printf("the application polls its own stack\n");
+	return 0;
+fail:
+	fprintf(stderr, "hcom_stress_stepped: %s\n", err);
+	return -1;
+}
+#endif
+
 int
 main(int argc, char **argv)
 {
 	if (app_eal_start() != 0)
 		return 2;
+#ifdef HCOM_STRESS_STEPPED
+	if (stepped_start() != 0)
+		return 2;
+	if (argc == 9 && strtoul(argv[6], NULL, 10) != 1) {
+		fprintf(stderr, "hcom_stress_stepped: THREADS must be 1 (the thread that polls)\n");
+		return 2;
+	}
+#endif
 	if (argc == 5 && strcmp(argv[1], "server") == 0)
 		return serve(argv[2], argv[3], argv[4]);
 	if (argc == 9 && strcmp(argv[1], "client") == 0)

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <limits.h>
 #include <stdio.h>
@@ -1468,6 +1469,65 @@ test_inline_workers_count_on_control_lcore(void **state)
 	droce_stack_destroy(s);
 }
 
+/* droce_stack_poll() from a control hook, inside a round: refused. */
+static int nested_poll = 1;
+
+static unsigned int
+poll_from_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	(void)ctx;
+	nested_poll = droce_stack_poll(arg);
+	return 0;
+}
+
+static void *
+poll_from_other_thread(void *arg)
+{
+	return (void *)(intptr_t)droce_stack_poll(arg);
+}
+
+/* One droce_stack_poll() on the control lcore's thread runs each worker
+ * it polls and the control round; anywhere else, and inside a round, it
+ * is refused and runs nothing.
+ */
+static void
+test_stack_poll_here(void **state)
+{
+	char *kv[] = { "port.0.device=net_null_poll", "port.0.address=198.18.8.1/24",
+		       "port.0.queues=2", "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
+		       "worker.thread.groups=2", "worker.inline=yes" };
+	static struct droce_conf conf;
+	struct droce_lcore_layout layout;
+	struct droce_counters q0, q1, after;
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s;
+	pthread_t t;
+	void *other;
+
+	(void)state;
+	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, sizeof(err)) != 0 ||
+	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	s = droce_stack_create(&conf, &layout, err, sizeof(err));
+	if (s == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(droce_control_hook_register(s, poll_from_hook, s), 0);
+	assert_int_equal(droce_stack_start(s, false), 0);
+	/* net_null's queues always have packets: one round takes both's. */
+	assert_true(droce_stack_poll(s) > 0);
+	assert_int_equal(nested_poll, -EBUSY);
+	droce_queue_counters(s, 0, 0, &q0);
+	droce_queue_counters(s, 0, 1, &q1);
+	assert_true(q0.rx_packets > 0 && q1.rx_packets > 0);
+	assert_int_equal(pthread_create(&t, NULL, poll_from_other_thread, s), 0);
+	assert_int_equal(pthread_join(t, &other), 0);
+	assert_int_equal((int)(intptr_t)other, -EBUSY);
+	droce_queue_counters(s, 0, 0, &after);
+	assert_int_equal(after.rx_packets, q0.rx_packets);
+	droce_stack_stop(s);
+	droce_stack_destroy(s);
+}
+
 /* port.N.mac goes on the device before it starts and is the port's MAC
  * from then on. net_null takes any address; net_ring has no mac_addr_set
  * at all, and droce answers for the address itself.
@@ -1611,6 +1671,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_counters_add_up),
 		cmocka_unit_test(test_arp_refresh),
 		cmocka_unit_test(test_inline_workers_count_on_control_lcore),
+		cmocka_unit_test(test_stack_poll_here),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
 		cmocka_unit_test(test_create_errors),

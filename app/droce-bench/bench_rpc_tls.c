@@ -538,6 +538,7 @@ stepped_start(void)
 	    droce_conf_load(&conf, file, NULL, 0, err, sizeof(err)) != 0 ||
 	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
 		goto fail;
+	conf.stats_period = 0;  /* its stdout carries the rounds */
 	s = droce_stack_create(&conf, &layout, err, sizeof(err));
 	/* Lent before the start: lib/rc takes its QPNs on a stopped stack. */
 	if (s == NULL || droce_rpc_attach(s, &conf, err, sizeof(err)) != 0 ||
@@ -731,9 +732,13 @@ rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void 
 					  p0, p1, rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in,
 			 &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
-	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL &&
-	       take(line, r, arg))
-		r++;
+	/* Anything else the client says (its log) goes on to stderr. */
+	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL) {
+		if (take(line, r, arg))
+			r++;
+		else
+			fprintf(stderr, "RDMA client: %s", line);
+	}
 	if (r != o->rounds) {
 		fprintf(stderr, "droce-bench: the RDMA client stopped after %u rounds\n", r);
 		goto out;

@@ -138,12 +138,28 @@ rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc)
 	}
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&cq->armed, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel)) {
-		uint64_t one = 1;
-
-		/* The counter cannot overflow with one write per arming. */
-		if (write(cq->event_fd, &one, sizeof(one)) != sizeof(one))
-			RC_LOG(WARNING, "CQ event: eventfd write failed");
-	}
+	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel))
+		rc_cq_signal(cq);
 	return 0;
+}
+
+void
+rc_cq_signal(struct droce_cq *cq)
+{
+	uint64_t one = 1;
+
+	if (cq->notify != NULL) {
+		cq->notify(cq->notify_arg);
+		return;
+	}
+	/* The counter cannot overflow with one write per arming. */
+	if (write(cq->event_fd, &one, sizeof(one)) != sizeof(one))
+		RC_LOG(WARNING, "CQ event: eventfd write failed");
+}
+
+void
+droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg)
+{
+	cq->notify_arg = arg;
+	cq->notify = fn;
 }

@@ -121,7 +121,13 @@ struct droce_cq {
 	int event_fd;
 	atomic_int armed;
 	uint64_t overruns;
+	/* Instead of the eventfd (droce_cq_set_notify()): NULL, none. */
+	void (*notify)(void *arg);
+	void *notify_arg;
 };
+
+/* An armed CQ's signal: its notify function, or its eventfd. */
+void rc_cq_signal(struct droce_cq *cq);
 
 /* A send work request as queued: the caller's request, its SGEs, and
  * inline data copied in; then the requester's progress through it.

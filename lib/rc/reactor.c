@@ -166,11 +166,8 @@ cq_read(struct droce_cq_reactor *reactor, struct droce_cq *cq, struct droce_wc *
 		n += droce_poll_cq(cq, batch - n, wc + n);
 	}
 	if (n == batch) {
-		uint64_t one = 1;
-
 		STAT_ADD(reactor, self_wakes, 1);
-		if (write(droce_cq_event_fd(cq), &one, sizeof(one)) != sizeof(one))
-			RC_LOG(WARNING, "cq_reactor: a full batch could not signal the CQ's eventfd");
+		rc_cq_signal(cq);
 	}
 	return n;
 }

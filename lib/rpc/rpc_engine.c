@@ -43,6 +43,10 @@
 /* Heartbeats and deadlines are looked at at least this often. */
 #define SCAN_PERIOD_NS 100000000ull
 #define EVENTS_PER_WAIT 64
+/* How often a hosted worker asks epoll about its CM channels and
+ * listeners: a connect or disconnect waits that much longer at most.
+ */
+#define HOSTED_EPOLL_NS 100000ull
 
 static __thread struct rpc_worker *self;
 
@@ -184,6 +188,44 @@ rpc_worker_unwatch(struct rpc_worker *w, int fd)
 }
 
 void
+rpc_worker_ready(struct rpc_worker *w, struct rpc_watch *watch)
+{
+	if (watch->queued)
+		return;
+	watch->queued = true;
+	w->nb_ready++;
+	TAILQ_INSERT_TAIL(&w->ready, watch, ready_link);
+}
+
+void
+rpc_worker_unready(struct rpc_worker *w, struct rpc_watch *watch)
+{
+	if (!watch->queued)
+		return;
+	watch->queued = false;
+	w->nb_ready--;
+	TAILQ_REMOVE(&w->ready, watch, ready_link);
+}
+
+/* The watches made ready before this round, as many as were queued when
+ * it began: one that its own callback makes ready again waits for the
+ * next round.
+ */
+static unsigned int
+run_ready(struct rpc_worker *w)
+{
+	unsigned int due = w->nb_ready, n = 0;
+	struct rpc_watch *watch;
+
+	while (n < due && (watch = TAILQ_FIRST(&w->ready)) != NULL) {
+		rpc_worker_unready(w, watch);
+		watch->ready(watch, EPOLLIN);
+		n++;
+	}
+	return n;
+}
+
+void
 rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns)
 {
 	if (when_ns < w->next_scan_ns)
@@ -296,12 +338,22 @@ static unsigned int
 worker_round(struct rpc_worker *w, bool may_sleep)
 {
 	struct epoll_event ev[EVENTS_PER_WAIT];
-	unsigned int work = run_tasks(w);
+	unsigned int work = run_tasks(w) + run_ready(w);
 	uint64_t now = rpc_now_ns();
 	int n, timeout = 0;
 
 	if (now >= w->next_scan_ns)
 		scan_sessions(w, now);
+	/* Hosted: the sessions' CQs say so through the ready list; what
+	 * epoll still watches (CM channels, listeners) is seldom news.
+	 */
+	if (w->engine->hosted) {
+		if (now < w->next_epoll_ns) {
+			bury_ended(w);
+			return work;
+		}
+		w->next_epoll_ns = now + HOSTED_EPOLL_NS;
+	}
 	if (may_sleep) {
 		timeout = sleep_ms(w, rpc_now_ns());
 		if (timeout != 0) {
@@ -390,6 +442,9 @@ worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
 	queue_init(&w->tasks);
 	TAILQ_INIT(&w->sessions);
 	TAILQ_INIT(&w->ended);
+	TAILQ_INIT(&w->ready);
+	w->nb_ready = 0;
+	w->next_epoll_ns = 0;
 	atomic_init(&w->stop, false);
 	atomic_init(&w->closed, false);
 	atomic_init(&w->pushers, 0);

@@ -110,6 +110,15 @@ TAILQ_HEAD(rpc_one_sided_list, rpc_one_sided);
 
 struct rpc_engine;
 
+/* A readiness callback registered with a worker's epoll. */
+struct rpc_watch {
+	void (*ready)(struct rpc_watch *w, uint32_t events);
+	/* Hosted workers: on the worker's ready list (rpc_worker_ready()). */
+	TAILQ_ENTRY(rpc_watch) ready_link;
+	bool queued;
+};
+TAILQ_HEAD(rpc_watch_list, rpc_watch);
+
 struct rpc_worker {
 	struct rpc_engine *engine;
 	unsigned int index;
@@ -136,6 +145,13 @@ struct rpc_worker {
 	uint64_t next_scan_ns;          /* heartbeats and call deadlines */
 	struct rte_timer scan_timer;    /* hosted, event mode: wakes the control lcore */
 	uint64_t timer_ns;              /* when scan_timer fires; 0: not armed */
+	/* Hosted: watches a source on the control lcore said are ready, run
+	 * in the next round without a system call; and when the round next
+	 * asks epoll about the rest (CM channels, listeners), rarely.
+	 */
+	struct rpc_watch_list ready;
+	unsigned int nb_ready;
+	uint64_t next_epoll_ns;
 };
 
 /* Its threads end with rpc_engine_destroy(); its memory with the last
@@ -154,10 +170,6 @@ struct rpc_engine {
 	struct rpc_worker *workers;
 };
 
-/* A readiness callback registered with a worker's epoll. */
-struct rpc_watch {
-	void (*ready)(struct rpc_watch *w, uint32_t events);
-};
 
 /* An RDMA engine's workers are hosted on droce's control lcore (the
  * stack must be up: rpc_rdma_start()); a TCP engine's are threads.
@@ -182,6 +194,12 @@ unsigned int rpc_worker_hosted_round(struct rpc_worker *w);
 int rpc_worker_watch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 int rpc_worker_rewatch(struct rpc_worker *w, int fd, uint32_t events, struct rpc_watch *watch);
 void rpc_worker_unwatch(struct rpc_worker *w, int fd);
+/* Hosted workers, on the control lcore: @p watch's ready() runs in @p w's
+ * next round (once, however often it is called before); and not, once
+ * unreadied.
+ */
+void rpc_worker_ready(struct rpc_worker *w, struct rpc_watch *watch);
+void rpc_worker_unready(struct rpc_worker *w, struct rpc_watch *watch);
 /* Write @p s's frames when the worker's tasks are done (at once when it
  * runs none).
  */

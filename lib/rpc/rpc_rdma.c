@@ -652,6 +652,8 @@ wait_link(uint16_t port)
 
 struct rpc_rdma_link {
 	struct rpc_watch send_watch, recv_watch, cm_watch;
+	/* Its CQs signal the worker's ready list, not their eventfds. */
+	bool notified;
 	uint16_t port;
 	struct rpc_session *s;          /* once it has one */
 	struct rpc_rdma_listener *listener; /* accepted by it */
@@ -1130,7 +1132,8 @@ recv_ready(struct rpc_watch *w, uint32_t events)
 	struct rpc_rdma_link *l = container_of(w, struct rpc_rdma_link, recv_watch);
 
 	(void)events;
-	drain_eventfd(droce_rc_recv_socket_event_fd(l->rx));
+	if (!l->notified)
+		drain_eventfd(droce_rc_recv_socket_event_fd(l->rx));
 	rdma_poll(l->s);
 }
 
@@ -1203,7 +1206,8 @@ send_ready(struct rpc_watch *w, uint32_t events)
 	struct rpc_session *s = l->s;
 
 	(void)events;
-	drain_eventfd(droce_cq_event_fd(l->scq));
+	if (!l->notified)
+		drain_eventfd(droce_cq_event_fd(l->scq));
 	rpc_session_ref(s);
 	reap(l);
 	/* The SENDs first: an operation posted before them would hold them. */
@@ -1232,6 +1236,35 @@ client_cm_ready(struct rpc_watch *w, uint32_t events)
 	}
 }
 
+/* A completion on an armed CQ of an attached link (on the control
+ * lcore, in lib/rc's round): its watch runs in the worker's next round.
+ */
+static void
+send_notified(void *arg)
+{
+	struct rpc_rdma_link *l = arg;
+
+	rpc_worker_ready(l->s->w, &l->send_watch);
+}
+
+static void
+recv_notified(void *arg)
+{
+	struct rpc_rdma_link *l = arg;
+
+	rpc_worker_ready(l->s->w, &l->recv_watch);
+}
+
+/* On the control lcore (host_call()). */
+static void
+link_unnotify(void *arg)
+{
+	struct rpc_rdma_link *l = arg;
+
+	droce_cq_set_notify(l->scq, NULL, NULL);
+	droce_cq_set_notify(l->rcq, NULL, NULL);
+}
+
 static int
 rdma_attach(struct rpc_session *s)
 {
@@ -1241,10 +1274,22 @@ rdma_attach(struct rpc_session *s)
 	l->send_watch.ready = send_ready;
 	l->recv_watch.ready = recv_ready;
 	l->cm_watch.ready = client_cm_ready;
-	ret = rpc_worker_watch(s->w, droce_cq_event_fd(l->scq), EPOLLIN, &l->send_watch);
-	if (ret == 0)
-		ret = rpc_worker_watch(s->w, droce_rc_recv_socket_event_fd(l->rx), EPOLLIN,
-				       &l->recv_watch);
+	/* On the lcore that adds the CQs' completions (the control lcore,
+	 * lib/rc's default owner: -1), they reach the worker's ready list with
+	 * no eventfd written, epoll asked or eventfd read: three system
+	 * calls a completion, most of a small call's round trip.
+	 */
+	l->notified = on_control_lcore() && droce_qp_owner(l->qp) < 0;
+	if (l->notified) {
+		droce_cq_set_notify(l->scq, send_notified, l);
+		droce_cq_set_notify(l->rcq, recv_notified, l);
+		ret = 0;
+	} else {
+		ret = rpc_worker_watch(s->w, droce_cq_event_fd(l->scq), EPOLLIN, &l->send_watch);
+		if (ret == 0)
+			ret = rpc_worker_watch(s->w, droce_rc_recv_socket_event_fd(l->rx), EPOLLIN,
+					       &l->recv_watch);
+	}
 	if (ret == 0 && l->ch != NULL)
 		ret = rpc_worker_watch(s->w, droce_cm_channel_fd(l->ch), EPOLLIN, &l->cm_watch);
 	if (ret != 0) {
@@ -1279,8 +1324,18 @@ rdma_detach(struct rpc_session *s)
 {
 	struct rpc_rdma_link *l = s->rdma;
 
-	rpc_worker_unwatch(s->w, droce_cq_event_fd(l->scq));
-	rpc_worker_unwatch(s->w, droce_rc_recv_socket_event_fd(l->rx));
+	if (l->notified) {
+		/* The control lcore may be adding completions: there, then
+		 * no callback touches the ready list from here on.
+		 */
+		host_call(link_unnotify, l);
+		rpc_worker_unready(s->w, &l->send_watch);
+		rpc_worker_unready(s->w, &l->recv_watch);
+		l->notified = false;
+	} else {
+		rpc_worker_unwatch(s->w, droce_cq_event_fd(l->scq));
+		rpc_worker_unwatch(s->w, droce_rc_recv_socket_event_fd(l->rx));
+	}
 	if (l->ch != NULL)
 		rpc_worker_unwatch(s->w, droce_cm_channel_fd(l->ch));
 	if (!l->established || l->disconnected)

@@ -429,6 +429,14 @@ fd_readable(int fd)
 }
 
 static void
+count_notify(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static int notified;
+
+static void
 test_cq_limits_and_event(void **state)
 {
 	struct droce_wc wc[4];
@@ -461,6 +469,25 @@ test_cq_limits_and_event(void **state)
 	assert_false(fd_readable(droce_cq_event_fd(cq)));
 	assert_int_equal(droce_poll_cq(cq, 4, wc), 2);
 	assert_int_equal(wc[0].wr_id, 7);
+	/* A notify function instead of the eventfd: called once an arming,
+	 * never without one, and the eventfd written nothing.
+	 */
+	notified = 0;
+	droce_cq_set_notify(cq, count_notify, &notified);
+	assert_int_equal(rc_cq_add(cq, &one), 0);
+	assert_int_equal(notified, 0);
+	assert_int_equal(droce_req_notify_cq(cq, 0), 0);
+	assert_int_equal(rc_cq_add(cq, &one), 0);
+	assert_int_equal(notified, 1);
+	assert_false(fd_readable(droce_cq_event_fd(cq)));
+	assert_int_equal(droce_poll_cq(cq, 4, wc), 2);
+	/* Taken away: the eventfd again. */
+	droce_cq_set_notify(cq, NULL, NULL);
+	assert_int_equal(droce_req_notify_cq(cq, 0), 0);
+	assert_int_equal(rc_cq_add(cq, &one), 0);
+	assert_int_equal(notified, 1);
+	assert_true(fd_readable(droce_cq_event_fd(cq)));
+	assert_int_equal(droce_poll_cq(cq, 4, wc), 1);
 	assert_int_equal(droce_destroy_cq(cq), 0);
 	assert_string_equal(droce_wc_status_str(DROCE_WC_WR_FLUSH_ERR), "Work Request Flushed Error");
 	assert_string_equal(droce_wc_status_str((enum droce_wc_status)99), "unknown");

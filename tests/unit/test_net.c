@@ -1434,25 +1434,39 @@ other_stack(char **kv, unsigned int n, char *err, size_t errlen)
  * as in an application's EAL) share its lcore id: that lcore's counters
  * are all of theirs, every queue's.
  */
-static void
-test_inline_workers_count_on_control_lcore(void **state)
+/* A stack on net_null @p device, two queues, two workers that this
+ * thread polls (droce_lcores_layout_here()); not started.
+ */
+static struct droce_stack *
+stack_polled_here(const char *device)
 {
-	char *kv[] = { "port.0.device=net_null_inline", "port.0.address=198.18.8.1/24",
+	char dev_kv[64];
+	char *kv[] = { dev_kv, "port.0.address=198.18.8.1/24",
 		       "port.0.queues=2", "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
 		       "worker.thread.groups=2", "worker.inline=yes" };
 	static struct droce_conf conf;
 	struct droce_lcore_layout layout;
-	struct droce_counters port, lcore, q0, q1;
 	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
 
-	(void)state;
+	snprintf(dev_kv, sizeof(dev_kv), "port.0.device=%s", device);
 	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, sizeof(err)) != 0 ||
 	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	s = droce_stack_create(&conf, &layout, err, sizeof(err));
 	if (s == NULL)
 		fail_msg("%s", err);
+	return s;
+}
+
+static void
+test_inline_workers_count_on_control_lcore(void **state)
+{
+	struct droce_counters port, lcore, q0, q1;
+	struct droce_stack *s;
+
+	(void)state;
+	s = stack_polled_here("net_null_inline");
 	assert_int_equal(droce_control_lcore(s), rte_lcore_id());
 	assert_int_equal(droce_stack_start(s, false), 0);
 	/* net_null's queues always have packets (not for us: dropped). */
@@ -1493,24 +1507,13 @@ poll_from_other_thread(void *arg)
 static void
 test_stack_poll_here(void **state)
 {
-	char *kv[] = { "port.0.device=net_null_poll", "port.0.address=198.18.8.1/24",
-		       "port.0.queues=2", "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
-		       "worker.thread.groups=2", "worker.inline=yes" };
-	static struct droce_conf conf;
-	struct droce_lcore_layout layout;
 	struct droce_counters q0, q1, after;
-	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
 	pthread_t t;
 	void *other;
 
 	(void)state;
-	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, sizeof(err)) != 0 ||
-	    droce_lcores_layout_here(&conf, &layout, err, sizeof(err)) != 0)
-		fail_msg("%s", err);
-	s = droce_stack_create(&conf, &layout, err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
+	s = stack_polled_here("net_null_poll");
 	assert_int_equal(droce_control_hook_register(s, poll_from_hook, s), 0);
 	assert_int_equal(droce_stack_start(s, false), 0);
 	/* net_null's queues always have packets: one round takes both's. */

@@ -345,12 +345,14 @@ worker_round(struct rpc_worker *w, bool may_sleep)
 	if (now >= w->next_scan_ns)
 		scan_sessions(w, now);
 	/* Hosted: the sessions' CQs say so through the ready list; what
-	 * epoll still watches (CM channels, listeners) is seldom news.
+	 * epoll still watches (CM channels, listeners) is seldom news. A
+	 * look put off counts as work: a control lcore in event mode must
+	 * not go to sleep before it was taken.
 	 */
 	if (w->engine->hosted) {
 		if (now < w->next_epoll_ns) {
 			bury_ended(w);
-			return work;
+			return work + 1;
 		}
 		w->next_epoll_ns = now + HOSTED_EPOLL_NS;
 	}

@@ -13,9 +13,12 @@
  *     unsealed, and waits for the target's answer).
  * Over TCP (loopback) the server is a child process serving both (two
  * servers). Over RDMA two more processes of this program (--rpc-tls-side,
- * before any EAL) start droce stacks of their own on a net_memif pair,
- * one polling thread each (worker.inline), a cpu each; the client side
- * measures and reports its rounds on stdout.
+ * before any EAL) run droce stacks of their own on a net_memif pair, one
+ * polling thread each (worker.inline), a cpu each: the server's is the
+ * library's; the client runs to completion, its one thread polling a
+ * stack of its own lent to the library. The client side measures and
+ * reports its rounds on stdout; the rpc case runs the same sides for its
+ * RDMA round trips ("rtt").
  * The certificates (an EC P-256 CA and its server and client) are made
  * for the run in a temporary folder with OpenSSL.
  */
@@ -36,7 +39,6 @@
 #include <openssl/x509v3.h>
 
 #include <rte_common.h>
-
 #include <rte_eal.h>
 
 #include "droce_core.h"
@@ -529,8 +531,10 @@ stepped_start(void)
 	int argc = 1;
 
 	args = eal != NULL ? strdup(eal) : NULL;
-	if (args == NULL || file == NULL)
-		return false;
+	if (args == NULL || file == NULL) {
+		snprintf(err, sizeof(err), "needs DROCE_HCOM_EAL and DROCE_HCOM_CONF");
+		goto fail;
+	}
 	for (char *tok = strtok_r(args, " ", &save); tok != NULL && argc < 63;
 	     tok = strtok_r(NULL, " ", &save))
 		argv[argc++] = tok;
@@ -621,7 +625,7 @@ bench_rpc_tls_side(int argc, char **argv)
 	snprintf(pki_dir, sizeof(pki_dir), "%s", argv[3]);
 	if (strcmp(argv[2], "server") == 0)
 		return side_server();
-	if (strcmp(argv[2], "server") != 0 && !stepped_start())
+	if (!stepped_start())
 		return 1;
 	if (strcmp(argv[2], "client") == 0 && argc == 7)
 		return side_client(argv[4], argv[5], argv[6]);

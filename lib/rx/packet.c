@@ -289,6 +289,8 @@ struct fast_run {
 	 * each goes through place()).
 	 */
 	struct droce_place_direct direct;
+	const struct droce_rx_stream *direct_of;  /* whose window direct is */
+	bool direct_ok;                 /* the placer has not failed */
 	uint32_t direct_packets;        /* copied, not yet counted */
 	uint64_t direct_bytes;
 	bool took;                      /* a packet closed its message */
@@ -340,10 +342,17 @@ fast_run_begin(struct fast_run *r, const struct rx_burst *b, const struct rx_las
 	r->rkey = rte_cpu_to_be_32(st->rkey);
 	r->expected_psn = st->expected_psn;
 	r->page_end = RTE_MIN(st->metadata_offset, st->page_size);
-	/* A fused ICRC is checked in place()'s copy. */
-	if ((st->icrc && !st->icrc_first) || droce_placer_failed(st->placer) ||
-	    droce_placer_direct(st->placer, &r->direct) != 0)
-		r->direct.max_len = 0;
+	/* A fused ICRC is checked in place()'s copy. The window is asked for
+	 * once a burst and stream: a stream whose packets keep taking the
+	 * general path begins a run at each of them.
+	 */
+	if (r->direct_of != st) {
+		r->direct_of = st;
+		if ((st->icrc && !st->icrc_first) ||
+		    droce_placer_direct(st->placer, &r->direct) != 0)
+			r->direct.max_len = 0;
+	}
+	r->direct_ok = !droce_placer_failed(st->placer);
 	r->direct_packets = 0;
 	r->direct_bytes = 0;
 	r->took = false;
@@ -427,7 +436,7 @@ fast_take(struct rx_burst *b, struct fast_run *r, struct rte_mbuf *m,
 		return false;
 	if (len > st->packet_payload)
 		st->packet_payload = len;
-	if (len >= FAST_COPY_MIN && len <= r->direct.max_len &&
+	if (r->direct_ok && len >= FAST_COPY_MIN && len <= r->direct.max_len &&
 	    buf_off + len <= r->direct.size) {
 		copy_small(r->direct.cpu + buf_off, l2 + FAST_PAYLOAD_OFF, len);
 		done_add(b, m);

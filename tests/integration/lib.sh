@@ -20,6 +20,12 @@ PEER_IP=198.18.0.2
 WORK=$(mktemp -d /tmp/droce-it.XXXXXX)
 DROCE_PID=
 
+# A test that runs long says where its processes wait before meson's
+# timeout ends it (DROCE_WATCHDOG_AT: ages in seconds, comma-separated).
+python3 "$(dirname "${BASH_SOURCE[0]}")/watchdog.py" --pid $$ \
+	--at "${DROCE_WATCHDOG_AT:-240,480}" &
+WATCHDOG_PID=$!
+
 skip() { echo "SKIP: $*"; exit 77; }
 
 # stop_pid PID: a process this test started, asked to end, then made to.
@@ -50,6 +56,7 @@ cleanup() {
 	ip netns del "$NS_D" 2>/dev/null || true
 	ip netns del "$NS_P" 2>/dev/null || true
 	rm -rf "$WORK" "/var/run/dpdk/$PREFIX"
+	kill "$WATCHDOG_PID" 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'exit 143' INT TERM HUP   # still through cleanup

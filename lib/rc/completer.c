@@ -170,15 +170,32 @@ comp_acked_before(struct droce_qp *qp, uint32_t psn)
 	return wqe;
 }
 
+/* A NAK that ends the QP: invalid request, remote access or operational. */
+static bool
+is_error_nak(const struct droce_pkt *pkt)
+{
+	uint8_t syndrome;
+
+	if (pkt->opcode != DROCE_OP_ACKNOWLEDGE)
+		return false;
+	syndrome = droce_aeth_syndrome(droce_pkt_ext(pkt, DROCE_EXT_AETH));
+	return AETH_TYPE(syndrome) == AETH_TYPE_NAK && AETH_CODE(syndrome) != NAK_PSN_SEQUENCE;
+}
+
 static enum comp_step
 comp_check_psn(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	uint32_t psn = droce_bth_psn(pkt->bth);
 
-	/* Answers for PSNs not sent (a ghost) or long acknowledged: stale. */
-	if (droce_psn_cmp(psn, qp->req.psn) >= 0)
+	/* Answers for PSNs never sent (a ghost) or long acknowledged: stale. */
+	if (droce_psn_cmp(psn, qp->req.psn_end) >= 0)
 		return COMP_DONE;
 	if (droce_psn_cmp(psn, qp->comp.psn) < 0)
+		return COMP_DONE;
+	/* Answers to what a rewind took back wait for the resend's, but for
+	 * a NAK that ends the QP: the peer, in ERR, answers no resend.
+	 */
+	if (droce_psn_cmp(psn, qp->req.psn) >= 0 && !is_error_nak(pkt))
 		return COMP_DONE;
 	return COMP_CHECK_ACK;
 }
@@ -342,24 +359,40 @@ comp_rnr(struct droce_qp *qp, const struct droce_pkt *pkt)
 	return COMP_DONE;
 }
 
+/* The WQE that a NAK at @p psn refuses. Those wholly before it reached
+ * the peer (a NAK acknowledges what precedes it), also ones that a
+ * rewind took back and that are not all sent again yet.
+ */
+static struct rc_send_wqe *
+comp_refused(struct droce_qp *qp, uint32_t psn)
+{
+	struct rc_send_wqe *wqe;
+
+	while ((wqe = oldest_wqe(qp)) != NULL && wqe->started && !wqe_answered(wqe) &&
+	       droce_psn_cmp(wqe->last_psn, psn) < 0) {
+		progress(qp, droce_psn_add(wqe->last_psn, 1));
+		wqe_retire(qp, wqe, DROCE_WC_SUCCESS);
+	}
+	return wqe;
+}
+
 static enum comp_step
 comp_nak(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	uint32_t psn = droce_bth_psn(pkt->bth);
 	uint8_t code = AETH_CODE(droce_aeth_syndrome(droce_pkt_ext(pkt, DROCE_EXT_AETH)));
-	struct rc_send_wqe *wqe = comp_acked_before(qp, psn);
 
 	switch (code) {
 	case NAK_PSN_SEQUENCE:
 		qp->owner->stats.seq_naks_received++;
-		acked_up_to(qp, wqe, psn);
+		acked_up_to(qp, comp_acked_before(qp, psn), psn);
 		return COMP_RETRY;
 	case NAK_INVALID_REQUEST:
-		return comp_error(qp, wqe, DROCE_WC_REM_INV_REQ_ERR);
+		return comp_error(qp, comp_refused(qp, psn), DROCE_WC_REM_INV_REQ_ERR);
 	case NAK_REMOTE_ACCESS:
-		return comp_error(qp, wqe, DROCE_WC_REM_ACCESS_ERR);
+		return comp_error(qp, comp_refused(qp, psn), DROCE_WC_REM_ACCESS_ERR);
 	case NAK_REMOTE_OPERATIONAL:
-		return comp_error(qp, wqe, DROCE_WC_REM_OP_ERR);
+		return comp_error(qp, comp_refused(qp, psn), DROCE_WC_REM_OP_ERR);
 	default:
 		return COMP_DONE; /* reserved codes are ignored */
 	}
@@ -505,6 +538,7 @@ rc_completer_init(struct droce_qp *qp)
 	qp->comp.went_back = false;
 	qp->comp.path_wait_since = 0;
 	qp->req.psn = qp->attr.sq_psn;
+	qp->req.psn_end = qp->attr.sq_psn;
 	qp->req.head = atomic_load_explicit(&qp->sq.consumer, memory_order_relaxed);
 	qp->req.rd_atomic = 0;
 	qp->req.unacked_pkts = 0;

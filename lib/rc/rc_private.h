@@ -170,6 +170,7 @@ struct rc_queue {
 struct rc_requester {
 	uint32_t head;                  /* next WQE to send from */
 	uint32_t psn;                   /* next PSN to send */
+	uint32_t psn_end;               /* one past the highest PSN ever sent */
 	uint32_t rd_atomic;             /* READs and atomics in flight */
 	uint32_t unacked_pkts;          /* since the last AckReq */
 	bool starved;                   /* the last send found no mbuf */

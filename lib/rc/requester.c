@@ -122,6 +122,17 @@ segment_opcode(const struct rc_send_wqe *wqe, bool first, bool last)
 	return (send ? send_ops : write_ops)[imm][first][last];
 }
 
+/* Sent up to @p psn_after (exclusive); a resend after a rewind stays
+ * below the high-water mark the completer judges answers by.
+ */
+static void
+req_sent_up_to(struct droce_qp *qp, uint32_t psn_after)
+{
+	qp->req.psn = psn_after;
+	if (droce_psn_cmp(psn_after, qp->req.psn_end) > 0)
+		qp->req.psn_end = psn_after;
+}
+
 /* The next segment of a SEND or WRITE. */
 static bool
 send_segment(struct droce_qp *qp, struct rc_send_wqe *wqe)
@@ -153,7 +164,7 @@ send_segment(struct droce_qp *qp, struct rc_send_wqe *wqe)
 	if (spec.ackreq)
 		qp->req.unacked_pkts = 0;
 	wqe->sent = offset + len;
-	qp->req.psn = droce_psn_add(psn, 1);
+	req_sent_up_to(qp, droce_psn_add(psn, 1));
 	rc_send_frame(qp, m);
 	return true;
 }
@@ -175,7 +186,7 @@ send_read(struct droce_qp *qp, struct rc_send_wqe *wqe)
 	if (m == NULL)
 		return false;
 	wqe->sent = wqe->length;
-	qp->req.psn = droce_psn_add(wqe->last_psn, 1);
+	req_sent_up_to(qp, droce_psn_add(wqe->last_psn, 1));
 	qp->req.unacked_pkts = 0;
 	rc_send_frame(qp, m);
 	return true;
@@ -198,7 +209,7 @@ send_atomic(struct droce_qp *qp, struct rc_send_wqe *wqe)
 	if (m == NULL)
 		return false;
 	wqe->sent = wqe->length;
-	qp->req.psn = droce_psn_add(wqe->first_psn, 1);
+	req_sent_up_to(qp, droce_psn_add(wqe->first_psn, 1));
 	qp->req.unacked_pkts = 0;
 	rc_send_frame(qp, m);
 	return true;

@@ -146,6 +146,49 @@ poll_until(struct droce_cq *cq, struct droce_wc *wc, int n, double seconds)
 	return got;
 }
 
+/* Move what @p from sent to @p to but its RoCE frames, which stay on
+ * the wire in their order; true when one is there.
+ */
+static bool
+wire_move_all_but_roce(struct side *from, struct side *to)
+{
+	bool roce = false;
+
+	for (unsigned int q = 0; q < from->nb_tx; q++) {
+		unsigned int n = rte_ring_count(from->tx[q]);
+
+		for (unsigned int i = 0; i < n; i++) {
+			struct rte_mbuf *m = NULL;
+
+			assert_int_equal(rte_ring_dequeue(from->tx[q], (void **)&m), 0);
+			if (is_roce(m)) {
+				roce = true;
+				assert_int_equal(rte_ring_enqueue(from->tx[q], m), 0);
+			} else if (rte_ring_enqueue(to->rx, m) != 0) {
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+	return roce;
+}
+
+/* Poll both sides until a RoCE frame of @p s waits on the wire; ARP
+ * goes across meanwhile (a worker owner may need it, and take a post's
+ * doorbell a round or two late).
+ */
+static bool
+poll_until_sent(struct side *s, struct side *peer)
+{
+	for (int round = 0; round < 1000; round++) {
+		rc_pair_poll(s);
+		if (wire_move_all_but_roce(s, peer))
+			return true;
+		rc_pair_poll(peer);
+		wire_move_all_but_roce(peer, s);
+	}
+	return false;
+}
+
 /* ---- the two sides ------------------------------------------------------------------ */
 
 static void
@@ -518,6 +561,37 @@ test_read_not_granted(void **state)
 				   B.mr->rkey, 0), 0);
 	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
 	expect_wc(&wc[0], 1, DROCE_WC_REM_INV_REQ_ERR, DROCE_WC_RDMA_READ);
+	qps_down();
+}
+
+/* The NAK that ends a READ comes after the local ACK timer fired and
+ * rewound the send queue, before the resend: it still ends the WQE (the
+ * peer's QP is in ERR and would never answer the resend).
+ */
+static void
+test_nak_after_rewind(void **state)
+{
+	struct qp_params p = default_params;
+	struct droce_sge sge = { (uintptr_t)A.buf, 64, 0 };
+	struct droce_rc_stats before, after;
+	struct droce_wc wc[2];
+
+	(void)state;
+	p.qp.access = DROCE_ACCESS_REMOTE_WRITE;
+	qps_up(&p);
+	sge.lkey = A.mr->lkey;
+	droce_rc_query_stats(A.dev, &before);
+	assert_int_equal(post_send(&A, 1, DROCE_WR_RDMA_READ, &sge, 1, (uintptr_t)B.buf,
+				   B.mr->rkey, 0), 0);
+	assert_true(poll_until_sent(&A, &B));
+	wire_move(&A, &B);
+	assert_true(poll_until_sent(&B, &A)); /* its NAK waits on the wire */
+	rte_delay_us_block(20000); /* 20 ms: the ACK timeout is about 1 ms */
+	wire_move(&B, &A);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 1, DROCE_WC_REM_INV_REQ_ERR, DROCE_WC_RDMA_READ);
+	droce_rc_query_stats(A.dev, &after);
+	assert_true(after.retransmits > before.retransmits); /* the timer did fire */
 	qps_down();
 }
 
@@ -982,6 +1056,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rnr_retry_exceeded),
 		cmocka_unit_test(test_write_to_read_only),
 		cmocka_unit_test(test_read_not_granted),
+		cmocka_unit_test(test_nak_after_rewind),
 		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_psn_wrap),

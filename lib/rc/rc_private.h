@@ -51,6 +51,8 @@ extern int droce_rc_logtype;
 #define RC_DOORBELL_RING_SIZE 8192
 /* PSNs a requester has in flight: what a peer must be able to hold. */
 #define RC_WINDOW_PSNS 1024
+/* Payloads from this size have their ICRC checked in the copy's pass. */
+#define RC_FUSED_MIN 256
 /* A request asks for an ACK at least every this many packets. */
 #define RC_ACKREQ_EVERY 64
 /* Packets the owner sends per QP per round, so that one QP's long message
@@ -308,6 +310,11 @@ void rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m);
 /* An ACK, NAK (@p syndrome) or, with @p res, an atomic ACK. */
 void rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 		 const struct rc_rd_resource *res);
+/* Where @p len bytes at byte @p offset of the SGE list go, when they lie
+ * in one SGE whose key still holds (local write); NULL otherwise.
+ */
+void *rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+		   uint32_t offset, uint32_t len);
 /* Copy @p len bytes of @p src into the SGE list at byte @p offset; false
  * when they do not fit or a key no longer holds.
  */
@@ -334,7 +341,11 @@ void rc_completer_path_wait(struct droce_qp *qp);
 void rc_completer_init(struct droce_qp *qp);
 
 /* responder.c */
-void rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_pkt *pkt);
+/* @p icrc_pending: the packet's ICRC is still to be checked, in the pass
+ * that copies its payload where it can (wire.c: icrc_fusable()).
+ */
+void rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_pkt *pkt,
+			bool icrc_pending);
 /* Answer READs and take held requests, at most @p budget packets. */
 unsigned int rc_responder_run(struct droce_qp *qp, unsigned int budget);
 /* Send the ACK this round owes. */

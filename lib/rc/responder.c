@@ -63,6 +63,9 @@ struct resp_req {
 	uint64_t va;                    /* RETH / AtomicETH */
 	uint32_t rkey, dma_len;
 	struct droce_mr *mr;
+	const uint8_t *l3;              /* the packet from its IP header */
+	uint32_t l3_len;                /* to its end, ICRC included */
+	bool icrc_pending;              /* its ICRC is not checked yet */
 };
 
 static bool
@@ -227,8 +230,41 @@ resp_check_rkey(struct droce_qp *qp, struct resp_req *r)
 
 /* ---- doing it ---------------------------------------------------------------- */
 
+/* A packet whose ICRC was left for the copy has it checked before
+ * anything acts on it; a bad one is dropped as if it never came.
+ */
+static bool
+resp_icrc_ok(struct droce_qp *qp, struct resp_req *r)
+{
+	if (!r->icrc_pending)
+		return true;
+	r->icrc_pending = false;
+	if (droce_icrc_ok(r->l3, r->l3_len))
+		return true;
+	qp->owner->stats.bad_icrc++;
+	return false;
+}
+
+/* The payload to @p dst, checked in the same pass when that was left. */
+static bool
+resp_icrc_copy_ok(struct droce_qp *qp, struct resp_req *r, void *dst)
+{
+	const struct droce_pkt *pkt = r->pkt;
+
+	if (!r->icrc_pending) {
+		memcpy(dst, pkt->payload, pkt->payload_len);
+		return true;
+	}
+	r->icrc_pending = false;
+	if (droce_icrc_copy_ok(r->l3, r->l3_len, (uint32_t)(pkt->payload - r->l3),
+			       pkt->payload_len, dst))
+		return true;
+	qp->owner->stats.bad_icrc++;
+	return false;
+}
+
 static enum resp_step
-resp_execute(struct droce_qp *qp, const struct resp_req *r)
+resp_execute(struct droce_qp *qp, struct resp_req *r)
 {
 	const struct droce_pkt *pkt = r->pkt;
 	struct rc_responder *resp = &qp->resp;
@@ -239,10 +275,20 @@ resp_execute(struct droce_qp *qp, const struct resp_req *r)
 		return RESP_ATOMIC_REPLY;
 	if (r->flags & DROCE_HDR_SEND) {
 		struct rc_recv_wqe *wqe = recv_wqe(qp);
+		void *dst = r->icrc_pending ? rc_sge_place(qp, wqe->sge, wqe->num_sge,
+							   resp->recv_offset, pkt->payload_len)
+					    : NULL;
 
-		if (!rc_sge_copy_in(qp, wqe->sge, wqe->num_sge, resp->recv_offset, pkt->payload,
-				    pkt->payload_len))
-			return RESP_ERR_OPERATIONAL;
+		if (dst != NULL) {
+			if (!resp_icrc_copy_ok(qp, r, dst))
+				return RESP_DONE;
+		} else {
+			if (!resp_icrc_ok(qp, r))
+				return RESP_DONE;
+			if (!rc_sge_copy_in(qp, wqe->sge, wqe->num_sge, resp->recv_offset,
+					    pkt->payload, pkt->payload_len))
+				return RESP_ERR_OPERATIONAL;
+		}
 		resp->recv_offset += pkt->payload_len;
 		resp->in_message = RC_MSG_SEND;
 	} else {
@@ -261,8 +307,9 @@ resp_execute(struct droce_qp *qp, const struct resp_req *r)
 							  DROCE_ACCESS_REMOTE_WRITE);
 
 			if (mr == NULL)
-				return RESP_ERR_ACCESS;
-			memcpy(rc_mr_cpu(mr, resp->write_va), pkt->payload, pkt->payload_len);
+				return resp_icrc_ok(qp, r) ? RESP_ERR_ACCESS : RESP_DONE;
+			if (!resp_icrc_copy_ok(qp, r, rc_mr_cpu(mr, resp->write_va)))
+				return RESP_DONE;
 		}
 		resp->write_va += pkt->payload_len;
 		resp->write_left -= pkt->payload_len;
@@ -468,13 +515,29 @@ resp_error(struct droce_qp *qp, const struct resp_req *r, uint8_t syndrome,
 
 /* ---- the walk --------------------------------------------------------------------- */
 
+/* The packet from its IP header, and its length to the end (ICRC in). */
+static const uint8_t *
+packet_l3(const struct rte_mbuf *m, uint32_t *len)
+{
+	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *,
+								m->l2_len + m->l3_len);
+
+	*len = m->l3_len + rte_be_to_cpu_16(udp->dgram_len);
+	return rte_pktmbuf_mtod_offset(m, const uint8_t *, m->l2_len);
+}
+
 static void
-request_take(struct droce_qp *qp, const struct droce_pkt *pkt)
+request_take(struct droce_qp *qp, const struct droce_pkt *pkt, const struct rte_mbuf *m,
+	     bool icrc_pending)
 {
 	enum resp_step step = RESP_CHECK_PSN;
 	struct resp_req r = {
 		.pkt = pkt, .flags = pkt->info->flags, .psn = droce_bth_psn(pkt->bth),
+		.icrc_pending = icrc_pending,
 	};
+
+	if (icrc_pending)
+		r.l3 = packet_l3(m, &r.l3_len);
 
 	if (r.flags & DROCE_HDR_RETH) {
 		const struct droce_reth *reth = droce_pkt_ext(pkt, DROCE_EXT_RETH);
@@ -490,6 +553,13 @@ request_take(struct droce_qp *qp, const struct droce_pkt *pkt)
 		r.dma_len = 8;
 	}
 	while (step != RESP_DONE) {
+		/* The checks leave nothing that a bad packet's resend would
+		 * not set the same way; what acts after them (answers, NAKs,
+		 * errors) acts only on a packet whose ICRC holds. The copy
+		 * (RESP_EXECUTE) checks it in its own pass.
+		 */
+		if (step > RESP_EXECUTE && !resp_icrc_ok(qp, &r))
+			break;
 		switch (step) {
 		case RESP_CHECK_PSN:
 			step = resp_check_psn(qp, &r);
@@ -558,7 +628,8 @@ request_take(struct droce_qp *qp, const struct droce_pkt *pkt)
 /* ---- the owner's entry points -------------------------------------------------------- */
 
 void
-rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_pkt *pkt)
+rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_pkt *pkt,
+		   bool icrc_pending)
 {
 	struct rc_responder *resp = &qp->resp;
 
@@ -569,7 +640,7 @@ rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_p
 	if (pkt->opcode == DROCE_OP_READ_REQUEST && resp->answering != NULL &&
 	    droce_psn_cmp(droce_bth_psn(pkt->bth), resp->answering->first_psn) >= 0 &&
 	    droce_psn_cmp(droce_bth_psn(pkt->bth), resp->answering->last_psn) <= 0) {
-		request_take(qp, pkt);
+		request_take(qp, pkt, m, false);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -580,10 +651,20 @@ rc_responder_input(struct droce_qp *qp, struct rte_mbuf *m, const struct droce_p
 			rte_pktmbuf_free(m);
 			return;
 		}
+		if (icrc_pending) { /* taken later, by held_take(), as checked */
+			uint32_t len;
+			const uint8_t *l3 = packet_l3(m, &len);
+
+			if (!droce_icrc_ok(l3, len)) {
+				qp->owner->stats.bad_icrc++;
+				rte_pktmbuf_free(m);
+				return;
+			}
+		}
 		resp->held[(resp->held_head + resp->held_count++) % RC_HELD_PKTS] = m;
 		return;
 	}
-	request_take(qp, pkt);
+	request_take(qp, pkt, m, icrc_pending);
 	rte_pktmbuf_free(m);
 }
 
@@ -637,7 +718,7 @@ held_take(struct droce_qp *qp, struct rte_mbuf *m)
 
 	if (droce_roce_parse(udp + 1, rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp),
 			     &pkt) == DROCE_PARSE_OK)
-		request_take(qp, &pkt);
+		request_take(qp, &pkt, m, false);
 	rte_pktmbuf_free(m);
 }
 

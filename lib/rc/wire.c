@@ -147,6 +147,26 @@ rc_sge_copy_in(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t 
 	return len == 0;
 }
 
+void *
+rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+	     uint32_t offset, uint32_t len)
+{
+	for (uint32_t i = 0; i < nb_sge; i++) {
+		struct droce_mr *mr;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		if (sge[i].length - offset < len)
+			return NULL;
+		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + offset, len,
+				 DROCE_ACCESS_LOCAL_WRITE);
+		return mr != NULL ? rc_mr_cpu(mr, sge[i].addr + offset) : NULL;
+	}
+	return NULL;
+}
+
 /* Gather @p len bytes from the SGE list, from byte @p skip, into @p dst. */
 static bool
 sge_copy_out(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
@@ -417,6 +437,22 @@ qp_transport(const struct droce_qp *qp)
 	return qp->init.qp_type == DROCE_QPT_UC ? DROCE_OP_UC : DROCE_OP_RC;
 }
 
+/* An RC request whose payload goes where the QP's state says, not where
+ * its own headers say (SEND, and WRITE after the FIRST): its ICRC is
+ * checked in the pass that copies it (rc_responder_input). A bad packet
+ * then leaves garbage only where the message in progress is being placed,
+ * which the resend overwrites before anyone is told the message is there.
+ */
+static bool
+icrc_fusable(const struct droce_pkt *pkt)
+{
+	uint32_t f = pkt->info->flags;
+
+	return (pkt->opcode & DROCE_OP_TRANSPORT_MASK) == DROCE_OP_RC &&
+	       ((f & DROCE_HDR_SEND) || ((f & DROCE_HDR_WRITE) && !(f & DROCE_HDR_RETH))) &&
+	       pkt->payload_len >= RC_FUSED_MIN;
+}
+
 /* Check one packet and give it to its QP's completer or responder. The
  * QP's lock is kept in @p locked from one packet to the next: a burst is
  * mostly one QP's, and the lock is then taken once for the run.
@@ -430,7 +466,9 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 	const struct rte_udp_hdr *udp;
 	struct droce_pkt pkt;
 	struct droce_qp *qp;
+	uint64_t *dropped;
 	uint32_t l4_len;
+	bool icrc_pending;
 
 	stats->rx_packets++;
 	if (!rte_pktmbuf_is_contiguous(m) && rte_pktmbuf_linearize(m) != 0)
@@ -441,7 +479,8 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 	if (l4_len < sizeof(*udp) ||
 	    droce_roce_parse(udp + 1, l4_len - (uint32_t)sizeof(*udp), &pkt) != DROCE_PARSE_OK)
 		goto bad;
-	if (!droce_icrc_ok(ip, m->l3_len + l4_len)) {
+	icrc_pending = icrc_fusable(&pkt);
+	if (!icrc_pending && !droce_icrc_ok(ip, m->l3_len + l4_len)) {
 		stats->bad_icrc++;
 		rte_pktmbuf_free(m);
 		return;
@@ -450,9 +489,8 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 		goto bad;
 	qp = rc_qp_of_num(dev, droce_bth_dqpn(pkt.bth));
 	if (qp == NULL || qp->owner != o) {
-		stats->unknown_qp++;
-		rte_pktmbuf_free(m);
-		return;
+		dropped = &stats->unknown_qp;
+		goto drop;
 	}
 	if (qp != *locked) {
 		if (*locked != NULL)
@@ -461,25 +499,32 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 		*locked = qp;
 	}
 	if (!state_takes_packets(qp->attr.qp_state) || qp->dead) {
-		stats->wrong_state++;
-		rte_pktmbuf_free(m);
+		dropped = &stats->wrong_state;
+		goto drop;
 	} else if ((pkt.opcode & DROCE_OP_TRANSPORT_MASK) != qp_transport(qp)) {
 		/* A CNP, or a UC/UD packet for an RC QP (and so on): not a
 		 * request or response of this QP's transport.
 		 */
-		stats->bad_packet++;
-		rte_pktmbuf_free(m);
+		dropped = &stats->bad_packet;
+		goto drop;
 	} else if (ip->src_addr != qp->peer_ip) {
-		stats->wrong_peer++;
-		rte_pktmbuf_free(m);
+		dropped = &stats->wrong_peer;
+		goto drop;
 	} else if (pkt.info->flags & DROCE_HDR_RESP) {
 		rc_completer_input(qp, &pkt);
 		rte_pktmbuf_free(m);
 		rc_qp_activate(qp);
 	} else {
-		rc_responder_input(qp, m, &pkt); /* takes the mbuf */
+		rc_responder_input(qp, m, &pkt, icrc_pending); /* takes the mbuf */
 		rc_qp_activate(qp);
 	}
+	return;
+drop:
+	/* A packet whose ICRC was left for the copy counts as what it is. */
+	if (icrc_pending && !droce_icrc_ok(ip, m->l3_len + l4_len))
+		dropped = &stats->bad_icrc;
+	(*dropped)++;
+	rte_pktmbuf_free(m);
 	return;
 bad:
 	stats->bad_packet++;

@@ -81,6 +81,8 @@ bool bench_rpc_services(OckRpcServer server);
  * BENCH_RPC_WINDOW in flight; -1 if one failed.
  */
 double bench_rpc_window(OckRpcClient c, unsigned int count);
+/* The same over @p nb sessions, call i on session i % nb. */
+double bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count);
 /* The stack this process's client thread polls itself (run to
  * completion): its waits for answers run its rounds.
  */
@@ -96,6 +98,10 @@ struct bench_rdma_rtt {
 	double p50[BENCH_MAX_ROUNDS], p99[BENCH_MAX_ROUNDS], rate[BENCH_MAX_ROUNDS];
 };
 int bench_rpc_rdma_rtt(const struct bench_opts *o, struct bench_rdma_rtt *f);
+/* rpc-scale: calls/s over 1, 100 and 1000 RDMA sessions of one client
+ * thread, and the memory an idle session takes on either side.
+ */
+int bench_rpc_scale(const struct bench_opts *o);
 /* rpc-tls over RDMA: this program as one of the two sides (before any EAL). */
 int bench_rpc_tls_side(int argc, char **argv);
 /* The other process of the rc case (droce-bench -- --rc-peer). */

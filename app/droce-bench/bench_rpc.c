@@ -193,14 +193,14 @@ window_done(OckRpcStatus status, void *arg)
 }
 
 double
-bench_rpc_window(OckRpcClient c, unsigned int count)
+bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count)
 {
 	static struct window_call w[BENCH_RPC_WINDOW];
 	unsigned int issued = 0, answered = 0;
 	double t0 = bench_now();
 
 	/* Call i takes slot i % BENCH_RPC_WINDOW, once call i - WINDOW, the
-	 * oldest in flight then, is answered.
+	 * oldest in flight then, is answered; it goes to session i % nb.
 	 */
 	while (answered < count) {
 		struct window_call *k;
@@ -212,8 +212,8 @@ bench_rpc_window(OckRpcClient c, unsigned int count)
 			k->rsp = (OckRpcMessage){ k->r, sizeof(k->r) };
 			k->done = (OckRpcCallDone){ window_done, k };
 			atomic_store(&k->ended, 0);
-			if (OckRpcClientCall(c, BENCH_SVC_ECHO, &k->req, &k->rsp, &k->done) !=
-			    OCK_RPC_OK)
+			if (OckRpcClientCall(c[issued % nb], BENCH_SVC_ECHO, &k->req, &k->rsp,
+					     &k->done) != OCK_RPC_OK)
 				return -1;
 			issued++;
 			continue;
@@ -228,6 +228,12 @@ bench_rpc_window(OckRpcClient c, unsigned int count)
 			client_idle();
 	}
 	return count / (bench_now() - t0);
+}
+
+double
+bench_rpc_window(OckRpcClient c, unsigned int count)
+{
+	return bench_rpc_window_over(&c, 1, count);
 }
 
 int

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@
 
 #include <rte_common.h>
 #include <rte_eal.h>
+#include <rte_malloc.h>
 
 #include "droce_core.h"
 #include "droce_net.h"
@@ -585,6 +587,105 @@ side_rtt(const char *p0, const char *rounds)
 	_exit(0);
 }
 
+/* rpc-scale: the session counts, each a superset of the one before. */
+static const unsigned int scale_sessions[] = { 1, 100, 1000 };
+#define SCALE_LEVELS RTE_DIM(scale_sessions)
+#define SCALE_MAX 1000
+
+/* This process's DPDK heap in use, KiB (rte_malloc: what droce holds for
+ * its sessions, touched or not).
+ */
+static long
+heap_kib(void)
+{
+	struct rte_malloc_socket_stats st;
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < RTE_MAX_NUMA_NODES; i++)
+		if (rte_malloc_get_socket_stats(i, &st) == 0)
+			bytes += st.heap_allocsz_bytes;
+	return (long)(bytes / 1024);
+}
+
+/* Resident memory of process @p pid (0: this one), KiB; -1 if unknown. */
+static long
+rss_kib(pid_t pid)
+{
+	char path[64], line[128];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid != 0 ? (int)pid : (int)getpid());
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* The "scale" client: in the first round it opens 1, then 100, then
+ * 1000 sessions, saying "opened N" once N are open and idle (the parent
+ * reads the server's memory then); each round a line of calls/s with
+ * BENCH_RPC_WINDOW in flight spread over the first 1, 100 and 1000,
+ * this side's resident and DPDK heap KiB for the 900 sessions opened
+ * last, and the seconds their opening took.
+ */
+static int
+side_scale(const char *p0, const char *rounds)
+{
+	static OckRpcClient c[SCALE_MAX];
+	unsigned int n = (unsigned int)atoi(rounds), open = 0;
+	long rss_100 = 0, rss_1000 = 0, heap_100 = 0, heap_1000 = 0;
+	double open_s = 0;
+	struct config g;
+
+	config(&g, false);
+	if (n == 0 || n > BENCH_MAX_ROUNDS)
+		side_failed("no rounds");
+	for (unsigned int r = 0; r < n; r++) {
+		double rate[SCALE_LEVELS];
+
+		for (unsigned int l = 0; l < SCALE_LEVELS; l++) {
+			double t0 = bench_now();
+
+			while (open < scale_sessions[l]) {
+				char why[96];
+
+				if (OckRpcClientConnectWithCfg(SERVER_IP, (uint16_t)atoi(p0), &c[open],
+							       &g.c) != OCK_RPC_OK) {
+					snprintf(why, sizeof(why), "session %u of %u failed to connect",
+						 open + 1, scale_sessions[l]);
+					side_failed(why);
+				}
+				open++;
+			}
+			if (r == 0) {
+				if (scale_sessions[l] == 100) {
+					rss_100 = rss_kib(0);
+					heap_100 = heap_kib();
+				}
+				if (scale_sessions[l] == SCALE_MAX) {
+					rss_1000 = rss_kib(0);
+					heap_1000 = heap_kib();
+					open_s = bench_now() - t0;
+				}
+				printf("opened %u\n", open);
+				fflush(stdout);
+			}
+			rate[l] = bench_rpc_window_over(c, scale_sessions[l], BENCH_TCP_RATE_COUNT);
+			if (rate[l] < 0)
+				side_failed("a call of the window failed");
+		}
+		printf("scale %.0f %.0f %.0f %ld %ld %.3f\n", rate[0], rate[1], rate[2],
+		       rss_1000 - rss_100, heap_1000 - heap_100, open_s);
+		fflush(stdout);
+	}
+	_exit(0);
+}
+
 /* The client side: ROUNDS rounds, each a line on stdout. */
 static int
 side_client(const char *p0, const char *p1, const char *rounds)
@@ -619,8 +720,18 @@ side_client(const char *p0, const char *p1, const char *rounds)
 int
 bench_rpc_tls_side(int argc, char **argv)
 {
+	struct rlimit rl;
+
 	if (argc < 4)
 		return 2;
+	/* A session holds a few descriptors (its CQs' eventfds, its
+	 * connection's exchange): rpc-scale's thousand need more than the
+	 * usual soft limit, on both sides.
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	transport = "RDMA";
 	snprintf(pki_dir, sizeof(pki_dir), "%s", argv[3]);
 	if (strcmp(argv[2], "server") == 0)
@@ -631,6 +742,8 @@ bench_rpc_tls_side(int argc, char **argv)
 		return side_client(argv[4], argv[5], argv[6]);
 	if (strcmp(argv[2], "rtt") == 0 && argc == 7)
 		return side_rtt(argv[4], argv[6]);
+	if (strcmp(argv[2], "scale") == 0 && argc == 7)
+		return side_scale(argv[4], argv[6]);
 	return 2;
 }
 
@@ -681,10 +794,18 @@ side_start(char *const argv[], const char *conf, const char *eal, const cpu_set_
 	return pid;
 }
 
-/* A client side's round: its line taken into the figures (false: not
- * such a line).
- */
-typedef bool (*round_taker)(const char *line, unsigned int r, void *arg);
+/* What a client side's line was to its taker. */
+enum side_line {
+	LINE_OTHER,     /* not the taker's: the client's log */
+	LINE_ROUND,     /* a round's figures */
+	LINE_NOTED,     /* a step the taker noted */
+};
+
+/* A client side's line, taken into the figures of round @p r. */
+typedef enum side_line (*round_taker)(const char *line, unsigned int r, void *arg);
+
+/* The server side of the run in progress (its memory is read). */
+static pid_t rdma_server;
 
 /*
  * Both sides over a net_memif pair, the client run as @p mode ("client":
@@ -709,10 +830,10 @@ rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void 
 	snprintf(cli_conf, sizeof(cli_conf), "%s/client.conf", pki_dir);
 	snprintf(sock, sizeof(sock), "%s/m.sock", pki_dir);
 	snprintf(srv_eal, sizeof(srv_eal),
-		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rs-%d --log-level lib.eal:error --vdev=net_memif0,role=server,socket=%s",
+		 "--no-pci --no-huge -m 1024 --file-prefix droce-bench-rs-%d --log-level lib.eal:error --vdev=net_memif0,role=server,socket=%s",
 		 (int)getpid(), sock);
 	snprintf(cli_eal, sizeof(cli_eal),
-		 "--no-pci --no-huge -m 256 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --lcores=0@%s --vdev=net_memif0,role=client,socket=%s",
+		 "--no-pci --no-huge -m 1024 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --lcores=0@%s --vdev=net_memif0,role=client,socket=%s",
 		 (int)getpid(), cpu1, sock);
 	snprintf(rounds, sizeof(rounds), "%u", o->rounds);
 	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s); the client's runs to completion (its calls' waits poll its stack)\n",
@@ -737,10 +858,13 @@ rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void 
 			 &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
 	/* Anything else the client says (its log) goes on to stderr. */
+	rdma_server = srv;
 	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL) {
-		if (take(line, r, arg))
+		enum side_line what = take(line, r, arg);
+
+		if (what == LINE_ROUND)
 			r++;
-		else
+		else if (what == LINE_OTHER)
 			fprintf(stderr, "RDMA client: %s", line);
 	}
 	if (r != o->rounds) {
@@ -774,7 +898,7 @@ out:
 	return ret;
 }
 
-static bool
+static enum side_line
 take_tls_round(const char *line, unsigned int r, void *arg)
 {
 	struct tls_rounds *t = arg;
@@ -782,9 +906,9 @@ take_tls_round(const char *line, unsigned int r, void *arg)
 	if (sscanf(line, "round %lf %lf %lf %lf %lf %lf %lf %lf", &t->plain_rtt[r], &t->tls_rtt[r],
 		   &t->plain_bulk[r], &t->tls_bulk[r], &t->plain_write[r], &t->tls_write[r],
 		   &t->plain_read[r], &t->tls_read[r]) != 8)
-		return false;
+		return LINE_OTHER;
 	print_round(t, r, true);
-	return true;
+	return LINE_ROUND;
 }
 
 static int
@@ -799,12 +923,13 @@ bench_rdma(const struct bench_opts *o)
 	return 0;
 }
 
-static bool
+static enum side_line
 take_rtt_round(const char *line, unsigned int r, void *arg)
 {
 	struct bench_rdma_rtt *f = arg;
 
-	return sscanf(line, "rtt %lf %lf %lf", &f->p50[r], &f->p99[r], &f->rate[r]) == 3;
+	return sscanf(line, "rtt %lf %lf %lf", &f->p50[r], &f->p99[r], &f->rate[r]) == 3
+	       ? LINE_ROUND : LINE_OTHER;
 }
 
 int
@@ -835,4 +960,60 @@ bench_rpc_tls(const struct bench_opts *o)
 	ret |= bench_rdma(o);
 	remove_pki();
 	return ret;
+}
+
+/* ---- rpc-scale -------------------------------------------------------------------------- */
+
+struct scale_figures {
+	double rate[SCALE_LEVELS][BENCH_MAX_ROUNDS];
+	long server_kib_100, server_kib_1000, client_kib, client_heap_kib;
+	double open_s;
+};
+
+static enum side_line
+take_scale_round(const char *line, unsigned int r, void *arg)
+{
+	struct scale_figures *f = arg;
+	unsigned int opened;
+
+	if (sscanf(line, "opened %u", &opened) == 1) {
+		if (opened == 100)
+			f->server_kib_100 = rss_kib(rdma_server);
+		if (opened == SCALE_MAX)
+			f->server_kib_1000 = rss_kib(rdma_server);
+		return LINE_NOTED;
+	}
+	if (sscanf(line, "scale %lf %lf %lf %ld %ld %lf", &f->rate[0][r], &f->rate[1][r],
+		   &f->rate[2][r], &f->client_kib, &f->client_heap_kib, &f->open_s) != 6)
+		return LINE_OTHER;
+	printf("  round %u: %u in flight over 1 session %.0f calls/s, over 100 %.0f, over 1000 %.0f\n",
+	       r + 1, BENCH_RPC_WINDOW, f->rate[0][r], f->rate[1][r], f->rate[2][r]);
+	fflush(stdout);
+	return LINE_ROUND;
+}
+
+int
+bench_rpc_scale(const struct bench_opts *o)
+{
+	static struct scale_figures f;
+	unsigned int n = o->rounds;
+	int ret;
+
+	if (!make_pki()) {
+		fprintf(stderr, "droce-bench: cannot make the certificates\n");
+		return 1;
+	}
+	ret = rdma_sides(o, "scale", take_scale_round, &f);
+	remove_pki();
+	if (ret != 0)
+		return ret;
+	for (unsigned int l = 0; l < SCALE_LEVELS; l++)
+		printf("  64 B calls, %u in flight over %u session%s: %.0f calls/s, %.2fx of 1 session\n",
+		       BENCH_RPC_WINDOW, scale_sessions[l], scale_sessions[l] > 1 ? "s" : "",
+		       bench_median(f.rate[l], n), bench_median(f.rate[l], n) / bench_median(f.rate[0], n));
+	printf("  an idle session's memory (sessions 101 to 1000): resident, client %.1f KiB, server %.1f KiB; the client's DPDK heap %.1f KiB; opening those 900 took %.2f s\n",
+	       (double)f.client_kib / (SCALE_MAX - 100),
+	       (double)(f.server_kib_1000 - f.server_kib_100) / (SCALE_MAX - 100),
+	       (double)f.client_heap_kib / (SCALE_MAX - 100), f.open_s);
+	return 0;
 }

@@ -87,6 +87,8 @@ static const struct bench_case cases[] = {
 	  bench_rpc },
 	{ "rpc-tls", "hcom4db calls with TLS 1.3 vs without, over TCP and RDMA (64 B ping-pong, 64 KiB GB/s)",
 	  bench_rpc_tls },
+	{ "rpc-scale", "hcom4db calls over droce RDMA spread over 1, 100 and 1000 sessions of one thread; an idle session's memory",
+	  bench_rpc_scale },
 };
 
 static void

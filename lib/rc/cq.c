@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 
@@ -57,6 +58,7 @@ droce_create_cq(struct droce_rc_device *dev, int cqe)
 	static unsigned int instance;
 	char name[RTE_RING_NAMESIZE];
 	struct droce_cq *cq;
+	ssize_t ring_bytes;
 
 	if (cqe <= 0 || (uint32_t)cqe > dev->attr.max_cqe) {
 		RC_LOG(ERR, "create_cq: %d entries; allowed: 1..%u", cqe, dev->attr.max_cqe);
@@ -70,12 +72,23 @@ droce_create_cq(struct droce_rc_device *dev, int cqe)
 	}
 	snprintf(name, sizeof(name), "droce_cq%u",
 		 __atomic_fetch_add(&instance, 1, __ATOMIC_RELAXED));
-	cq->entries = rte_ring_create_elem(name, sizeof(struct droce_wc), (unsigned int)cqe,
-					   SOCKET_ID_ANY, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	/* In rte_malloc memory, not a memzone of its own: thousands of
+	 * sessions with two CQs each would exhaust RTE_MAX_MEMZONE.
+	 */
+	ring_bytes = rte_ring_get_memsize_elem(sizeof(struct droce_wc),
+					       rte_align32pow2((uint32_t)cqe + 1));
+	cq->entries = ring_bytes > 0 ? rte_zmalloc("droce_cq_ring", (size_t)ring_bytes,
+						   RTE_CACHE_LINE_SIZE) : NULL;
+	if (cq->entries != NULL &&
+	    rte_ring_init(cq->entries, name, (unsigned int)cqe, RING_F_SC_DEQ | RING_F_EXACT_SZ) != 0) {
+		rte_free(cq->entries);
+		cq->entries = NULL;
+	}
 	cq->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (cq->entries == NULL || cq->event_fd < 0) {
-		RC_LOG(ERR, "create_cq: no ring or eventfd for %d entries", cqe);
-		rte_ring_free(cq->entries);
+		RC_LOG(ERR, "create_cq: no memory for a ring of %d entries, or no eventfd (%s)", cqe,
+		       cq->event_fd < 0 ? strerror(errno) : "rte_malloc");
+		rte_free(cq->entries);
 		if (cq->event_fd >= 0)
 			close(cq->event_fd);
 		rte_free(cq);
@@ -94,7 +107,7 @@ droce_destroy_cq(struct droce_cq *cq)
 	if (cq->users != 0)
 		return RC_REFUSE(EBUSY, "destroy_cq: %u QPs still use the CQ", cq->users);
 	cq->dev->nb_cq--;
-	rte_ring_free(cq->entries);
+	rte_free(cq->entries);
 	close(cq->event_fd);
 	rte_free(cq);
 	return 0;

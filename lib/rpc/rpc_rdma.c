@@ -1022,7 +1022,7 @@ link_make(void *arg)
 		.qp_access_flags = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_READ |
 				   DROCE_ACCESS_REMOTE_WRITE,
 	};
-	const char *what = "memory, a CQ";
+	const char *what = "its memory or CQs";
 
 	l->pool_mr = droce_reg_mr(hp->pd, l->pool, (size_t)SEND_BUFFERS * CHUNK,
 				  DROCE_ACCESS_LOCAL_WRITE);
@@ -1043,14 +1043,14 @@ link_make(void *arg)
 	}
 	if (l->reactor != NULL) {
 		droce_cq_reactor_set_on_error(l->reactor, link_on_error, l);
-		what = "its receive socket";
+		what = "a receive socket";
 		l->rx = droce_rc_recv_socket_create(l->reactor, l->qp,
 			&(struct droce_rc_recv_socket_attr){ .nb_buffers = RECV_BUFFERS,
 							     .buffer_size = CHUNK });
 	}
 	m->ok = l->rx != NULL;
 	if (!m->ok) {
-		RPC_LOG(ERR, "%s: no %s for a connection on droce port %u (the droce.rc log says why)",
+		RPC_LOG(ERR, "%s: could not make %s for a connection on droce port %u (the droce.rc log says why)",
 			m->who, what, l->port);
 		link_destroy(l);
 	}

@@ -310,11 +310,11 @@ void rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m);
 /* An ACK, NAK (@p syndrome) or, with @p res, an atomic ACK. */
 void rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 		 const struct rc_rd_resource *res);
-/* Where @p len bytes at byte @p offset of the SGE list go, when they lie
- * in one SGE whose key still holds (local write); NULL otherwise.
+/* Where @p len bytes at byte @p offset of the SGE list lie, when one SGE
+ * holds them all and its key still allows @p access; NULL otherwise.
  */
 void *rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
-		   uint32_t offset, uint32_t len);
+		   uint32_t offset, uint32_t len, int access);
 /* Copy @p len bytes of @p src into the SGE list at byte @p offset; false
  * when they do not fit or a key no longer holds.
  */

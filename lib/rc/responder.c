@@ -276,7 +276,8 @@ resp_execute(struct droce_qp *qp, struct resp_req *r)
 	if (r->flags & DROCE_HDR_SEND) {
 		struct rc_recv_wqe *wqe = recv_wqe(qp);
 		void *dst = r->icrc_pending ? rc_sge_place(qp, wqe->sge, wqe->num_sge,
-							   resp->recv_offset, pkt->payload_len)
+							   resp->recv_offset, pkt->payload_len,
+							   DROCE_ACCESS_LOCAL_WRITE)
 					    : NULL;
 
 		if (dst != NULL) {

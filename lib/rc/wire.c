@@ -149,7 +149,7 @@ rc_sge_copy_in(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t 
 
 void *
 rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
-	     uint32_t offset, uint32_t len)
+	     uint32_t offset, uint32_t len, int access)
 {
 	for (uint32_t i = 0; i < nb_sge; i++) {
 		struct droce_mr *mr;
@@ -160,8 +160,7 @@ rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb
 		}
 		if (sge[i].length - offset < len)
 			return NULL;
-		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + offset, len,
-				 DROCE_ACCESS_LOCAL_WRITE);
+		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + offset, len, access);
 		return mr != NULL ? rc_mr_cpu(mr, sge[i].addr + offset) : NULL;
 	}
 	return NULL;
@@ -192,26 +191,6 @@ sge_copy_out(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb
 	return len == 0;
 }
 
-/* The payload's bytes where they lie, when one SGE holds them all. */
-static const void *
-sge_contiguous(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
-	       uint32_t skip, uint32_t len)
-{
-	for (uint32_t i = 0; i < nb_sge; i++) {
-		struct droce_mr *mr;
-
-		if (skip >= sge[i].length) {
-			skip -= sge[i].length;
-			continue;
-		}
-		if (sge[i].length - skip < len)
-			return NULL;
-		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + skip, len, 0);
-		return mr != NULL ? rc_mr_cpu(mr, sge[i].addr + skip) : NULL;
-	}
-	return NULL;
-}
-
 struct rte_mbuf *
 rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_sge *sge,
 	 uint32_t nb_sge, uint32_t skip)
@@ -232,7 +211,7 @@ rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_
 	if (qp->owner->worker >= 0) /* it goes out as built: droce_tx() */
 		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
 	if (spec->payload_len != 0 && spec->payload == NULL && nb_sge != 0) {
-		spec->payload = sge_contiguous(qp, sge, nb_sge, skip, spec->payload_len);
+		spec->payload = rc_sge_place(qp, sge, nb_sge, skip, spec->payload_len, 0);
 		gather = spec->payload == NULL;
 	}
 	if (droce_frame_build(m, spec) != 0) {

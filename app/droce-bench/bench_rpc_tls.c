@@ -809,8 +809,9 @@ static pid_t rdma_server;
 
 /*
  * Both sides over a net_memif pair, the client run as @p mode ("client":
- * TLS against plaintext, "rtt": round trips and a window of calls), each
- * of its o->rounds lines to @p take; 0 once every round came.
+ * TLS against plaintext, "rtt": round trips and a window of calls,
+ * "scale": the window over many sessions), each of its lines to @p take;
+ * 0 once o->rounds rounds came.
  */
 static int
 rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void *arg)
@@ -857,8 +858,8 @@ rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void 
 					  p0, p1, rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in,
 			 &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
-	/* Anything else the client says (its log) goes on to stderr. */
 	rdma_server = srv;
+	/* Anything else the client says (its log) goes on to stderr. */
 	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL) {
 		enum side_line what = take(line, r, arg);
 

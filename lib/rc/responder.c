@@ -308,7 +308,7 @@ resp_execute(struct droce_qp *qp, struct resp_req *r)
 							  DROCE_ACCESS_REMOTE_WRITE);
 
 			if (mr == NULL)
-				return resp_icrc_ok(qp, r) ? RESP_ERR_ACCESS : RESP_DONE;
+				return RESP_ERR_ACCESS; /* which checks the ICRC first */
 			if (!resp_icrc_copy_ok(qp, r, rc_mr_cpu(mr, resp->write_va)))
 				return RESP_DONE;
 		}

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -493,6 +494,36 @@ test_cq_limits_and_event(void **state)
 	assert_string_equal(droce_wc_status_str((enum droce_wc_status)99), "unknown");
 }
 
+/* More CQs than DPDK has memzones (RTE_MAX_MEMZONE): a thousand
+ * sessions hold two each, and their rings must not take one apiece.
+ */
+static void
+test_cqs_past_the_memzone_limit(void **state)
+{
+	enum { CQS = RTE_MAX_MEMZONE + 64 };
+	static struct droce_cq *cqs[CQS];
+	struct rlimit rl;
+	struct droce_wc one = { .wr_id = 9 }, wc;
+
+	(void)state;
+	/* Each CQ has an eventfd: more descriptors than the usual 1024. */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < CQS + 256)
+		skip();
+	rl.rlim_cur = rl.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	for (unsigned int i = 0; i < CQS; i++) {
+		cqs[i] = droce_create_cq(dev, 16);
+		assert_non_null(cqs[i]);
+	}
+	/* The last one works as a CQ. */
+	assert_int_equal(rc_cq_add(cqs[CQS - 1], &one), 0);
+	assert_int_equal(droce_poll_cq(cqs[CQS - 1], 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 9);
+	for (unsigned int i = 0; i < CQS; i++)
+		assert_int_equal(droce_destroy_cq(cqs[i]), 0);
+}
+
 /* ---- queue pairs: creation --------------------------------------------------- */
 
 static void
@@ -918,6 +949,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_mr_keys_not_guessable),
 		cmocka_unit_test(test_mr_gpu),
 		cmocka_unit_test(test_cq_limits_and_event),
+		cmocka_unit_test(test_cqs_past_the_memzone_limit),
 		cmocka_unit_test(test_create_qp_checks),
 		cmocka_unit_test(test_rc_path_to_rts),
 		cmocka_unit_test(test_transitions_refused),

@@ -114,9 +114,9 @@ wire_move(struct side *from, struct side *to)
 					if (copy != NULL && rte_ring_enqueue(to->rx, copy) == 0) {
 						wire.duplicated++;
 						wire.corrupted += corrupted;
-					}
-					else
+					} else {
 						rte_pktmbuf_free(copy);
+					}
 				}
 				if (held == NULL && rng() % 100 < wire.reorder_pct) {
 					held = m; /* goes after the next one */

@@ -464,8 +464,10 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if ((droce_bth_pkey(pkt.bth) & 0x7fff) != 0x7fff)
-		goto bad;
+	if ((droce_bth_pkey(pkt.bth) & 0x7fff) != 0x7fff) {
+		dropped = &stats->bad_packet;
+		goto drop;
+	}
 	qp = rc_qp_of_num(dev, droce_bth_dqpn(pkt.bth));
 	if (qp == NULL || qp->owner != o) {
 		dropped = &stats->unknown_qp;

@@ -607,7 +607,7 @@ heap_kib(void)
 	return (long)(bytes / 1024);
 }
 
-/* Resident memory of process @p pid (0: this one), KiB; -1 if unknown. */
+/* Resident memory of process @p pid, KiB; -1 if unknown. */
 static long
 rss_kib(pid_t pid)
 {
@@ -615,7 +615,7 @@ rss_kib(pid_t pid)
 	long kib = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid != 0 ? (int)pid : (int)getpid());
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
@@ -664,11 +664,11 @@ side_scale(const char *p0, const char *rounds)
 			}
 			if (r == 0) {
 				if (scale_sessions[l] == 100) {
-					rss_100 = rss_kib(0);
+					rss_100 = rss_kib(getpid());
 					heap_100 = heap_kib();
 				}
 				if (scale_sessions[l] == SCALE_MAX) {
-					rss_1000 = rss_kib(0);
+					rss_1000 = rss_kib(getpid());
 					heap_1000 = heap_kib();
 					open_s = bench_now() - t0;
 				}

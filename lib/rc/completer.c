@@ -155,15 +155,17 @@ comp_error(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status st
 
 /* Every SEND/WRITE wholly before @p psn (exclusive) is acknowledged;
  * returns the first WQE that is not, or NULL. An answer for a READ or
- * atomic stops the walk at that WQE.
+ * atomic stops the walk at that WQE. A started WQE's PSNs hold even when
+ * a rewind took it back and it is not all sent again: only an error NAK
+ * (comp_check_psn()) names a PSN past what is sent now.
  */
 static struct rc_send_wqe *
 comp_acked_before(struct droce_qp *qp, uint32_t psn)
 {
 	struct rc_send_wqe *wqe;
 
-	while ((wqe = oldest_wqe(qp)) != NULL && !wqe_answered(wqe) &&
-	       wqe->sent >= wqe->length && droce_psn_cmp(wqe->last_psn, psn) < 0) {
+	while ((wqe = oldest_wqe(qp)) != NULL && !wqe_answered(wqe) && wqe->started &&
+	       droce_psn_cmp(wqe->last_psn, psn) < 0) {
 		progress(qp, droce_psn_add(wqe->last_psn, 1));
 		wqe_retire(qp, wqe, DROCE_WC_SUCCESS);
 	}
@@ -359,40 +361,24 @@ comp_rnr(struct droce_qp *qp, const struct droce_pkt *pkt)
 	return COMP_DONE;
 }
 
-/* The WQE that a NAK at @p psn refuses. Those wholly before it reached
- * the peer (a NAK acknowledges what precedes it), also ones that a
- * rewind took back and that are not all sent again yet.
- */
-static struct rc_send_wqe *
-comp_refused(struct droce_qp *qp, uint32_t psn)
-{
-	struct rc_send_wqe *wqe;
-
-	while ((wqe = oldest_wqe(qp)) != NULL && wqe->started && !wqe_answered(wqe) &&
-	       droce_psn_cmp(wqe->last_psn, psn) < 0) {
-		progress(qp, droce_psn_add(wqe->last_psn, 1));
-		wqe_retire(qp, wqe, DROCE_WC_SUCCESS);
-	}
-	return wqe;
-}
-
 static enum comp_step
 comp_nak(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	uint32_t psn = droce_bth_psn(pkt->bth);
 	uint8_t code = AETH_CODE(droce_aeth_syndrome(droce_pkt_ext(pkt, DROCE_EXT_AETH)));
+	struct rc_send_wqe *wqe = comp_acked_before(qp, psn);
 
 	switch (code) {
 	case NAK_PSN_SEQUENCE:
 		qp->owner->stats.seq_naks_received++;
-		acked_up_to(qp, comp_acked_before(qp, psn), psn);
+		acked_up_to(qp, wqe, psn);
 		return COMP_RETRY;
 	case NAK_INVALID_REQUEST:
-		return comp_error(qp, comp_refused(qp, psn), DROCE_WC_REM_INV_REQ_ERR);
+		return comp_error(qp, wqe, DROCE_WC_REM_INV_REQ_ERR);
 	case NAK_REMOTE_ACCESS:
-		return comp_error(qp, comp_refused(qp, psn), DROCE_WC_REM_ACCESS_ERR);
+		return comp_error(qp, wqe, DROCE_WC_REM_ACCESS_ERR);
 	case NAK_REMOTE_OPERATIONAL:
-		return comp_error(qp, comp_refused(qp, psn), DROCE_WC_REM_OP_ERR);
+		return comp_error(qp, wqe, DROCE_WC_REM_OP_ERR);
 	default:
 		return COMP_DONE; /* reserved codes are ignored */
 	}

@@ -26,6 +26,13 @@ python3 "$(dirname "${BASH_SOURCE[0]}")/watchdog.py" --pid $$ \
 	--at "${DROCE_WATCHDOG_AT:-240,480}" &
 WATCHDOG_PID=$!
 
+# Every cpu this test may use, "0,1": a poller that must share the machine
+# (a sensor, a client) floats over them with --lcores "0@($ALL_CPUS)".
+# Pinned beside droce's control lcore on cpu 0, such pollers starved its
+# kernel workers (test_mission: a workqueue lockup of a minute) or sat in
+# D state in mmap() (test_rx_af_packet: 120 s).
+ALL_CPUS=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
+
 skip() { echo "SKIP: $*"; exit 77; }
 
 # stop_pid PID: a process this test started, asked to end, then made to.

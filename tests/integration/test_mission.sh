@@ -26,11 +26,8 @@ make_link
 SENSOR_IP=198.18.0.3
 CLIENT_IP=198.18.0.4
 CLIENT_PID= SENSOR_PID=
-# The sensor's and the client's pollers float over every cpu: pinned
-# beside droce's control lcore on cpu 0 they starved its kernel workers
-# (a workqueue lockup of a minute, which stalled the killed client's
-# exit and everything behind it).
-cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
+# The sensor's and the client's pollers float over every cpu (lib.sh's
+# ALL_CPUS): pinned, a workqueue lockup stalled the killed client's exit.
 trap 'for p in $CLIENT_PID $SENSOR_PID; do kill -9 "$p" 2>/dev/null || true; done
 	rm -rf "/var/run/dpdk/$PREFIX-c1" "/var/run/dpdk/$PREFIX-c2" "/var/run/dpdk/$PREFIX-s"
 	cleanup' EXIT
@@ -56,7 +53,7 @@ CONF
 # client NAME SECONDS: hcom_ping in the peer namespace, in the background.
 client() {
 	ip netns exec "$NS_P" env DROCE_HCOM_CONF="$WORK/client.conf" \
-		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-$1 --lcores=0@($cpus),1@($cpus) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING" \
+		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-$1 --lcores=0@($ALL_CPUS),1@($ALL_CPUS) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING" \
 		"$PING" "$DROCE_IP" 4000 "$2" 64 "$WORK/pki" >"$WORK/$1.log" 2>&1 &
 	CLIENT_PID=$!
 }
@@ -85,7 +82,7 @@ assert r["sessions_opened"] == 1 and r["calls_served"] > 0 and r["tls_handshakes
 
 echo "== the sensor streams; a second client is killed mid-run"
 ip netns exec "$NS_P" "$SENSOR" --no-pci --no-huge -m 256 --file-prefix "$PREFIX-s" \
-	--lcores "0@($cpus)" \
+	--lcores "0@($ALL_CPUS)" \
 	"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$SENSOR_IP" \
 	--dst "$DROCE_IP" --qp 0x100 --rkey 0x5eed --frame-size 200000 --pages 128 \
 	--frames 100 --fps 20 --stats-json "$WORK/sensor.json" >"$WORK/sensor.log" 2>&1 &

@@ -23,10 +23,7 @@ make_link
 # machine, hold off for minutes (CI: both sensors of the last part, 120 s).
 # The bounds below are measured in wall-clock seconds from the sensor's
 # start, and a sensor that overstays one is shown with its kernel stack.
-# The sensor floats over every cpu (test_mission.sh's lesson): pinned to
-# cpu 0 beside droce's control lcore, one sat in D state in mmap() at its
-# EAL's start for the whole 120 s (CI on 09a470e).
-cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
+# The sensor floats over every cpu (lib.sh's ALL_CPUS).
 declare -A SENSOR_PID=() SENSOR_T0=() SENSOR_REPORT_S=()
 trap 'for p in "${SENSOR_PID[@]}"; do kill "$p" 2>/dev/null || true; done
 	for n in "${!SENSOR_PID[@]}"; do rm -rf "/var/run/dpdk/droce-it-s$TAG-$n"; done
@@ -36,7 +33,7 @@ sensor() {
 	shift 3
 	# `ip netns exec` execs the sensor: $! is the sensor's own PID.
 	ip netns exec "$NS_P" "$SENSOR" --no-pci --no-huge -m 256 \
-		--file-prefix "droce-it-s$TAG-$name" --lcores "0@($cpus)" \
+		--file-prefix "droce-it-s$TAG-$name" --lcores "0@($ALL_CPUS)" \
 		"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$src" --dst "$DROCE_IP" \
 		--qp "$qp" --rkey 0x5eed --stats-json "$WORK/$name-sensor.json" "$@" \
 		>"$WORK/$name-sensor.log" 2>&1 &

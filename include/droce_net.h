@@ -357,6 +357,13 @@ struct droce_stack *droce_lcore_stack(struct droce_lcore_ctx *ctx);
  */
 void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 
+/**
+ * Hand the port what the calling lcore's TX buffers hold now, rather than
+ * at the end of its round: for a call in a round that waits for its
+ * packets to leave (deregistering a region they are sent from).
+ */
+void droce_tx_flush(struct droce_lcore_ctx *ctx);
+
 /** IPv4 address of droce port @p port, network order. */
 rte_be32_t droce_port_addr(const struct droce_stack *s, uint16_t port);
 

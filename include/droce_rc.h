@@ -123,6 +123,7 @@ struct droce_rc_stats {
 	uint64_t acks_sent;         /**< ACKs and NAKs sent */
 	uint64_t acks_received;     /**< ACKs, NAKs and READ/atomic answers received */
 	uint64_t held_full;         /**< requests dropped while a READ was answered */
+	uint64_t tx_zero_copy;      /**< packets sent from their memory region, not copied */
 };
 
 /** The device's counters (a snapshot; the owner lcores write them). */
@@ -147,6 +148,27 @@ int droce_rc_close(struct droce_rc_device *dev);
 /** Fill @p attr with the device's limits. */
 void droce_rc_query_device(const struct droce_rc_device *dev,
 			   struct droce_rc_device_attr *attr);
+
+/**
+ * Send payloads of 1 KiB and more straight from their memory region
+ * (@p on) or copy them into the packet. Zero copy chains an mbuf attached
+ * to the region (an external buffer) behind the headers' mbuf, so it
+ * needs a port set up for multi-segment packets (lib/net asks for
+ * RTE_ETH_TX_OFFLOAD_MULTI_SEGS where the device has it), and host
+ * memory the port can read: any, for a vdev whose driver copies with the
+ * CPU (memif, af_packet, ring, pcap); DPDK memory in IOVA-as-VA mode for
+ * a device that reads by DMA. GPU memory is always copied. It is on by
+ * default for devices that read by DMA, where it spares the CPU the
+ * copy; off for vdevs, whose drivers copy each frame anyway (over memif
+ * it measured slower than copying). Any thread, at any time.
+ *
+ * @return
+ *   0, or -ENOTSUP when @p on and the port takes no chained packets.
+ */
+int droce_rc_set_zero_copy(struct droce_rc_device *dev, bool on);
+
+/** Whether droce_rc_set_zero_copy() has zero copy on now. */
+bool droce_rc_zero_copy(const struct droce_rc_device *dev);
 
 /** The port's address as a RoCEv2 GID (::ffff:a.b.c.d), 16 bytes. */
 void droce_rc_query_gid(const struct droce_rc_device *dev, uint8_t gid[16]);
@@ -231,10 +253,16 @@ struct droce_mr *droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_bu
 /**
  * Deregister a memory region. Returns once no lcore of the stack can be
  * reading or writing the region (it waits for their rounds in progress,
- * droce_stack_quiesce()): its memory may be freed then.
+ * droce_stack_quiesce()) and no packet sent from it (zero copy, see
+ * droce_rc_set_zero_copy()) waits in the port to be read: its memory may
+ * be freed then.
  *
  * @return
  *   0. Work requests still naming it complete with a protection error.
+ *   -EBUSY (logged) when packets sent from the region were still unread
+ *   after a second (a NIC that has not reclaimed their descriptors): the
+ *   keys no longer work, and the memory must stay until a later call
+ *   returns 0.
  */
 int droce_dereg_mr(struct droce_mr *mr);
 

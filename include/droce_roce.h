@@ -533,6 +533,25 @@ uint32_t droce_frame_len(const struct droce_frame_spec *spec);
  */
 int droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec);
 
+/**
+ * Build a frame whose payload stays where it is: headers into the empty
+ * mbuf @p m, then @p payload, then the zero pad and ICRC into the empty
+ * mbuf @p trailer, chained in that order (the ICRC computed over all
+ * three). For zero-copy sends: @p payload is typically an mbuf attached
+ * to the application's memory as an external buffer. The port must
+ * take multi-segment packets (RTE_ETH_TX_OFFLOAD_MULTI_SEGS).
+ * spec->payload is ignored.
+ *
+ * @return
+ *   0, the three chained behind @p m; -EINVAL for an opcode droce does
+ *   not know, one without payload, a @p payload whose length is not
+ *   spec->payload_len or a non-empty @p m or @p trailer; -ENOSPC when
+ *   the headers or trailer do not fit or the chain would be too long.
+ *   On error nothing is chained or appended.
+ */
+int droce_frame_build_chained(struct rte_mbuf *m, const struct droce_frame_spec *spec,
+			      struct rte_mbuf *payload, struct rte_mbuf *trailer);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,9 @@ usage(FILE *out, const char *prog)
 		"                       perftest, stress: the largest port.0.mtu carries]\n"
 		"      --owners L       which lcores run the QP: control (the main lcore) or\n"
 		"                       workers (a worker, chosen by the QP's number) [control]\n"
+		"      --zero-copy B    on: payloads of 1 KiB and more go out from the MR,\n"
+		"                       chained behind their headers; off: copied into the frame\n"
+		"                       [on for ports that read by DMA, off for vdevs]\n"
 		"      --workers-inline the main lcore runs the workers' rounds between its own\n"
 		"                       (their lcores stay idle): for machines with fewer cpus\n"
 		"                       than busy lcores, where polling threads share a cpu\n"
@@ -172,6 +175,7 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 		{ "cm-timeout", required_argument, NULL, 'T' },
 		{ "workers-inline", no_argument, NULL, 'W' },
 		{ "owners", required_argument, NULL, 'O' },
+		{ "zero-copy", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -286,6 +290,14 @@ parse_options(int argc, char **argv, struct rcapp_opts *o, struct given *g)
 					optarg);
 				return -1;
 			}
+			break;
+		case 'P':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, PROG ": --zero-copy \"%s\": allowed: on, off\n",
+					optarg);
+				return -1;
+			}
+			o->zero_copy = optarg[1] == 'n' ? 1 : 0;
 			break;
 		case 'h':
 			return 1;
@@ -492,6 +504,7 @@ parse_app_args(int argc, char **argv, struct rcapp_opts *o)
 
 	o->tcp_port = RCAPP_TCP_PORT;
 	o->timeout_s = 30;
+	o->zero_copy = -1;
 	ret = parse_options(argc, argv, o, &g);
 	if (ret != 0)
 		return ret;
@@ -574,6 +587,13 @@ run(const struct droce_conf *conf, const struct rcapp_opts *o, const char *lcore
 	}
 	app.dev = droce_rc_open_conf(app.stack, 0, &(struct droce_rc_conf){ .owners = o->owners },
 				     err, sizeof(err));
+	if (app.dev != NULL && o->zero_copy >= 0 &&
+	    droce_rc_set_zero_copy(app.dev, o->zero_copy == 1) != 0) {
+		fprintf(stderr, PROG ": --zero-copy on: port 0 takes no chained packets\n");
+		droce_rc_close(app.dev);
+		droce_stack_destroy(app.stack);
+		return 1;
+	}
 	if (app.dev != NULL && uses_cm(o))
 		app.cm = droce_cm_open(app.stack, 0, err, sizeof(err));
 	if (app.dev == NULL || (uses_cm(o) && app.cm == NULL)) {

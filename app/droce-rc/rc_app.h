@@ -66,6 +66,7 @@ struct rcapp_opts {
 	uint8_t cm_response_timeout;    /* ... 0 for the CM's default */
 	bool workers_inline;            /* --workers-inline */
 	enum droce_rc_owners owners;    /* --owners */
+	int zero_copy;                  /* --zero-copy: 1 on, 0 off, -1 the device's */
 	const char *config;
 	int nb_overrides;
 	char **overrides;

@@ -320,12 +320,13 @@ rcapp_print_stats(const struct rcapp *app)
 	struct droce_rc_stats st;
 
 	droce_rc_query_stats(app->dev, &st);
-	printf("droce-rc: RC transport: rx %" PRIu64 " tx %" PRIu64 " packets; retransmits %" PRIu64
+	printf("droce-rc: RC transport: rx %" PRIu64 " tx %" PRIu64 " packets (%" PRIu64
+	       " sent from their MR); retransmits %" PRIu64
 	       ", timeouts %" PRIu64 ", seq NAKs sent %" PRIu64 " received %" PRIu64
 	       ", RNR NAKs sent %" PRIu64 " received %" PRIu64 ", duplicates %" PRIu64
 	       "; dropped: bad ICRC %" PRIu64 ", bad packet %" PRIu64 ", unknown QP %" PRIu64
 	       ", wrong peer %" PRIu64 ", wrong state %" PRIu64 ", ring full %" PRIu64 "\n",
-	       st.rx_packets, st.tx_packets, st.retransmits, st.timeouts, st.seq_naks_sent,
+	       st.rx_packets, st.tx_packets, st.tx_zero_copy, st.retransmits, st.timeouts, st.seq_naks_sent,
 	       st.seq_naks_received, st.rnr_naks_sent, st.rnr_naks_received, st.duplicates,
 	       st.bad_icrc, st.bad_packet, st.unknown_qp, st.wrong_peer, st.wrong_state,
 	       st.rx_ring_full);

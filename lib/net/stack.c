@@ -514,6 +514,12 @@ droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 	net_tx(ctx, ctx->stack->port[port], m);
 }
 
+void
+droce_tx_flush(struct droce_lcore_ctx *ctx)
+{
+	net_tx_flush(ctx);
+}
+
 static void
 stats_timer_cb(struct rte_timer *t, void *arg)
 {

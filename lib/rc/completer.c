@@ -153,6 +153,12 @@ comp_error(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status st
 	return COMP_DONE;
 }
 
+void
+rc_completer_fail(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status status)
+{
+	comp_error(qp, wqe == oldest_wqe(qp) ? wqe : NULL, status);
+}
+
 /* Every SEND/WRITE wholly before @p psn (exclusive) is acknowledged;
  * returns the first WQE that is not, or NULL. An answer for a READ or
  * atomic stops the walk at that WQE. A started WQE's PSNs hold even when

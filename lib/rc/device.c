@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_bus.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_memory.h>
 #include <rte_random.h>
 
 #include "droce_gpu.h"
@@ -29,6 +33,45 @@ struct droce_rc_device *
 droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen)
 {
 	return droce_rc_open_conf(stack, port, NULL, err, errlen);
+}
+
+/* Whether the port was set up to take chained packets (lib/net asks for
+ * them where the device has them), and whether it reads them by DMA.
+ */
+static void
+tx_chains_probe(struct droce_rc_device *dev)
+{
+	uint16_t port_id = droce_port_ethdev(dev->stack, dev->port);
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	const struct rte_bus *bus;
+
+	if (rte_eth_dev_conf_get(port_id, &conf) != 0 || rte_eth_dev_info_get(port_id, &info) != 0)
+		return;
+	bus = info.device != NULL ? rte_dev_bus(info.device) : NULL;
+	dev->tx_chains = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	dev->tx_by_cpu = bus != NULL && strcmp(rte_bus_name(bus), "vdev") == 0;
+	/* A vdev's driver copies each frame anyway, and over memif sending
+	 * from the region measured slower than copying (droce-bench rc).
+	 */
+	atomic_store_explicit(&dev->zero_copy, dev->tx_chains && !dev->tx_by_cpu,
+			      memory_order_relaxed);
+}
+
+int
+droce_rc_set_zero_copy(struct droce_rc_device *dev, bool on)
+{
+	if (on && !dev->tx_chains)
+		return RC_REFUSE(ENOTSUP, "zero copy: port %u does not take chained packets (RTE_ETH_TX_OFFLOAD_MULTI_SEGS)",
+				 dev->port);
+	atomic_store_explicit(&dev->zero_copy, on, memory_order_relaxed);
+	return 0;
+}
+
+bool
+droce_rc_zero_copy(const struct droce_rc_device *dev)
+{
+	return atomic_load_explicit(&dev->zero_copy, memory_order_relaxed);
 }
 
 struct droce_rc_device *
@@ -85,6 +128,7 @@ droce_rc_open_conf(struct droce_stack *stack, uint16_t port, const struct droce_
 	dev->owners = conf->owners;
 	dev->ip = droce_port_addr(stack, port);
 	dev->ip_mtu = droce_port_mtu(stack, port);
+	tx_chains_probe(dev);
 	if (rc_wire_open(dev, err, errlen) != 0) {
 		rc_wire_close(dev);
 		rte_free(dev->mr);
@@ -271,10 +315,36 @@ mr_args_check(const struct droce_pd *pd, const void *addr, size_t length, int ac
 	return 0;
 }
 
+/* The mbuf library calls this when a count reaches 0, which a region's
+ * count does not (RC_MR_TX_BASE): deregistration frees the region.
+ */
+static void
+mr_tx_done(void *addr __rte_unused, void *opaque __rte_unused)
+{
+}
+
+/* Whether the port can send payloads straight from host memory at
+ * @p addr: a vdev reads them with the CPU; a device that reads by DMA
+ * needs memory DPDK knows, at IOVAs equal to its addresses.
+ */
+static bool
+mr_tx_from(const struct droce_rc_device *dev, const void *addr, size_t length)
+{
+	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(addr);
+
+	if (!dev->tx_chains)
+		return false;
+	if (dev->tx_by_cpu)
+		return true;
+	return rte_eal_iova_mode() == RTE_IOVA_VA && msl != NULL &&
+	       rte_mem_virt2memseg_list((const uint8_t *)addr + length - 1) == msl;
+}
+
 static struct droce_mr *
-mr_add(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+mr_add(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access, bool host)
 {
 	struct droce_rc_device *dev = pd->dev;
+	struct rc_mr *rmr;
 	struct droce_mr *mr;
 	uint32_t slot;
 	int ret = mr_args_check(pd, addr, length, access);
@@ -291,11 +361,15 @@ mr_add(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access
 		rte_errno = -ret;
 		return NULL;
 	}
-	mr = rte_zmalloc("droce_mr", sizeof(*mr), 0);
-	if (mr == NULL) {
+	rmr = rte_zmalloc("droce_mr", sizeof(*rmr), 0);
+	if (rmr == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	mr = &rmr->mr;
+	rmr->tx_shinfo.free_cb = mr_tx_done;
+	rte_mbuf_ext_refcnt_set(&rmr->tx_shinfo, RC_MR_TX_BASE);
+	rmr->tx_from = host && mr_tx_from(dev, addr, length);
 	/* Slot 0 is never used: no key is 0..255. */
 	for (slot = dev->mr_hint; dev->mr[slot] != NULL || slot == 0;)
 		slot = (slot + 1) % RC_MAX_MR;
@@ -316,13 +390,13 @@ mr_add(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access
 struct droce_mr *
 droce_reg_mr(struct droce_pd *pd, void *addr, size_t length, int access)
 {
-	return mr_add(pd, addr, length, (uint64_t)(uintptr_t)addr, access);
+	return mr_add(pd, addr, length, (uint64_t)(uintptr_t)addr, access, true);
 }
 
 struct droce_mr *
 droce_reg_mr_iova(struct droce_pd *pd, void *addr, size_t length, uint64_t iova, int access)
 {
-	return mr_add(pd, addr, length, iova, access);
+	return mr_add(pd, addr, length, iova, access, true);
 }
 
 struct droce_mr *
@@ -342,21 +416,46 @@ droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_buf *buf, size_t of
 		return NULL;
 	}
 	return mr_add(pd, (uint8_t *)buf->cpu + offset, length,
-		      (uint64_t)(uintptr_t)buf->gpu + offset, access);
+		      (uint64_t)(uintptr_t)buf->gpu + offset, access, false);
 }
+
+/* How long deregistration waits for packets sent from a region. */
+#define MR_TX_WAIT_US (1000 * 1000)
 
 int
 droce_dereg_mr(struct droce_mr *mr)
 {
 	struct droce_rc_device *dev = mr->dev;
+	struct rc_mr *rmr = rc_mr_of(mr);
+	uint64_t waited_us = 0;
+	uint16_t sending;
 
-	__atomic_store_n(&dev->mr[mr_slot(mr->lkey)], NULL, __ATOMIC_RELEASE);
-	/* An owner may have found the region just before and be copying into
-	 * it: once its round is over, no one touches the region or this.
+	if (!rmr->unpublished) {
+		__atomic_store_n(&dev->mr[mr_slot(mr->lkey)], NULL, __ATOMIC_RELEASE);
+		rmr->unpublished = true;
+		/* An owner may have found the region just before and be
+		 * copying into it: once its round is over, no one touches the
+		 * region or this but the packets it sends from.
+		 */
+		droce_stack_quiesce(dev->stack);
+	}
+	/* Sent packets hold the region until the port has read them: a vdev
+	 * in its TX burst, a NIC when it reclaims their descriptors. Those
+	 * of a round this call is part of (on an owner lcore) go now.
 	 */
-	droce_stack_quiesce(dev->stack);
+	for (uint32_t o = 0; o < dev->nb_owners; o++)
+		if (dev->owner[o].lcore_id == rte_lcore_id() && dev->owner[o].ctx != NULL)
+			droce_tx_flush(dev->owner[o].ctx);
+	while ((sending = rte_mbuf_ext_refcnt_read(&rmr->tx_shinfo) - RC_MR_TX_BASE) != 0 &&
+	       waited_us < MR_TX_WAIT_US) {
+		rte_delay_us_sleep(100);
+		waited_us += 100;
+	}
+	if (sending != 0)
+		return RC_REFUSE(EBUSY, "dereg_mr: %u packets the port has not sent yet still read the region at %p; its keys are gone, call again later",
+				 sending, mr->addr);
 	dev->nb_mr--;
 	mr->pd->users--;
-	rte_free(mr);
+	rte_free(rmr);
 	return 0;
 }

@@ -53,6 +53,17 @@ extern int droce_rc_logtype;
 #define RC_WINDOW_PSNS 1024
 /* Payloads from this size have their ICRC checked in the copy's pass. */
 #define RC_FUSED_MIN 256
+/* Payloads from this size go out from their memory region, chained
+ * behind their headers, where the port takes such packets (zero copy).
+ */
+#define RC_ZERO_COPY_MIN 1024
+/* A registered region's count of sending mbufs starts here: at 1 the mbuf
+ * library updates the count without an atomic, which two owner lcores
+ * attaching at once would race on. Far below the count's 16 bits, zero
+ * copy stops for the region until some of its mbufs are sent.
+ */
+#define RC_MR_TX_BASE 2
+#define RC_MR_TX_MAX 32768
 /* A request asks for an ACK at least every this many packets. */
 #define RC_ACKREQ_EVERY 64
 /* Packets the owner sends per QP per round, so that one QP's long message
@@ -88,6 +99,7 @@ struct droce_rc_device {
 	struct rc_owner *owner;         /* nb_owners of them */
 	uint32_t nb_owners;
 	struct rte_mempool *pool;       /* mbufs to send from */
+	struct rte_mempool *seg_pool;   /* zero copy's payload and trailer mbufs */
 	/* Counted by the workers that hand packets over (locked adds). */
 	uint64_t rx_ring_full, rx_wrong_port;
 	/* Worker-owned QPs with a peer: the control lcore looks up their
@@ -105,6 +117,11 @@ struct droce_rc_device {
 	struct droce_mr **mr;           /* RC_MAX_MR slots */
 	uint8_t *mr_gen;
 	uint32_t nb_mr, mr_hint;
+	/* The port takes chained packets, and reads them with the CPU (a
+	 * vdev: any memory will do) or by DMA (DPDK memory in IOVA-as-VA).
+	 */
+	bool tx_chains, tx_by_cpu;
+	atomic_bool zero_copy;          /* droce_rc_set_zero_copy() */
 	struct droce_qp **qp;           /* RC_MAX_QP slots */
 	uint8_t *qp_gen;
 	uint32_t nb_qp, qp_hint;
@@ -262,6 +279,23 @@ struct droce_qp {
 	struct rte_timer retransmit_timer, rnr_timer;
 };
 
+/* A memory region, with what the public struct does not show. */
+struct rc_mr {
+	struct droce_mr mr;
+	/* Counts the mbufs sending from the region, plus RC_MR_TX_BASE while
+	 * it is registered; deregistration waits for them.
+	 */
+	struct rte_mbuf_ext_shared_info tx_shinfo;
+	bool tx_from;                   /* the port can send from it */
+	bool unpublished;               /* its keys are gone: dereg waits */
+};
+
+static inline struct rc_mr *
+rc_mr_of(const struct droce_mr *mr)
+{
+	return container_of(mr, struct rc_mr, mr);
+}
+
 /* device.c */
 struct droce_mr *rc_mr_of_key(const struct droce_rc_device *dev, uint32_t key);
 /* The region of @p lkey covering [@p addr, @p addr + @p len) with
@@ -301,11 +335,16 @@ void rc_qp_ring_doorbell(struct droce_qp *qp);
 /* Put @p qp on the owner's list of QPs with work (owner only). */
 void rc_qp_activate(struct droce_qp *qp);
 /* A frame for @p qp with @p spec's opcode and headers; the payload is
- * gathered from @p sge (n entries, skipping @p skip bytes) or taken from
- * @p data. NULL when there is no mbuf.
+ * taken from spec->payload or else from @p sge (n entries, skipping
+ * @p skip bytes): sent from its region (zero copy) where one SGE holds
+ * it, else copied. NULL with rte_errno ENOBUFS when there is no mbuf,
+ * EACCES when a key no longer covers its SGE.
  */
 struct rte_mbuf *rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec,
 			  const struct droce_sge *sge, uint32_t nb_sge, uint32_t skip);
+/* rc_frame() of a payload at spec->payload inside @p mr. */
+struct rte_mbuf *rc_frame_from(struct droce_qp *qp, struct droce_frame_spec *spec,
+			       struct droce_mr *mr);
 void rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m);
 /* An ACK, NAK (@p syndrome) or, with @p res, an atomic ACK. */
 void rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
@@ -338,6 +377,12 @@ void rc_completer_arm(struct droce_qp *qp);
  * fails with RETRY_EXC_ERR as if its packets had been lost.
  */
 void rc_completer_path_wait(struct droce_qp *qp);
+/* @p wqe could not be sent (the requester): the QP goes to ERR, the WQE
+ * completing with @p status if it is the oldest (older ones, waiting for
+ * answers, are flushed with the rest).
+ */
+void rc_completer_fail(struct droce_qp *qp, struct rc_send_wqe *wqe,
+		       enum droce_wc_status status);
 void rc_completer_init(struct droce_qp *qp);
 
 /* responder.c */

@@ -256,9 +256,9 @@ pool_alloc(struct droce_pd *pd, uint32_t nb, uint32_t size, int access, uint8_t 
 static void
 pool_free(uint8_t *buffers, struct droce_mr *mr)
 {
-	if (mr != NULL)
-		droce_dereg_mr(mr);
-	rte_free(buffers);
+	/* Buffers the port still reads (logged) stay allocated. */
+	if (mr == NULL || droce_dereg_mr(mr) == 0)
+		rte_free(buffers);
 }
 
 /* ---- send sockets ------------------------------------------------------------- */

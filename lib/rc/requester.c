@@ -9,12 +9,17 @@
  *   REQ_NEXT_WQE -> REQ_CHECK_FENCE -> REQ_CHECK_RD_ATOMIC -> REQ_START_WQE
  *   -> REQ_CHECK_WINDOW -> REQ_SEND_PACKET -> (REQ_WQE_SENT) -> REQ_NEXT_WQE
  *
+ * and REQ_KEY_GONE when a region the WQE sends from was deregistered.
+ *
  * A WQE's PSNs are fixed when it starts (a READ takes one per response
  * packet it will get), so that a go-back-N resend carries the same PSNs
  * as the first time and the responder can tell it is a duplicate.
  */
 
+#include <inttypes.h>
+
 #include <rte_common.h>
+#include <rte_errno.h>
 
 #include "rc_private.h"
 
@@ -26,6 +31,7 @@ enum req_step {
 	REQ_CHECK_WINDOW,
 	REQ_SEND_PACKET,
 	REQ_WQE_SENT,
+	REQ_KEY_GONE,
 	REQ_STOP,           /* nothing more this round */
 };
 
@@ -226,10 +232,22 @@ req_send_packet(struct droce_qp *qp, struct rc_send_wqe *wqe)
 		sent = send_atomic(qp, wqe);
 	else
 		sent = send_segment(qp, wqe);
+	if (!sent && rte_errno == EACCES)
+		return REQ_KEY_GONE;
 	qp->req.starved = !sent;
 	if (!sent)
 		return REQ_STOP; /* no mbuf now; the next round tries again */
 	return wqe->sent >= wqe->length ? REQ_WQE_SENT : REQ_CHECK_WINDOW;
+}
+
+/* As ibverbs: the WQE fails with a local protection error, the QP too. */
+static enum req_step
+req_key_gone(struct droce_qp *qp, struct rc_send_wqe *wqe)
+{
+	RC_LOG(ERR, "QP 0x%x: work request %" PRIu64 " sends from a region deregistered since it was posted",
+	       qp->qpn, wqe->wr.wr_id);
+	rc_completer_fail(qp, wqe, DROCE_WC_LOC_PROT_ERR);
+	return REQ_STOP;
 }
 
 unsigned int
@@ -271,6 +289,9 @@ rc_requester_run(struct droce_qp *qp, unsigned int budget)
 		case REQ_WQE_SENT:
 			qp->req.head++;
 			step = REQ_NEXT_WQE;
+			break;
+		case REQ_KEY_GONE:
+			step = req_key_gone(qp, wqe);
 			break;
 		case REQ_STOP:
 			break;

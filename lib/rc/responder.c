@@ -698,7 +698,7 @@ answer_one(struct droce_qp *qp)
 		}
 		spec.payload = rc_mr_cpu(mr, res->va + offset);
 	}
-	m = rc_frame(qp, &spec, NULL, 0, 0);
+	m = rc_frame_from(qp, &spec, mr);
 	if (m == NULL)
 		return false;
 	rc_send_frame(qp, m);

@@ -31,6 +31,8 @@
 /* Frames the transport may have built and not yet seen leave. */
 #define RC_TX_POOL_SIZE 4095
 #define RC_TX_POOL_CACHE 128
+/* Two a zero-copy frame: its payload's and its trailer's. */
+#define RC_SEG_POOL_SIZE (2 * (RC_TX_POOL_SIZE + 1) - 1)
 
 static unsigned int pools_made; /* names them: a pool may outlive its device */
 
@@ -147,9 +149,10 @@ rc_sge_copy_in(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t 
 	return len == 0;
 }
 
-void *
-rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
-	     uint32_t offset, uint32_t len, int access)
+/* rc_sge_place(), and the region it found in @p region. */
+static void *
+sge_region(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+	   uint32_t offset, uint32_t len, int access, struct droce_mr **region)
 {
 	for (uint32_t i = 0; i < nb_sge; i++) {
 		struct droce_mr *mr;
@@ -161,9 +164,19 @@ rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb
 		if (sge[i].length - offset < len)
 			return NULL;
 		mr = rc_mr_check(qp->pd, sge[i].lkey, sge[i].addr + offset, len, access);
+		*region = mr;
 		return mr != NULL ? rc_mr_cpu(mr, sge[i].addr + offset) : NULL;
 	}
 	return NULL;
+}
+
+void *
+rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
+	     uint32_t offset, uint32_t len, int access)
+{
+	struct droce_mr *mr;
+
+	return sge_region(qp, sge, nb_sge, offset, len, access, &mr);
 }
 
 /* Gather @p len bytes from the SGE list, from byte @p skip, into @p dst. */
@@ -191,16 +204,62 @@ sge_copy_out(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb
 	return len == 0;
 }
 
-struct rte_mbuf *
-rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_sge *sge,
-	 uint32_t nb_sge, uint32_t skip)
+/* Whether @p spec's payload, inside @p mr, goes out from there. */
+static bool
+zero_copy_from(const struct droce_rc_device *dev, const struct droce_mr *mr,
+	       const struct droce_frame_spec *spec)
+{
+	const struct rc_mr *rmr;
+
+	if (mr == NULL || spec->payload_len < RC_ZERO_COPY_MIN ||
+	    !atomic_load_explicit(&dev->zero_copy, memory_order_relaxed))
+		return false;
+	rmr = rc_mr_of(mr);
+	return rmr->tx_from && rte_mbuf_ext_refcnt_read(&rmr->tx_shinfo) < RC_MR_TX_MAX;
+}
+
+/* Headers into @p m, the payload attached from its region behind them:
+ * the region counts the mbuf until the port has sent it.
+ */
+static int
+build_zero_copy(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_frame_spec *spec,
+		struct droce_mr *mr)
+{
+	struct rc_mr *rmr = rc_mr_of(mr);
+	void *payload = (void *)(uintptr_t)spec->payload;
+	struct rte_mbuf *seg[2];
+
+	if (rte_pktmbuf_alloc_bulk(dev->seg_pool, seg, 2) != 0)
+		return -ENOBUFS;
+	rte_mbuf_ext_refcnt_update(&rmr->tx_shinfo, 1);
+	/* A vdev reads by address; otherwise the memory is at IOVA = VA. */
+	rte_pktmbuf_attach_extbuf(seg[0], payload, (rte_iova_t)(uintptr_t)payload,
+				  (uint16_t)spec->payload_len, &rmr->tx_shinfo);
+	seg[0]->data_len = (uint16_t)spec->payload_len;
+	seg[0]->pkt_len = spec->payload_len;
+	if (droce_frame_build_chained(m, spec, seg[0], seg[1]) != 0) {
+		rte_pktmbuf_free(seg[0]);
+		rte_pktmbuf_free(seg[1]);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* A frame for @p qp: headers from @p spec, payload copied from
+ * spec->payload, or sent from there when it lies in @p mr and zero copy
+ * allows.
+ */
+static struct rte_mbuf *
+frame_out(struct droce_qp *qp, struct droce_frame_spec *spec, struct droce_mr *mr)
 {
 	struct droce_rc_device *dev = qp->dev;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->pool);
-	bool gather = false;
+	int ret;
 
-	if (m == NULL)
+	if (m == NULL) {
+		rte_errno = ENOBUFS;
 		return NULL;
+	}
 	spec->src_ip4 = dev->ip;
 	spec->dst_ip4 = qp->peer_ip;
 	spec->ttl = qp->attr.ah_attr.hop_limit;
@@ -210,24 +269,62 @@ rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_
 	spec->dest_qp = qp->attr.dest_qp_num;
 	if (qp->owner->worker >= 0) /* it goes out as built: droce_tx() */
 		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
-	if (spec->payload_len != 0 && spec->payload == NULL && nb_sge != 0) {
-		spec->payload = rc_sge_place(qp, sge, nb_sge, skip, spec->payload_len, 0);
-		gather = spec->payload == NULL;
+	if (zero_copy_from(dev, mr, spec)) {
+		ret = build_zero_copy(dev, m, spec, mr);
+		if (ret == 0)
+			qp->owner->stats.tx_zero_copy++;
+		else
+			ret = droce_frame_build(m, spec);
+	} else {
+		ret = droce_frame_build(m, spec);
 	}
-	if (droce_frame_build(m, spec) != 0) {
+	if (ret != 0) {
 		rte_pktmbuf_free(m);
+		rte_errno = ENOBUFS;
 		return NULL;
 	}
-	if (gather) {
-		uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN);
-		uint32_t payload_off = sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) +
-				       droce_opcode(spec->opcode)->hdr_len;
+	return m;
+}
 
-		if (!sge_copy_out(qp, sge, nb_sge, skip, l3 + payload_off, spec->payload_len)) {
-			rte_pktmbuf_free(m);
-			return NULL;
-		}
-		droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
+/* Fill a built frame's zeroed payload from the SGE list, then its ICRC. */
+static bool
+gather_payload(const struct droce_qp *qp, struct rte_mbuf *m, const struct droce_frame_spec *spec,
+	       const struct droce_sge *sge, uint32_t nb_sge, uint32_t skip)
+{
+	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN);
+	uint32_t payload_off = sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) +
+			       droce_opcode(spec->opcode)->hdr_len;
+
+	if (!sge_copy_out(qp, sge, nb_sge, skip, l3 + payload_off, spec->payload_len))
+		return false;
+	droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
+	return true;
+}
+
+struct rte_mbuf *
+rc_frame_from(struct droce_qp *qp, struct droce_frame_spec *spec, struct droce_mr *mr)
+{
+	return frame_out(qp, spec, mr);
+}
+
+struct rte_mbuf *
+rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_sge *sge,
+	 uint32_t nb_sge, uint32_t skip)
+{
+	struct droce_mr *mr = NULL;
+	struct rte_mbuf *m;
+
+	if (spec->payload_len == 0 || spec->payload != NULL || nb_sge == 0)
+		return frame_out(qp, spec, NULL);
+	spec->payload = sge_region(qp, sge, nb_sge, skip, spec->payload_len, 0, &mr);
+	if (spec->payload != NULL)
+		return frame_out(qp, spec, mr);
+	/* Spread over several SGEs: gathered into the frame. */
+	m = frame_out(qp, spec, NULL);
+	if (m != NULL && !gather_payload(qp, m, spec, sge, nb_sge, skip)) {
+		rte_pktmbuf_free(m);
+		rte_errno = EACCES;
+		return NULL;
 	}
 	return m;
 }
@@ -695,6 +792,19 @@ owner_init(struct droce_rc_device *dev, struct rc_owner *o, int worker)
 	return o->rx_ring != NULL && o->doorbell != NULL ? 0 : -ENOMEM;
 }
 
+/* A frame may still sit in a TX queue or, over a ring or memif port, at
+ * the peer: then its pool stays, for the EAL to take at its end.
+ */
+static void
+pool_free_when_full(struct rte_mempool *pool, const char *what)
+{
+	if (pool != NULL && rte_mempool_full(pool))
+		rte_mempool_free(pool);
+	else if (pool != NULL)
+		RC_LOG(DEBUG, "close: %u %s are still out; their pool stays",
+		       pool->size - rte_mempool_avail_count(pool), what);
+}
+
 int
 rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 {
@@ -716,7 +826,17 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 					    (uint16_t)(RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN +
 						       dev->ip_mtu),
 					    SOCKET_ID_ANY);
-	if (dev->pool == NULL) {
+	/* A zero-copy frame's payload and trailer segments need no room of
+	 * their own beyond the trailer's pad and ICRC.
+	 */
+	if (dev->pool != NULL && dev->tx_chains) {
+		snprintf(name, sizeof(name), "rc_seg_%u",
+			 __atomic_fetch_add(&pools_made, 1, __ATOMIC_RELAXED));
+		dev->seg_pool = rte_pktmbuf_pool_create(name, RC_SEG_POOL_SIZE, RC_TX_POOL_CACHE,
+							0, RTE_PKTMBUF_HEADROOM + RTE_CACHE_LINE_SIZE,
+							SOCKET_ID_ANY);
+	}
+	if (dev->pool == NULL || (dev->tx_chains && dev->seg_pool == NULL)) {
 		snprintf(err, errlen, "RC device: no mbuf pool for sending: %s (give the EAL more memory with -m)",
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
@@ -778,12 +898,6 @@ rc_wire_close(struct droce_rc_device *dev)
 	}
 	rte_free(dev->owner);
 	dev->owner = NULL;
-	/* A frame may still sit in a TX queue or, over a ring or memif port,
-	 * at the peer: then the pool stays, for the EAL to take at its end.
-	 */
-	if (dev->pool != NULL && rte_mempool_full(dev->pool))
-		rte_mempool_free(dev->pool);
-	else if (dev->pool != NULL)
-		RC_LOG(DEBUG, "close: %u frames are still out; their pool stays",
-		       RC_TX_POOL_SIZE - rte_mempool_avail_count(dev->pool));
+	pool_free_when_full(dev->pool, "frames");
+	pool_free_when_full(dev->seg_pool, "zero-copy segments");
 }

@@ -124,42 +124,23 @@ put_ext_headers(uint8_t *bth, const struct droce_opcode_info *info,
 	}
 }
 
-int
-droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
+/* Everything up to the payload, for a frame of @p len bytes in all; the
+ * caller has zeroed these bytes. Returns where the payload goes.
+ */
+static uint8_t *
+put_headers(struct rte_ether_hdr *eth, const struct droce_frame_spec *spec, uint32_t len)
 {
 	const struct droce_opcode_info *info = droce_opcode(spec->opcode);
-	uint32_t len = droce_frame_len(spec);
 	uint32_t l3_len = spec->ipv6 ? IPV6_LEN : IPV4_LEN;
-	uint32_t pad = pad_of(spec);
-	struct rte_ether_hdr *eth;
+	uint16_t l4_len = (uint16_t)(len - RTE_ETHER_HDR_LEN - l3_len);
 	struct rte_udp_hdr *udp;
-	uint8_t *l3, *bth, *payload;
-	uint16_t l4_len;
+	uint8_t *l3, *bth;
 
-	if (len == 0)
-		return -EINVAL;
-	if (len > UINT16_MAX || rte_pktmbuf_tailroom(m) < len)
-		return -ENOSPC;
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)len);
-	/* Headers, pad and ICRC start at 0; given payload bytes are written
-	 * once, by the copy below.
-	 */
-	if (spec->payload != NULL) {
-		uint32_t payload_off = RTE_ETHER_HDR_LEN + l3_len + (uint32_t)sizeof(*udp) +
-				       info->hdr_len;
-
-		memset(eth, 0, payload_off);
-		memset((uint8_t *)eth + payload_off + spec->payload_len, 0,
-		       len - payload_off - spec->payload_len);
-	} else {
-		memset(eth, 0, len);
-	}
 	eth->dst_addr = spec->dst_mac;
 	eth->src_addr = spec->src_mac;
 	eth->ether_type = spec->ipv6 ? RTE_BE16(RTE_ETHER_TYPE_IPV6)
 				     : RTE_BE16(RTE_ETHER_TYPE_IPV4);
 	l3 = (uint8_t *)(eth + 1);
-	l4_len = (uint16_t)(len - RTE_ETHER_HDR_LEN - l3_len);
 	put_ip(l3, spec, l4_len);
 
 	udp = (struct rte_udp_hdr *)(l3 + l3_len);
@@ -170,22 +151,117 @@ droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
 
 	bth = (uint8_t *)(udp + 1);
 	droce_bth_set((struct droce_bth *)bth, spec->opcode, spec->se,
-		      spec->migreq, (uint8_t)pad,
+		      spec->migreq, (uint8_t)pad_of(spec),
 		      spec->pkey != 0 ? spec->pkey : DROCE_PKEY_DEFAULT,
 		      spec->fecn, spec->becn, spec->dest_qp, spec->ackreq,
 		      spec->psn);
 	put_ext_headers(bth, info, spec);
-	payload = bth + info->hdr_len;
-	if (spec->payload != NULL)
-		memcpy(payload, spec->payload, spec->payload_len);
+	return bth + info->hdr_len;
+}
+
+/* The UDP checksum of an IPv6 packet in any segments. DPDK 22.11's
+ * rte_ipv6_udptcp_cksum_mbuf() drops the carries of a segment that
+ * starts at an odd offset, so each segment's sum is folded first.
+ */
+static uint16_t
+udp6_cksum(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip6, uint32_t l4_off)
+{
+	uint32_t sum = rte_ipv6_phdr_cksum(ip6, 0), seg_start = 0;
+
+	for (const struct rte_mbuf *seg = m; seg != NULL;
+	     seg_start += rte_pktmbuf_data_len(seg), seg = seg->next) {
+		uint32_t from = RTE_MAX(l4_off, seg_start);
+		uint32_t to = seg_start + rte_pktmbuf_data_len(seg);
+		uint32_t part;
+
+		if (from >= to)
+			continue;
+		part = rte_raw_cksum(rte_pktmbuf_mtod_offset(seg, const void *, from - seg_start),
+				     to - from);
+		/* Bytes at an odd offset are the low halves of their words. */
+		sum += (from - l4_off) & 1 ? rte_bswap16((uint16_t)part) : part;
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return sum == 0 ? 0xffff : (uint16_t)sum; /* 0 would say "none" */
+}
+
+/* The ICRC, then for IPv6 the UDP checksum, which covers the ICRC (IPv4
+ * carries none: RoCEv2 senders leave it 0 and the ICRC covers the bytes).
+ */
+static void
+put_trailer(struct rte_mbuf *m, const struct droce_frame_spec *spec)
+{
+	uint32_t l4_off = RTE_ETHER_HDR_LEN + IPV6_LEN;
 
 	droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
-	/* IPv4 carries no UDP checksum (RoCEv2 senders leave it 0, the ICRC
-	 * covers the bytes); IPv6 must have one, over the ICRC too. The ICRC
-	 * does not cover the UDP checksum, so the order is free to choose.
+	if (spec->ipv6) {
+		struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *,
+								   RTE_ETHER_HDR_LEN);
+		struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *, l4_off);
+
+		udp->dgram_cksum = udp6_cksum(m, ip6, l4_off);
+	}
+}
+
+int
+droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
+{
+	uint32_t len = droce_frame_len(spec);
+	struct rte_ether_hdr *eth;
+	uint8_t *payload;
+
+	if (len == 0)
+		return -EINVAL;
+	if (len > UINT16_MAX || rte_pktmbuf_tailroom(m) < len)
+		return -ENOSPC;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)len);
+	/* Headers, pad and ICRC start at 0; given payload bytes are written
+	 * once, by the copy below.
 	 */
-	if (spec->ipv6)
-		udp->dgram_cksum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)l3,
-							 udp);
+	if (spec->payload != NULL) {
+		uint32_t payload_off = len - spec->payload_len - pad_of(spec) - DROCE_ICRC_LEN;
+
+		memset(eth, 0, payload_off);
+		memset((uint8_t *)eth + payload_off + spec->payload_len, 0,
+		       len - payload_off - spec->payload_len);
+	} else {
+		memset(eth, 0, len);
+	}
+	payload = put_headers(eth, spec, len);
+	if (spec->payload != NULL)
+		memcpy(payload, spec->payload, spec->payload_len);
+	put_trailer(m, spec);
+	return 0;
+}
+
+int
+droce_frame_build_chained(struct rte_mbuf *m, const struct droce_frame_spec *spec,
+			  struct rte_mbuf *payload, struct rte_mbuf *trailer)
+{
+	uint32_t len = droce_frame_len(spec);
+	uint32_t tail_len = pad_of(spec) + DROCE_ICRC_LEN;
+	uint32_t head_len = len - spec->payload_len - tail_len;
+	struct rte_ether_hdr *eth;
+	uint8_t *tail;
+
+	if (len == 0 || spec->payload_len == 0 ||
+	    rte_pktmbuf_pkt_len(payload) != spec->payload_len ||
+	    rte_pktmbuf_pkt_len(m) != 0 || rte_pktmbuf_pkt_len(trailer) != 0)
+		return -EINVAL;
+	if (len > UINT16_MAX || rte_pktmbuf_tailroom(m) < head_len ||
+	    rte_pktmbuf_tailroom(trailer) < tail_len ||
+	    m->nb_segs + payload->nb_segs + trailer->nb_segs > RTE_MBUF_MAX_NB_SEGS)
+		return -ENOSPC;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)head_len);
+	memset(eth, 0, head_len);
+	put_headers(eth, spec, len);
+	tail = (uint8_t *)rte_pktmbuf_append(trailer, (uint16_t)tail_len);
+	memset(tail, 0, tail_len);
+	/* Cannot fail: the segment count was checked above. */
+	rte_pktmbuf_chain(payload, trailer);
+	rte_pktmbuf_chain(m, payload);
+	put_trailer(m, spec);
 	return 0;
 }

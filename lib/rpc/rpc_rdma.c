@@ -895,9 +895,11 @@ link_destroy(void *arg)
 			destroy_recv_socket(l);
 		droce_destroy_qp(l->qp);
 	}
-	if (l->pool_mr != NULL)
-		droce_dereg_mr(l->pool_mr);
-	free(l->pool);
+	/* A pool the port still reads (droce_dereg_mr() said why) is left
+	 * allocated rather than freed under it.
+	 */
+	if (l->pool_mr == NULL || droce_dereg_mr(l->pool_mr) == 0)
+		free(l->pool);
 	/* lib/rc's destroy calls take no NULL; a link half made has some. */
 	if (l->scq != NULL)
 		droce_destroy_cq(l->scq);

@@ -597,6 +597,98 @@ test_fill_mbuf_chain(void **state)
 	rte_pktmbuf_free(whole);
 }
 
+static void
+ext_free_none(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
+/* A frame built with its payload attached from outside the mbuf: byte for
+ * byte the contiguous build, IPv4 and IPv6 (whose UDP checksum covers
+ * the chain), every pad; refusals chain nothing.
+ */
+static void
+test_build_chained(void **state)
+{
+	static const uint32_t sizes[] = { 1, 1023, 1024, 1025, 1026, 4096 };
+	struct rte_mbuf_ext_shared_info shinfo = { .free_cb = ext_free_none };
+	uint8_t whole_bytes[4200], chained_bytes[4200];
+
+	(void)state;
+	for (unsigned int v6 = 0; v6 < 2; v6++)
+		for (unsigned int i = 0; i < RTE_DIM(sizes); i++) {
+			struct droce_frame_spec spec = base_spec(DROCE_OP_RC | DROCE_OP_WRITE_FIRST,
+								 sizes[i]);
+			struct rte_mbuf *whole = rte_pktmbuf_alloc(pool), *m = rte_pktmbuf_alloc(pool);
+			struct rte_mbuf *payload = rte_pktmbuf_alloc(pool);
+			struct rte_mbuf *trailer = rte_pktmbuf_alloc(pool);
+			uint32_t len;
+
+			spec.ipv6 = v6 != 0;
+			spec.src_ip6[15] = 1;
+			spec.dst_ip6[15] = 2;
+			if (sizes[i] > 1500) { /* beyond the pool's 2 KiB: a bigger mbuf */
+				rte_pktmbuf_free(whole);
+				whole = NULL;
+			} else {
+				assert_int_equal(droce_frame_build(whole, &spec), 0);
+			}
+			rte_mbuf_ext_refcnt_set(&shinfo, 2);
+			rte_pktmbuf_attach_extbuf(payload, (void *)(uintptr_t)spec.payload,
+						  (rte_iova_t)(uintptr_t)spec.payload,
+						  (uint16_t)sizes[i], &shinfo);
+			payload->data_len = (uint16_t)sizes[i];
+			payload->pkt_len = sizes[i];
+			assert_int_equal(droce_frame_build_chained(m, &spec, payload, trailer), 0);
+			len = rte_pktmbuf_pkt_len(m);
+			assert_int_equal(len, droce_frame_len(&spec));
+			assert_int_equal(m->nb_segs, 3);
+			if (whole != NULL) {
+				assert_int_equal(rte_pktmbuf_pkt_len(whole), len);
+				assert_memory_equal(rte_pktmbuf_read(m, 0, len, chained_bytes),
+						    rte_pktmbuf_read(whole, 0, len, whole_bytes), len);
+				rte_pktmbuf_free(whole);
+			}
+			{
+				/* The ICRC checks, whoever built it. */
+				const uint8_t *l3 = rte_pktmbuf_read(m, 0, len, chained_bytes);
+
+				assert_true(droce_icrc_ok(l3 + RTE_ETHER_HDR_LEN,
+							  len - RTE_ETHER_HDR_LEN));
+				if (v6)
+					assert_int_equal(rte_ipv6_udptcp_cksum_verify(
+						(const void *)(l3 + RTE_ETHER_HDR_LEN),
+						(const void *)(l3 + RTE_ETHER_HDR_LEN +
+							       sizeof(struct rte_ipv6_hdr))), 0);
+			}
+			rte_pktmbuf_free(m);
+			/* The attached payload let go of the external buffer. */
+			assert_int_equal(rte_mbuf_ext_refcnt_read(&shinfo), 1);
+		}
+
+	{
+		struct droce_frame_spec spec = base_spec(DROCE_OP_RC | DROCE_OP_SEND_ONLY, 100);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *payload = rte_pktmbuf_alloc(pool);
+		struct rte_mbuf *trailer = rte_pktmbuf_alloc(pool);
+
+		memcpy(rte_pktmbuf_append(payload, 99), spec.payload, 99);
+		assert_int_equal(droce_frame_build_chained(m, &spec, payload, trailer), -EINVAL);
+		spec.payload_len = 99;
+		spec.opcode = DROCE_OP_ACKNOWLEDGE;
+		assert_int_equal(droce_frame_build_chained(m, &spec, payload, trailer), -EINVAL);
+		spec.opcode = 0x30;
+		assert_int_equal(droce_frame_build_chained(m, &spec, payload, trailer), -EINVAL);
+		assert_int_equal(rte_pktmbuf_pkt_len(m), 0);
+		assert_int_equal(m->nb_segs, 1);
+		assert_int_equal(payload->nb_segs, 1);
+		assert_int_equal(rte_pktmbuf_pkt_len(trailer), 0);
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(payload);
+		rte_pktmbuf_free(trailer);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -619,6 +711,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_udp_source_port),
 		cmocka_unit_test(test_parse_refusals),
 		cmocka_unit_test(test_fill_mbuf_chain),
+		cmocka_unit_test(test_build_chained),
 	};
 	int ret;
 

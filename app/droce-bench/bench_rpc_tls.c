@@ -10,7 +10,11 @@
  *     session takes, and one synchronous call at the end: GB/s;
  *   - over RDMA, synchronous one-sided WRITEs and READs of 1 MiB into and
  *     out of the server's region: GB/s (with TLS each is sealed and
- *     unsealed, and waits for the target's answer).
+ *     unsealed, and waits for the target's answer);
+ *   - over RDMA without TLS, synchronous rendezvous calls of 4 MiB (the
+ *     server READs the client's buffer into one its rndv.malloc hands
+ *     out of a registered region): GB/s against memcpy of the same bytes
+ *     in the client.
  * Over TCP (loopback) the server is a child process serving both (two
  * servers). Over RDMA two more processes of this program (--rpc-tls-side,
  * before any EAL) run droce stacks of their own on a net_memif pair, one
@@ -55,6 +59,9 @@
 #define ONE_SIDED_BYTES (1u << 20)
 #define ONE_SIDED_OPS 200
 #define SVC_REGION 2            /* answers with the server's region (RDMA) */
+#define SVC_RNDV 3              /* answers a rendezvous with its length (RDMA) */
+#define RNDV_BYTES (4u << 20)
+#define RNDV_CALLS 32
 
 /* ---- certificates for the run ------------------------------------------------------------ */
 
@@ -198,9 +205,12 @@ tls_ca(const char **ca, const char **crl, OckRpcTlsCertVerify *verify)
 /* ---- both sides' configuration ------------------------------------------------------------- */
 
 struct config {
-	RpcConfigPair pairs[5];
+	RpcConfigPair pairs[8];
 	OckRpcCreateConfig c;
 };
+
+static int rndv_malloc(uint64_t size, uintptr_t *address, uint32_t *key);
+static int rndv_free(uintptr_t address);
 
 /* "TCP" or "RDMA": the transport of the configurations below. */
 static const char *transport = "TCP";
@@ -216,6 +226,14 @@ config(struct config *g, bool tls)
 	g->pairs[4] = (RpcConfigPair){ OCK_RPC_STR_HEATBEAT_IDLE, "60" };
 	g->c.mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS;
 	g->c.configs = (RpcConfigs){ 5, g->pairs };
+	if (as_server && strcmp(transport, "RDMA") == 0) {
+		g->pairs[5] = (RpcConfigPair){ OCK_RPC_STR_ENABLE_SEND_RNDV, "yes" };
+		g->pairs[6] = (RpcConfigPair){ OCK_RPC_STR_RNDV_MALLOC,
+					       (const char *)(uintptr_t)rndv_malloc };
+		g->pairs[7] = (RpcConfigPair){ OCK_RPC_STR_RNDV_MFREE,
+					       (const char *)(uintptr_t)rndv_free };
+		g->c.configs.size = 8;
+	}
 	if (tls) {
 		g->c.mask |= OCK_RPC_CONFIG_USE_SSL_CALLBACK;
 		g->c.getCaAndVerify = tls_ca;
@@ -238,10 +256,49 @@ region(OckRpcServerContext ctx, OckRpcMessage msg)
 	OckRpcServerReply(ctx, SVC_REGION, &reply, NULL);
 }
 
+/* Over RDMA: where rendezvous messages land, one at a time (the client
+ * makes synchronous calls): a region registered once, as a user who
+ * cares for speed would hand it out, rather than memory registered per
+ * call.
+ */
+static OckRpcMemoryRegionInfo rndv_region;
+static bool rndv_taken;
+
+static int
+rndv_malloc(uint64_t size, uintptr_t *address, uint32_t *key)
+{
+	if (rndv_taken || size > rndv_region.size)
+		return -1;
+	rndv_taken = true;
+	*address = rndv_region.lAddress;
+	*key = rndv_region.lKey;
+	return 0;
+}
+
+static int
+rndv_free(uintptr_t address)
+{
+	(void)address;
+	rndv_taken = false;
+	return 0;
+}
+
+static void
+rndv_received(OckRpcServerRndvContext ctx, OckRpcRndvMessage msg)
+{
+	uint64_t len = msg.cnt == 1 ? msg.msg[0].len : 0;
+	OckRpcMessage reply = { &len, sizeof(len) };
+
+	OckRpcServerReplyRndv(ctx, SVC_RNDV, &reply, NULL);
+	OckRpcServerCleanupRndvCtx(ctx);
+}
+
 static uint16_t
 serve(const char *ip, bool tls, OckRpcServer *server)
 {
 	OckRpcService region_svc = { SVC_REGION, region };
+	OckRpcRndvService rndv_svc = { SVC_RNDV, rndv_received };
+	bool rdma = strcmp(transport, "RDMA") == 0;
 	OckRpcMemoryRegion mr;
 	uint16_t port, *ports;
 	struct config g;
@@ -252,15 +309,18 @@ serve(const char *ip, bool tls, OckRpcServer *server)
 	if (OckRpcServerCreateWithCfg(ip, 0, server, &g.c) != OCK_RPC_OK ||
 	    !bench_rpc_services(*server) ||
 	    OckRpcServerAddService(*server, &region_svc) != OCK_RPC_OK ||
+	    (rdma && OckRpcServerAddRndvService(*server, &rndv_svc) != OCK_RPC_OK) ||
 	    OckRpcServerStart(*server) != OCK_RPC_OK ||
 	    !OckRpcGetOobIpAndPort(*server, &ips, &ports, &n))
 		return 0;
 	/* Made once the stack runs: its key is what the peer's READs and
 	 * WRITEs use.
 	 */
-	if (strcmp(transport, "RDMA") == 0 && server_region.size == 0 &&
+	if (rdma && server_region.size == 0 &&
 	    (OckRpcRegisterMemoryRegion(*server, ONE_SIDED_BYTES, &mr) != OCK_RPC_OK ||
-	     OckRpcGetMemoryRegionInfo(mr, &server_region) != OCK_RPC_OK))
+	     OckRpcGetMemoryRegionInfo(mr, &server_region) != OCK_RPC_OK ||
+	     OckRpcRegisterMemoryRegion(*server, RNDV_BYTES, &mr) != OCK_RPC_OK ||
+	     OckRpcGetMemoryRegionInfo(mr, &rndv_region) != OCK_RPC_OK))
 		return 0;
 	port = ports[0];
 	free(ips[0]);
@@ -323,6 +383,7 @@ struct tls_rounds {
 	double plain_bulk[BENCH_MAX_ROUNDS], tls_bulk[BENCH_MAX_ROUNDS];
 	double plain_write[BENCH_MAX_ROUNDS], tls_write[BENCH_MAX_ROUNDS];
 	double plain_read[BENCH_MAX_ROUNDS], tls_read[BENCH_MAX_ROUNDS];
+	double rndv[BENCH_MAX_ROUNDS], rndv_memcpy[BENCH_MAX_ROUNDS];
 };
 
 /* A client's side of one-sided operations: its region, the server's. */
@@ -344,6 +405,36 @@ one_sided_gbps(OckRpcClient c, const struct one_sided_ends *e, bool write)
 		if ((write ? OckRpcWrite(c, &r, NULL) : OckRpcRead(c, &r, NULL)) != OCK_RPC_OK)
 			return -1;
 	return (double)ONE_SIDED_OPS * ONE_SIDED_BYTES / (bench_now() - t0) / 1e9;
+}
+
+/* GB/s of RNDV_CALLS synchronous rendezvous calls of @p buf's bytes; < 0
+ * on a failure or a wrong answer.
+ */
+static double
+rndv_gbps(OckRpcClient c, OckRpcMessageInfo *buf)
+{
+	uint64_t len = 0;
+	OckRpcMessage rsp = { &len, sizeof(len) };
+	double t0 = bench_now();
+
+	for (unsigned int i = 0; i < RNDV_CALLS; i++)
+		if (OckRpcClientCallRndv(c, SVC_RNDV, buf, &rsp, NULL) != OCK_RPC_OK ||
+		    len != buf->size)
+			return -1;
+	return (double)RNDV_CALLS * buf->size / (bench_now() - t0) / 1e9;
+}
+
+/* GB/s of memcpy of the same bytes as rndv_gbps(), into @p dst. */
+static double
+rndv_memcpy_gbps(const OckRpcMessageInfo *buf, uint8_t *dst)
+{
+	double t0 = bench_now();
+
+	for (unsigned int i = 0; i < RNDV_CALLS; i++) {
+		memcpy(dst, (const void *)buf->lAddress, buf->size);
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+	return (double)RNDV_CALLS * buf->size / (bench_now() - t0) / 1e9;
 }
 
 /* One round on both clients; false if a call failed. */
@@ -377,8 +468,9 @@ print_round(const struct tls_rounds *t, unsigned int r, bool one_sided)
 	printf("  round %u: 64 B call p50 %.1f us (TLS %.1f); 64 KiB one-way %.2f GB/s (TLS %.2f)",
 	       r + 1, t->plain_rtt[r], t->tls_rtt[r], t->plain_bulk[r], t->tls_bulk[r]);
 	if (one_sided)
-		printf("; 1 MiB WRITE %.2f GB/s (TLS %.2f), READ %.2f GB/s (TLS %.2f)",
-		       t->plain_write[r], t->tls_write[r], t->plain_read[r], t->tls_read[r]);
+		printf("; 1 MiB WRITE %.2f GB/s (TLS %.2f), READ %.2f GB/s (TLS %.2f); 4 MiB rndv %.2f GB/s (memcpy %.2f)",
+		       t->plain_write[r], t->tls_write[r], t->plain_read[r], t->tls_read[r],
+		       t->rndv[r], t->rndv_memcpy[r]);
 	printf("\n");
 	fflush(stdout);
 }
@@ -403,6 +495,9 @@ report_one_sided(const struct tls_rounds *t, unsigned int rounds)
 	printf("  RDMA, 1 MiB one-sided READ: TLS %.2f GB/s vs plaintext %.2f GB/s = %.2fx the throughput\n",
 	       bench_median(t->tls_read, rounds), bench_median(t->plain_read, rounds),
 	       bench_median(t->tls_read, rounds) / bench_median(t->plain_read, rounds));
+	printf("  RDMA, 4 MiB rendezvous call (plaintext): %.2f GB/s vs memcpy %.2f GB/s = %.2fx\n",
+	       bench_median(t->rndv, rounds), bench_median(t->rndv_memcpy, rounds),
+	       bench_median(t->rndv, rounds) / bench_median(t->rndv_memcpy, rounds));
 }
 
 /* Both clients to @p ip's two ports (plaintext, TLS); false if either fails. */
@@ -694,9 +789,13 @@ side_client(const char *p0, const char *p1, const char *rounds)
 	OckRpcClient plain = 0, secure = 0;
 	unsigned int n = (unsigned int)atoi(rounds);
 	struct one_sided_ends e[2];
+	OckRpcMemoryRegionInfo rndv_info;
+	OckRpcMessageInfo rndv_buf;
+	OckRpcMemoryRegion rndv_mr;
 	OckRpcServer regions;
 	struct tls_rounds t;
 	struct config g;
+	uint8_t *rndv_dst;
 
 	config(&g, false);
 	if (n == 0 || n > BENCH_MAX_ROUNDS || !connect_both(SERVER_IP, ports, &plain, &secure))
@@ -704,14 +803,26 @@ side_client(const char *p0, const char *p1, const char *rounds)
 	if (OckRpcServerCreateWithCfg(SERVER_IP, 0, &regions, &g.c) != OCK_RPC_OK ||
 	    !one_sided_ends(plain, regions, &e[0]) || !one_sided_ends(secure, regions, &e[1]))
 		side_failed("no memory regions for the one-sided operations");
+	rndv_dst = malloc(RNDV_BYTES);
+	if (rndv_dst == NULL ||
+	    OckRpcRegisterMemoryRegion(regions, RNDV_BYTES, &rndv_mr) != OCK_RPC_OK ||
+	    OckRpcGetMemoryRegionInfo(rndv_mr, &rndv_info) != OCK_RPC_OK)
+		side_failed("no memory region for the rendezvous calls");
+	memset((void *)rndv_info.lAddress, 0x5a, RNDV_BYTES);
+	memset(rndv_dst, 0, RNDV_BYTES);
+	rndv_buf = (OckRpcMessageInfo){ rndv_info.lAddress, rndv_info.lKey, RNDV_BYTES };
 	for (unsigned int r = 0; r < n; r++) {
 		if (!measure(plain, secure, &t, r))
 			side_failed("a round's calls failed");
 		if (!measure_one_sided(plain, secure, e, &t, r))
 			side_failed("a round's one-sided operations failed");
-		printf("round %.3f %.3f %.4f %.4f %.4f %.4f %.4f %.4f\n", t.plain_rtt[r],
+		t.rndv[r] = rndv_gbps(plain, &rndv_buf);
+		t.rndv_memcpy[r] = rndv_memcpy_gbps(&rndv_buf, rndv_dst);
+		if (t.rndv[r] < 0)
+			side_failed("a round's rendezvous calls failed");
+		printf("round %.3f %.3f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f\n", t.plain_rtt[r],
 		       t.tls_rtt[r], t.plain_bulk[r], t.tls_bulk[r], t.plain_write[r], t.tls_write[r],
-		       t.plain_read[r], t.tls_read[r]);
+		       t.plain_read[r], t.tls_read[r], t.rndv[r], t.rndv_memcpy[r]);
 		fflush(stdout);
 	}
 	_exit(0);
@@ -904,9 +1015,10 @@ take_tls_round(const char *line, unsigned int r, void *arg)
 {
 	struct tls_rounds *t = arg;
 
-	if (sscanf(line, "round %lf %lf %lf %lf %lf %lf %lf %lf", &t->plain_rtt[r], &t->tls_rtt[r],
-		   &t->plain_bulk[r], &t->tls_bulk[r], &t->plain_write[r], &t->tls_write[r],
-		   &t->plain_read[r], &t->tls_read[r]) != 8)
+	if (sscanf(line, "round %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &t->plain_rtt[r],
+		   &t->tls_rtt[r], &t->plain_bulk[r], &t->tls_bulk[r], &t->plain_write[r],
+		   &t->tls_write[r], &t->plain_read[r], &t->tls_read[r], &t->rndv[r],
+		   &t->rndv_memcpy[r]) != 10)
 		return LINE_OTHER;
 	print_round(t, r, true);
 	return LINE_ROUND;

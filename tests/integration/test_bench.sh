@@ -45,9 +45,9 @@ place 1408-byte entries: .*copy [0-9.]+ GB/s \([0-9.]+x\)
 stream-place 1408-byte payloads .*bare receive [0-9.]+ GB/s \([0-9.]+x\).*check alone [0-9.]+ GB/s \([0-9.]+x\).*ICRC off [0-9.]+ GB/s \([0-9.]+x; [0-9.]+x of bare\)
 stream-pps bare receive [0-9.]+ Mpps \([0-9.]+x\).*droce ICRC off [0-9.]+ Mpps \([0-9.]+x; [0-9.]+x of bare\)
 stream-scale 256 streams: droce [0-9.]+ GB/s \([0-9.]+x of 1 stream\)
-rc ping-pong 64 B: p50 [0-9.]+ us vs TCP [0-9.]+ us = [0-9.]+x
+rc the same sent from the MR \(zero copy\): [0-9.]+ GB/s = [0-9.]+x of copying
 rpc sync call 64 B, p50: droce RDMA [0-9.]+ us, droce TCP [0-9.]+ us, kernel TCP ping-pong [0-9.]+ us: RDMA [0-9.]+x
-rpc-tls RDMA, 64 B sync call p50: TLS [0-9.]+ us vs plaintext [0-9.]+ us = [0-9.]+x
+rpc-tls RDMA, 4 MiB rendezvous call \(plaintext\): [0-9.]+ GB/s vs memcpy [0-9.]+ GB/s = [0-9.]+x
 rpc-scale over 1000 sessions: [0-9.]+ calls/s, [0-9.]+x of 1 session
 CASES
 echo PASS

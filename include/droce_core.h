@@ -110,6 +110,9 @@ struct droce_port_conf {
 	char capture[256];    /**< pcapng file for its RoCEv2 packets, or "". */
 	/** MAC to set on the device (unicast); all zero: the device's own. */
 	struct rte_ether_addr mac;
+	/** Ask the device for multi-segment TX, which lib/rc's zero-copy
+	 *  sends need. */
+	bool tx_chains;
 };
 
 /** Most receiver sections (`rx.N.*`); each may make many streams. */

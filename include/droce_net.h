@@ -358,9 +358,11 @@ struct droce_stack *droce_lcore_stack(struct droce_lcore_ctx *ctx);
 void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 
 /**
- * Hand the port what the calling lcore's TX buffers hold now, rather than
- * at the end of its round: for a call in a round that waits for its
- * packets to leave (deregistering a region they are sent from).
+ * Hand the ports what the calling lcore's TX buffers hold now, rather
+ * than at the end of its round, and have their drivers free the mbufs
+ * they have sent from its queues (rte_eth_tx_done_cleanup(), where the
+ * driver has it): for a deregistration that waits until no mbuf refers
+ * to a region sent from. Control path only (it may cost a syscall).
  */
 void droce_tx_flush(struct droce_lcore_ctx *ctx);
 

@@ -150,17 +150,18 @@ void droce_rc_query_device(const struct droce_rc_device *dev,
 			   struct droce_rc_device_attr *attr);
 
 /**
- * Send payloads of 1 KiB and more straight from their memory region
- * (@p on) or copy them into the packet. Zero copy chains an mbuf attached
- * to the region (an external buffer) behind the headers' mbuf, so it
- * needs a port set up for multi-segment packets (lib/net asks for
- * RTE_ETH_TX_OFFLOAD_MULTI_SEGS where the device has it), and host
- * memory the port can read: any, for a vdev whose driver copies with the
- * CPU (memif, af_packet, ring, pcap); DPDK memory in IOVA-as-VA mode for
- * a device that reads by DMA. GPU memory is always copied. It is on by
- * default for devices that read by DMA, where it spares the CPU the
- * copy; off for vdevs, whose drivers copy each frame anyway (over memif
- * it measured slower than copying). Any thread, at any time.
+ * Send the payloads of SENDs and WRITEs, 1 KiB and more a packet,
+ * straight from their memory region (@p on) or copy them into the packet.
+ * Zero copy chains an mbuf attached to the region (an external buffer)
+ * behind the headers' mbuf, so it needs a port set up for multi-segment
+ * packets (port.N.tx.chains = yes, and a device that has them), and host
+ * memory the port can read: any, for a driver that copies each frame
+ * with the CPU (memif, af_packet, pcap, ring, null, tap); DPDK memory in
+ * IOVA-as-VA mode for a device that reads by DMA. GPU memory and READ
+ * answers (whose memory may change while it is read) are always copied.
+ * On by default where the port takes chained packets. On a NIC it spares
+ * the CPU the copy; a vdev's driver copies anyway (over memif it measured
+ * slower than copying). Any thread, at any time.
  *
  * @return
  *   0, or -ENOTSUP when @p on and the port takes no chained packets.
@@ -258,11 +259,14 @@ struct droce_mr *droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_bu
  * be freed then.
  *
  * @return
- *   0. Work requests still naming it complete with a protection error.
- *   -EBUSY (logged) when packets sent from the region were still unread
- *   after a second (a NIC that has not reclaimed their descriptors): the
- *   keys no longer work, and the memory must stay until a later call
- *   returns 0.
+ *   0. A work request that must send from it again (a retransmission)
+ *   fails: with a local protection error if it is the QP's oldest, else
+ *   flushed with the rest as the QP goes to ERR (logged either way).
+ *   -EBUSY (logged) when mbufs sent from the region are still held by
+ *   the port's driver: after a second of asking every owner lcore to have
+ *   them freed, or at once when called on an lcore of the stack, whose
+ *   round must go on. The keys no longer work; the memory must stay until
+ *   a later call returns 0.
  */
 int droce_dereg_mr(struct droce_mr *mr);
 

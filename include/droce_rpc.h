@@ -39,6 +39,8 @@ struct droce_rpc_stats {
 	uint64_t heartbeats_answered; /**< Probes of ours answered. */
 	uint64_t tls_handshakes;      /**< TLS handshakes done. */
 	uint64_t tls_failures;        /**< TLS handshakes that failed (refused either way). */
+	uint64_t openings_dropped;    /**< Server sessions ended before their HELLO to make room
+				       *   for newer ones (more than 256 waiting: a flood). */
 };
 
 /** The counters now (each read on its own, not one snapshot). */

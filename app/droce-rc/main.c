@@ -90,9 +90,9 @@ usage(FILE *out, const char *prog)
 		"                       perftest, stress: the largest port.0.mtu carries]\n"
 		"      --owners L       which lcores run the QP: control (the main lcore) or\n"
 		"                       workers (a worker, chosen by the QP's number) [control]\n"
-		"      --zero-copy B    on: payloads of 1 KiB and more go out from the MR,\n"
-		"                       chained behind their headers; off: copied into the frame\n"
-		"                       [on for ports that read by DMA, off for vdevs]\n"
+		"      --zero-copy B    on: SEND and WRITE payloads of 1 KiB and more go out from\n"
+		"                       the MR, chained behind their headers (port.0.tx.chains\n"
+		"                       = yes); off: copied into the frame [on with port.0.tx.chains]\n"
 		"      --workers-inline the main lcore runs the workers' rounds between its own\n"
 		"                       (their lcores stay idle): for machines with fewer cpus\n"
 		"                       than busy lcores, where polling threads share a cpu\n"
@@ -542,6 +542,9 @@ load_conf(struct droce_conf *conf, const struct rcapp_opts *o)
 		fprintf(stderr, PROG ": no port configured: give port.0.device=... (vdev devargs such as net_af_packet0,iface=veth0, or a PCI address) and port.0.address=a.b.c.d/len\n");
 		return -1;
 	}
+	/* Zero copy sends chained packets. */
+	if (o->zero_copy == 1)
+		conf->port[0].tx_chains = true;
 	return 0;
 }
 

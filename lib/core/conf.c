@@ -134,6 +134,8 @@ static const struct key_desc conf_keys[] = {
 		"pcapng file that gets every RoCEv2 packet the port sends or receives"),
 	PORT_KEY("mac", KIND_MAC, mac, 0, 0, NULL,
 		"MAC address set on the device before it starts (xx:xx:xx:xx:xx:xx, unicast); default: the device's own"),
+	PORT_KEY("tx.chains", KIND_BOOL, tx_chains, 0, 0, "no",
+		"yes: ask the device for multi-segment TX, so that RC sends of 1 KiB and more go out from their memory regions (zero copy); some drivers then leave their fastest TX path (ixgbe, i40e, ice vector TX)"),
 	RX_KEY("port", KIND_UINT, port, 0, DROCE_MAX_PORTS - 1, "0",
 		"port the sensor's frames arrive on"),
 	RX_KEY("peer", KIND_IPV4, peer, 0, 0, NULL,

@@ -202,10 +202,12 @@ fill_eth_conf(struct net_port *p, const struct rte_eth_dev_info *info,
 			       RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
 	p->l4_cksum_offload = (ec->rxmode.offloads &
 			       RTE_ETH_RX_OFFLOAD_UDP_CKSUM) != 0;
-	/* lib/rc sends large payloads from the application's memory, chained
-	 * behind their headers, where the device takes such packets.
+	/* Asked for only: with it lib/rc sends large payloads from the
+	 * application's memory, chained behind their headers, but some
+	 * drivers leave their vector TX path for every packet.
 	 */
-	ec->txmode.offloads = info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (p->stack->conf.port[p->index].tx_chains)
+		ec->txmode.offloads = info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	/* No RX scatter: the pool's mbufs hold a whole frame of the MTU
 	 * (create_pool()), so a frame never needs a second one; a device
 	 * whose frames cannot be that long refuses the MTU itself.

@@ -517,7 +517,12 @@ droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 void
 droce_tx_flush(struct droce_lcore_ctx *ctx)
 {
+	const struct droce_stack *s = ctx->stack;
+
 	net_tx_flush(ctx);
+	/* Drivers without it (-ENOTSUP) free in their TX burst anyway. */
+	for (uint16_t i = 0; i < s->nb_ports; i++)
+		rte_eth_tx_done_cleanup(s->port[i]->port_id, ctx->txq, 0);
 }
 
 static void

@@ -35,8 +35,16 @@ droce_rc_open(struct droce_stack *stack, uint16_t port, char *err, size_t errlen
 	return droce_rc_open_conf(stack, port, NULL, err, errlen);
 }
 
-/* Whether the port was set up to take chained packets (lib/net asks for
- * them where the device has them), and whether it reads them by DMA.
+/* Drivers that copy each frame with the CPU in their TX burst: any
+ * memory will do for them. Other vdevs (bonding, failsafe, netvsc) hand
+ * frames to devices that read by DMA.
+ */
+static const char *const cpu_copy_drivers[] = {
+	"net_memif", "net_af_packet", "net_pcap", "net_ring", "net_null", "net_tap",
+};
+
+/* Whether the port was set up to take chained packets (port.N.tx.chains),
+ * and whether its driver reads them with the CPU.
  */
 static void
 tx_chains_probe(struct droce_rc_device *dev)
@@ -44,18 +52,14 @@ tx_chains_probe(struct droce_rc_device *dev)
 	uint16_t port_id = droce_port_ethdev(dev->stack, dev->port);
 	struct rte_eth_dev_info info;
 	struct rte_eth_conf conf;
-	const struct rte_bus *bus;
 
 	if (rte_eth_dev_conf_get(port_id, &conf) != 0 || rte_eth_dev_info_get(port_id, &info) != 0)
 		return;
-	bus = info.device != NULL ? rte_dev_bus(info.device) : NULL;
 	dev->tx_chains = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
-	dev->tx_by_cpu = bus != NULL && strcmp(rte_bus_name(bus), "vdev") == 0;
-	/* A vdev's driver copies each frame anyway, and over memif sending
-	 * from the region measured slower than copying (droce-bench rc).
-	 */
-	atomic_store_explicit(&dev->zero_copy, dev->tx_chains && !dev->tx_by_cpu,
-			      memory_order_relaxed);
+	for (unsigned int i = 0; i < RTE_DIM(cpu_copy_drivers); i++)
+		dev->tx_by_cpu |= info.driver_name != NULL &&
+				  strcmp(info.driver_name, cpu_copy_drivers[i]) == 0;
+	atomic_store_explicit(&dev->zero_copy, dev->tx_chains, memory_order_relaxed);
 }
 
 int
@@ -336,7 +340,8 @@ mr_tx_from(const struct droce_rc_device *dev, const void *addr, size_t length)
 		return false;
 	if (dev->tx_by_cpu)
 		return true;
-	return rte_eal_iova_mode() == RTE_IOVA_VA && msl != NULL &&
+	/* External memory (rte_extmem_register) may not be mapped for DMA. */
+	return rte_eal_iova_mode() == RTE_IOVA_VA && msl != NULL && !msl->external &&
 	       rte_mem_virt2memseg_list((const uint8_t *)addr + length - 1) == msl;
 }
 
@@ -419,16 +424,35 @@ droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_buf *buf, size_t of
 		      (uint64_t)(uintptr_t)buf->gpu + offset, access, false);
 }
 
-/* How long deregistration waits for packets sent from a region. */
-#define MR_TX_WAIT_US (1000 * 1000)
+/* How long deregistration waits, off the stack's lcores, for packets
+ * sent from a region.
+ */
+#define MR_TX_WAIT_MS 1000
+
+/* Mbufs that still send from @p rmr: 0 when none. */
+static uint16_t
+mr_sending(const struct rc_mr *rmr)
+{
+	return rte_mbuf_ext_refcnt_read(&rmr->tx_shinfo) - RC_MR_TX_BASE;
+}
+
+/* The owner that runs on the calling lcore, or NULL. */
+static struct rc_owner *
+owner_here(struct droce_rc_device *dev)
+{
+	for (uint32_t o = 0; o < dev->nb_owners; o++)
+		if (dev->owner[o].lcore_id == rte_lcore_id() && dev->owner[o].ctx != NULL)
+			return &dev->owner[o];
+	return NULL;
+}
 
 int
 droce_dereg_mr(struct droce_mr *mr)
 {
 	struct droce_rc_device *dev = mr->dev;
 	struct rc_mr *rmr = rc_mr_of(mr);
-	uint64_t waited_us = 0;
-	uint16_t sending;
+	struct rc_owner *here;
+	uint64_t deadline;
 
 	if (!rmr->unpublished) {
 		__atomic_store_n(&dev->mr[mr_slot(mr->lkey)], NULL, __ATOMIC_RELEASE);
@@ -439,21 +463,28 @@ droce_dereg_mr(struct droce_mr *mr)
 		 */
 		droce_stack_quiesce(dev->stack);
 	}
-	/* Sent packets hold the region until the port has read them: a vdev
-	 * in its TX burst, a NIC when it reclaims their descriptors. Those
-	 * of a round this call is part of (on an owner lcore) go now.
+	/* Sent packets hold the region until the port lets go of them: a
+	 * vdev in its TX burst, a NIC when its queue's lcore has it free
+	 * them. On such an lcore (a round of the stack calling) its own go
+	 * now and nothing waits: its round must go on. Elsewhere each owner
+	 * is asked, and the call waits a while.
 	 */
-	for (uint32_t o = 0; o < dev->nb_owners; o++)
-		if (dev->owner[o].lcore_id == rte_lcore_id() && dev->owner[o].ctx != NULL)
-			droce_tx_flush(dev->owner[o].ctx);
-	while ((sending = rte_mbuf_ext_refcnt_read(&rmr->tx_shinfo) - RC_MR_TX_BASE) != 0 &&
-	       waited_us < MR_TX_WAIT_US) {
-		rte_delay_us_sleep(100);
-		waited_us += 100;
+	here = owner_here(dev);
+	if (here != NULL)
+		droce_tx_flush(here->ctx);
+	if (mr_sending(rmr) != 0 && here == NULL) {
+		atomic_fetch_add_explicit(&dev->tx_reclaim, 1, memory_order_relaxed);
+		deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * MR_TX_WAIT_MS;
+		while (mr_sending(rmr) != 0 && rte_get_timer_cycles() < deadline)
+			rte_delay_us_sleep(100);
 	}
-	if (sending != 0)
-		return RC_REFUSE(EBUSY, "dereg_mr: %u packets the port has not sent yet still read the region at %p; its keys are gone, call again later",
-				 sending, mr->addr);
+	if (mr_sending(rmr) != 0)
+		return RC_REFUSE(EBUSY, "dereg_mr: port %u still holds %u mbufs sent from the region of lkey 0x%x at %p (its driver has not freed them); its keys are gone, call again later",
+				 dev->port, mr_sending(rmr), mr->lkey, mr->addr);
+	/* The freeing thread's decrement (acquire-release) before the
+	 * caller's reuse of the memory.
+	 */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	dev->nb_mr--;
 	mr->pd->users--;
 	rte_free(rmr);

@@ -89,6 +89,7 @@ struct rc_owner {
 	struct rte_ring *doorbell;      /* QPs with work posted, MP/SC */
 	struct rc_qp_list active;       /* QPs with work to send */
 	atomic_uint nb_qps;             /* QPs it runs */
+	uint32_t tx_reclaimed;          /* the device's tx_reclaim it last did */
 	struct droce_rc_stats stats;
 } __rte_cache_aligned;
 
@@ -122,6 +123,10 @@ struct droce_rc_device {
 	 */
 	bool tx_chains, tx_by_cpu;
 	atomic_bool zero_copy;          /* droce_rc_set_zero_copy() */
+	/* Bumped by a deregistration that waits: each owner flushes its TX
+	 * and has the drivers free what they sent.
+	 */
+	atomic_uint tx_reclaim;
 	struct droce_qp **qp;           /* RC_MAX_QP slots */
 	uint8_t *qp_gen;
 	uint32_t nb_qp, qp_hint;
@@ -335,16 +340,15 @@ void rc_qp_ring_doorbell(struct droce_qp *qp);
 /* Put @p qp on the owner's list of QPs with work (owner only). */
 void rc_qp_activate(struct droce_qp *qp);
 /* A frame for @p qp with @p spec's opcode and headers; the payload is
- * taken from spec->payload or else from @p sge (n entries, skipping
- * @p skip bytes): sent from its region (zero copy) where one SGE holds
- * it, else copied. NULL with rte_errno ENOBUFS when there is no mbuf,
+ * copied from spec->payload, or else taken from @p sge (n entries,
+ * skipping @p skip bytes): sent from its region (zero copy: the verbs
+ * forbid changing a posted send's memory) where one SGE holds it, else
+ * copied. NULL with rte_errno ENOBUFS when there is no mbuf,
  * EACCES when a key no longer covers its SGE.
  */
 struct rte_mbuf *rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec,
 			  const struct droce_sge *sge, uint32_t nb_sge, uint32_t skip);
-/* rc_frame() of a payload at spec->payload inside @p mr. */
-struct rte_mbuf *rc_frame_from(struct droce_qp *qp, struct droce_frame_spec *spec,
-			       struct droce_mr *mr);
+
 void rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m);
 /* An ACK, NAK (@p syndrome) or, with @p res, an atomic ACK. */
 void rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,

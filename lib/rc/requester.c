@@ -297,7 +297,7 @@ rc_requester_run(struct droce_qp *qp, unsigned int budget)
 			break;
 		}
 	}
-	if (sent != 0)
+	if (sent != 0 && qp->attr.qp_state != DROCE_QPS_ERR)
 		rc_completer_arm(qp);
 	return sent;
 }

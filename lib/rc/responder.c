@@ -698,7 +698,10 @@ answer_one(struct droce_qp *qp)
 		}
 		spec.payload = rc_mr_cpu(mr, res->va + offset);
 	}
-	m = rc_frame_from(qp, &spec, mr);
+	/* Copied, never sent from the region: a READ's target may change
+	 * while it is read, and the ICRC must hold what goes out.
+	 */
+	m = rc_frame(qp, &spec, NULL, 0, 0);
 	if (m == NULL)
 		return false;
 	rc_send_frame(qp, m);

@@ -302,12 +302,6 @@ gather_payload(const struct droce_qp *qp, struct rte_mbuf *m, const struct droce
 }
 
 struct rte_mbuf *
-rc_frame_from(struct droce_qp *qp, struct droce_frame_spec *spec, struct droce_mr *mr)
-{
-	return frame_out(qp, spec, mr);
-}
-
-struct rte_mbuf *
 rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_sge *sge,
 	 uint32_t nb_sge, uint32_t skip)
 {
@@ -740,12 +734,27 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 	return taken + !TAILQ_EMPTY(&o->active) + !rte_ring_empty(o->rx_ring);
 }
 
+/* A deregistration waits for mbufs sent from its region: a NIC frees
+ * them only when its queue's own lcore asks (its next TX burst).
+ */
+static void
+reclaim_if_asked(struct rc_owner *o, struct droce_lcore_ctx *ctx)
+{
+	uint32_t asked = atomic_load_explicit(&o->dev->tx_reclaim, memory_order_relaxed);
+
+	if (asked != o->tx_reclaimed) {
+		o->tx_reclaimed = asked;
+		droce_tx_flush(ctx);
+	}
+}
+
 /* The control lcore's hook: every QP (DROCE_RC_OWNERS_CONTROL). */
 static unsigned int
 control_owner_round(struct droce_lcore_ctx *ctx, void *arg)
 {
 	struct droce_rc_device *dev = arg;
 
+	reclaim_if_asked(&dev->owner[0], ctx);
 	return owner_round(&dev->owner[0], ctx);
 }
 
@@ -765,6 +774,7 @@ worker_owner_round(struct droce_lcore_ctx *ctx, void *arg)
 	/* Its timers go to this lcore's list: it must have one. */
 	RTE_VERIFY(rte_lcore_id() < RTE_MAX_LCORE);
 	o = &dev->owner[w];
+	reclaim_if_asked(o, ctx);
 	if (atomic_load_explicit(&o->nb_qps, memory_order_relaxed) == 0 &&
 	    rte_ring_empty(o->rx_ring) && rte_ring_empty(o->doorbell))
 		return 0;

@@ -158,6 +158,7 @@ OckRpcServerCreateWithCfg(const char *ip, uint16_t port, OckRpcServer *server,
 	srv->listen_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	TAILQ_INIT(&srv->sessions);
+	TAILQ_INIT(&srv->opening);
 	atomic_init(&srv->nb_sessions, 0);
 	*server = (OckRpcServer)(uintptr_t)srv;
 	return OCK_RPC_OK;
@@ -248,9 +249,23 @@ OckRpcServerStart(OckRpcServer server)
 	return OCK_RPC_OK;
 }
 
+/* Under the server's lock. */
+static void
+opening_remove(struct rpc_server *srv, struct rpc_session *s)
+{
+	if (!s->opening)
+		return;
+	TAILQ_REMOVE(&srv->opening, s, opening_link);
+	s->opening = false;
+	srv->nb_opening--;
+}
+
 int
 rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const char *info)
 {
+	pthread_mutex_lock(&srv->lock);
+	opening_remove(srv, s);
+	pthread_mutex_unlock(&srv->lock);
 	s->announced = true;
 	if (srv->conf.on_new == NULL)
 		return 0;
@@ -261,10 +276,25 @@ rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const c
 void
 rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s)
 {
+	struct rpc_session *oldest = NULL;
+
 	pthread_mutex_lock(&srv->lock);
 	TAILQ_INSERT_TAIL(&srv->sessions, s, server_link);
 	atomic_fetch_add(&srv->nb_sessions, 1);
+	TAILQ_INSERT_TAIL(&srv->opening, s, opening_link);
+	s->opening = true;
+	if (++srv->nb_opening > RPC_OPENING_MAX) {
+		/* Held past the lock: its end may run here, and take it. */
+		oldest = TAILQ_FIRST(&srv->opening);
+		opening_remove(srv, oldest);
+		rpc_session_ref(oldest);
+	}
 	pthread_mutex_unlock(&srv->lock);
+	if (oldest != NULL) {
+		rpc_count(RPC_OPENINGS_DROPPED, 1);
+		rpc_session_end(oldest, OCK_RPC_ERR_CONN_BROKEN, true);
+		rpc_session_unref(oldest);
+	}
 }
 
 void
@@ -272,6 +302,7 @@ rpc_server_session_ended(struct rpc_server *srv, struct rpc_session *s)
 {
 	pthread_mutex_lock(&srv->lock);
 	TAILQ_REMOVE(&srv->sessions, s, server_link);
+	opening_remove(srv, s);
 	pthread_mutex_unlock(&srv->lock);
 	if (atomic_fetch_sub(&srv->nb_sessions, 1) == 1)
 		rpc_wake_state(&srv->nb_sessions);

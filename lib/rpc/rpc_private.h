@@ -51,6 +51,14 @@ extern int rpc_logtype;
 #define RPC_TLS_HANDSHAKE_RECORD 0x16
 /* How long the opening of a session (connect, HELLO, WELCOME) may take. */
 #define RPC_OPENING_TIMEOUT_MS 10000
+/* Sessions a server keeps waiting for their HELLO. Over RDMA one REQ, a
+ * packet, makes a session with its QP and buffers (some 200 KiB): a
+ * flood of REQs never followed by a HELLO would fill the memory for the
+ * opening timeout. Past this many the oldest waiting one is ended, so
+ * that a real client, whose HELLO follows its REQ within a round trip,
+ * still gets in while a flood goes on.
+ */
+#define RPC_OPENING_MAX 256
 
 enum rpc_transport {
 	RPC_TRANSPORT_RDMA,
@@ -300,6 +308,8 @@ struct rpc_session {
 	struct rpc_watch watch;
 	TAILQ_ENTRY(rpc_session) link;          /* its worker's */
 	TAILQ_ENTRY(rpc_session) server_link;   /* its server's */
+	TAILQ_ENTRY(rpc_session) opening_link;  /* its server's, until its HELLO */
+	bool opening;                   /* on that list (the server's lock) */
 	struct rpc_worker *w;
 	struct rpc_server *server;      /* server side: the one it belongs to */
 	bool client;
@@ -519,6 +529,7 @@ enum rpc_counter {
 	RPC_HEARTBEATS_ANSWERED,
 	RPC_TLS_HANDSHAKES,
 	RPC_TLS_FAILURES,
+	RPC_OPENINGS_DROPPED,
 	RPC_COUNTER_MAX,
 };
 
@@ -566,6 +577,8 @@ struct rpc_server {
 	pthread_mutex_t lock;           /* its sessions' list */
 	struct rpc_session_list sessions;
 	atomic_int nb_sessions;
+	struct rpc_session_list opening; /* its sessions without a HELLO, oldest first */
+	unsigned int nb_opening;
 };
 
 /* A session of @p srv: accepted (add), its HELLO taken (opened: the

@@ -43,6 +43,7 @@ static const struct {
 	COUNTER(RPC_HEARTBEATS_ANSWERED, heartbeats_answered),
 	COUNTER(RPC_TLS_HANDSHAKES, tls_handshakes),
 	COUNTER(RPC_TLS_FAILURES, tls_failures),
+	COUNTER(RPC_OPENINGS_DROPPED, openings_dropped),
 #undef COUNTER
 };
 

@@ -19,8 +19,9 @@
 # rping client against `rping -s`, and `rping -c -V` against droce-rc's
 # rping server; ucmatose both ways (10 messages of 100 bytes each way);
 # perftest with rdma_cm (-R), ib_write_bw and ib_send_bw, both ways:
-# Linux's clients against droce-rc's server, droce-rc's client against
-# Linux's servers. The capture's REQs, both sides', carry rdma_cm's
+# Linux's clients against droce-rc's server, droce-rc's client (sending
+# from its MR: --zero-copy on) against Linux's servers. The capture's
+# REQs, both sides', carry rdma_cm's
 # header as Wireshark reads it.
 . "$(dirname "$0")/lib.sh"
 
@@ -171,7 +172,7 @@ echo "== ib_write_bw -R and ib_send_bw -R in the VM, droce-rc's perftest server 
 for t in write send; do
 	droce_rc "perftest-$t" perftest "$t" -R -p 18516 -s "$BW_SIZE" -n "$BW_ITERS"
 done
-echo "== droce-rc's perftest client with -R against ib_write_bw -R and ib_send_bw -R in the VM"
+echo "== droce-rc's perftest client with -R and --zero-copy on against ib_write_bw -R and ib_send_bw -R in the VM"
 port=18517
 for t in write send; do
 	# The VM starts its server once the last test is over: until it listens,
@@ -179,7 +180,7 @@ for t in write send; do
 	for try in $(seq 30); do
 		rc=0
 		droce_rc_try "perftest-client-$t" perftest "$t" -R --connect "$RXE_VM_IP" -p "$port" \
-			-s "$BW_SIZE" -n "$BW_ITERS" || rc=$?
+			-s "$BW_SIZE" -n "$BW_ITERS" --zero-copy on || rc=$?
 		[ "$rc" = 0 ] && break
 		grep -q "REJECTED (status 8)" "$RXE_WORK/perftest-client-$t.log" || break
 		sleep 1
@@ -189,6 +190,8 @@ for t in write send; do
 		grep -v '^EAL: ' "$RXE_WORK/perftest-client-$t.log" | tail -20
 		fail "droce-rc perftest-client-$t: exit status $rc"
 	fi
+	grep -Eq "packets \([1-9][0-9]* sent from their MR\)" "$RXE_WORK/perftest-client-$t.log" ||
+		fail "droce-rc perftest-client-$t: nothing sent from its MR (--zero-copy on)"
 	port=$((port + 1))
 done
 sleep 1 # tcpdump writes the last frames

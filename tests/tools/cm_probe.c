@@ -8,7 +8,7 @@
  * port space, the 36-byte header first in its private data) every second
  * until the peer answers with the REQ's TID or the time is up.
  *
- *   cm_probe [EAL options] -- PEER_IP PORT rep|rej:REASON|establish|listen SECONDS key=value...
+ *   cm_probe [EAL options] -- PEER_IP PORT rep|rej:REASON|establish|listen|flood:N SECONDS key=value...
  *
  * Prints the answer's fields; exit status 0 when it is the one expected,
  * 1 otherwise (no answer, another one), 2 for bad arguments. A REJ with
@@ -27,6 +27,12 @@
  * RDMA READ that buffer, which an rping client fills with "rdma-ping-";
  * then DREQ and DREP. Exit status 0 when all of it happened and the bytes
  * read begin so.
+ *
+ * flood:N: N REQs as fast as the stack sends them, each a new connection
+ * (its own communication id, transaction id and QPN) that never sends an
+ * RTU, as a hostile or broken peer would; then answers are counted until
+ * SECONDS have passed since the first. Prints what was sent and how it
+ * was answered; exit status 0 when all N were sent.
  */
 
 #include <inttypes.h>
@@ -51,6 +57,9 @@ static struct cm_msg answer;
 static bool answered;
 static uint64_t tid;
 static uint32_t peer;
+/* flood: the answers, counted rather than awaited. */
+static bool flooding;
+static uint64_t flood_reps, flood_mras, flood_rejs[64];
 
 static double now(void);
 
@@ -58,6 +67,15 @@ static void
 on_mad(void *arg, const struct cm_msg *msg, const struct cm_gsi_from *from)
 {
 	(void)arg;
+	if (flooding && from->ip == peer) {
+		if (msg->hdr.attr_id == CM_ATTR_REP)
+			flood_reps++;
+		else if (msg->hdr.attr_id == CM_ATTR_MRA)
+			flood_mras++;
+		else if (msg->hdr.attr_id == CM_ATTR_REJ)
+			flood_rejs[RTE_MIN(msg->rej.reason, RTE_DIM(flood_rejs) - 1)]++;
+		return;
+	}
 	if (from->ip != peer || msg->hdr.tid != tid || answered)
 		return;
 	if (msg->hdr.attr_id != CM_ATTR_REP && msg->hdr.attr_id != CM_ATTR_REJ &&
@@ -79,7 +97,8 @@ now(void)
 
 /* A REQ of rdma_cm's shape, from @p ours to @p peer_ip's @p port. */
 static void
-make_req(struct cm_msg *m, uint32_t ours, uint32_t peer_ip, uint16_t port, uint32_t comm_id)
+make_req(struct cm_msg *m, uint32_t ours, uint32_t peer_ip, uint16_t port, uint32_t comm_id,
+	 uint32_t qpn)
 {
 	struct cm_rdma_hdr h = { .version = 0, .ip_version = 4,
 				 .src_port = (uint16_t)(40000 + rte_rand() % 20000) };
@@ -89,7 +108,7 @@ make_req(struct cm_msg *m, uint32_t ours, uint32_t peer_ip, uint16_t port, uint3
 	m->hdr.attr_id = CM_ATTR_REQ;
 	m->req = (struct cm_req){
 		.local_comm_id = comm_id, .service_id = cm_service_id(CM_PS_TCP, port),
-		.local_ca_guid = 0x0200c6fffe120001ull, .local_qpn = 0x010001,
+		.local_ca_guid = 0x0200c6fffe120001ull, .local_qpn = qpn,
 		.responder_resources = 1, .initiator_depth = 1,
 		.remote_cm_response_timeout = 20, .transport = CM_TRANSPORT_RC,
 		.starting_psn = (uint32_t)rte_rand() & 0xffffff,
@@ -117,6 +136,49 @@ print_answer(void)
 		       answer.rep.starting_psn, answer.rep.responder_resources,
 		       answer.rep.initiator_depth, answer.rep.target_ack_delay,
 		       answer.rep.rnr_retry_count);
+}
+
+/* flood:N: @p n REQs, a burst a round, then answers until @p seconds
+ * from the start; 0 when all were sent.
+ */
+static int
+flood(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned long n,
+      unsigned long seconds)
+{
+	double t0 = now(), until = t0 + (double)seconds, sent_s = 0;
+	uint32_t comm_id = (uint32_t)rte_rand();
+	unsigned long sent = 0, refused = 0;
+
+	/* ARP holds a few packets while it resolves: the peer's MAC first. */
+	while (droce_neigh_ready(droce_control_ctx(stack), 0, peer) != 0 && now() < until)
+		droce_control_poll(stack);
+	t0 = now();
+	flooding = true;
+	while (now() < until) {
+		for (unsigned int b = 0; b < 32 && sent + refused < n; b++) {
+			struct cm_msg req;
+
+			/* Each its own connection, with a QPN of its own. */
+			tid = (uint64_t)0x00000001 << 32 | (comm_id + sent);
+			make_req(&req, droce_port_addr(stack, 0), peer, port, comm_id + (uint32_t)sent,
+				 0x010000 + (uint32_t)(sent & 0xffff));
+			if (cm_gsi_send(gsi, peer, &req) == 0)
+				sent++;
+			else
+				refused++;
+		}
+		if (sent + refused == n && sent_s == 0)
+			sent_s = now() - t0;
+		droce_control_poll(stack);
+	}
+	printf(PROG ": flood: %lu REQs sent in %.2f s (%.0f/s), %lu not sent; answers in %lu s: %" PRIu64
+	       " REP, %" PRIu64 " MRA", sent, sent_s, sent_s > 0 ? (double)sent / sent_s : 0.0,
+	       refused, seconds, flood_reps, flood_mras);
+	for (unsigned int r = 0; r < RTE_DIM(flood_rejs); r++)
+		if (flood_rejs[r] != 0)
+			printf(", %" PRIu64 " REJ %u", flood_rejs[r], r);
+	printf("\n");
+	return sent == n ? 0 : 1;
 }
 
 /* The next event of @p ch within @p seconds; false when none came. */
@@ -332,7 +394,7 @@ main(int argc, char **argv)
 	uint32_t comm_id;
 	struct cm_gsi *gsi;
 	double until, next = 0;
-	unsigned long port, seconds;
+	unsigned long port, seconds, flood_n = 0;
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
@@ -344,9 +406,11 @@ main(int argc, char **argv)
 	    (port = strtoul(argv[sep + 2], NULL, 10)) == 0 || port > 65535 ||
 	    (strcmp(argv[sep + 3], "rep") != 0 && strcmp(argv[sep + 3], "establish") != 0 &&
 	     strcmp(argv[sep + 3], "listen") != 0 &&
-	     sscanf(argv[sep + 3], "rej:%d", &rej_reason) != 1) ||
+	     sscanf(argv[sep + 3], "rej:%d", &rej_reason) != 1 &&
+	     (sscanf(argv[sep + 3], "flood:%lu", &flood_n) != 1 || flood_n == 0 ||
+	      flood_n > 1000000)) ||
 	    (seconds = strtoul(argv[sep + 4], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: " PROG " [EAL options] -- PEER_IP PORT rep|rej:REASON|establish|listen SECONDS key=value...\n");
+		fprintf(stderr, "usage: " PROG " [EAL options] -- PEER_IP PORT rep|rej:REASON|establish|listen|flood:N (N 1..1000000) SECONDS key=value...\n");
 		return 2;
 	}
 	if (droce_conf_load(conf, NULL, argv + sep + 5, argc - sep - 5, err, sizeof(err)) != 0 ||
@@ -371,12 +435,18 @@ main(int argc, char **argv)
 	comm_id = (uint32_t)rte_rand();
 	tid = (uint64_t)0x00000001 << 32 | comm_id;
 	until = now() + (double)seconds;
+	if (flood_n != 0) {
+		ret = flood(stack, gsi, (uint16_t)port, flood_n, seconds);
+		until = 0; /* no single REQ below */
+		answered = true;
+	}
 	while (now() < until && !answered) {
 		droce_control_poll(stack);
 		if (now() >= next) {
 			struct cm_msg req;
 
-			make_req(&req, droce_port_addr(stack, 0), peer, (uint16_t)port, comm_id);
+			make_req(&req, droce_port_addr(stack, 0), peer, (uint16_t)port, comm_id,
+				 0x010001);
 			if (cm_gsi_send(gsi, peer, &req) != 0)
 				fprintf(stderr, PROG ": a REQ was not sent\n");
 			next = now() + 1;
@@ -391,7 +461,9 @@ main(int argc, char **argv)
 			tid = (uint64_t)0x00000001 << 32 | comm_id;
 		}
 	}
-	if (!answered) {
+	if (flood_n != 0) {
+		/* flood() printed its figures */
+	} else if (!answered) {
 		printf(PROG ": no answer in %lu s\n", seconds);
 	} else {
 		print_answer();

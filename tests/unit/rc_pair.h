@@ -48,7 +48,8 @@ static inline void
 rc_pair_side_up(struct side *s)
 {
 	char device[64], address[64], workers[64];
-	char *overrides[] = { device, address, workers, "stats.period=0" };
+	/* Chains: lib/rc's sends of 1 KiB and more go out from their MRs. */
+	char *overrides[] = { device, address, workers, "stats.period=0", "port.0.tx.chains=yes" };
 	const struct droce_rc_conf rc_conf = { .owners = s->owners };
 	static struct droce_conf conf;
 	struct droce_lcore_layout layout;

@@ -40,7 +40,7 @@ struct droce_rpc_stats {
 	uint64_t tls_handshakes;      /**< TLS handshakes done. */
 	uint64_t tls_failures;        /**< TLS handshakes that failed (refused either way). */
 	uint64_t openings_dropped;    /**< Server sessions ended before their HELLO to make room
-				       *   for newer ones (more than 256 waiting: a flood). */
+				       *   for newer ones (more than 64 waiting: a flood). */
 };
 
 /** The counters now (each read on its own, not one snapshot). */

@@ -276,17 +276,32 @@ rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const c
 void
 rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s)
 {
-	struct rpc_session *oldest = NULL;
-
 	pthread_mutex_lock(&srv->lock);
 	TAILQ_INSERT_TAIL(&srv->sessions, s, server_link);
 	atomic_fetch_add(&srv->nb_sessions, 1);
 	TAILQ_INSERT_TAIL(&srv->opening, s, opening_link);
 	s->opening = true;
-	if (++srv->nb_opening > RPC_OPENING_MAX) {
+	srv->nb_opening++;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+bool
+rpc_server_admit(struct rpc_server *srv)
+{
+	struct rpc_session *oldest = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	/* Those ended for room hold their memory until their ends run. */
+	if (srv->nb_dropping >= RPC_OPENING_MAX) {
+		pthread_mutex_unlock(&srv->lock);
+		return false;
+	}
+	if (srv->nb_opening >= RPC_OPENING_MAX) {
 		/* Held past the lock: its end may run here, and take it. */
 		oldest = TAILQ_FIRST(&srv->opening);
 		opening_remove(srv, oldest);
+		oldest->dropped = true;
+		srv->nb_dropping++;
 		rpc_session_ref(oldest);
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -295,6 +310,7 @@ rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s)
 		rpc_session_end(oldest, OCK_RPC_ERR_CONN_BROKEN, true);
 		rpc_session_unref(oldest);
 	}
+	return true;
 }
 
 void
@@ -303,6 +319,8 @@ rpc_server_session_ended(struct rpc_server *srv, struct rpc_session *s)
 	pthread_mutex_lock(&srv->lock);
 	TAILQ_REMOVE(&srv->sessions, s, server_link);
 	opening_remove(srv, s);
+	if (s->dropped)
+		srv->nb_dropping--;
 	pthread_mutex_unlock(&srv->lock);
 	if (atomic_fetch_sub(&srv->nb_sessions, 1) == 1)
 		rpc_wake_state(&srv->nb_sessions);

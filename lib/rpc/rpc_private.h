@@ -52,13 +52,14 @@ extern int rpc_logtype;
 /* How long the opening of a session (connect, HELLO, WELCOME) may take. */
 #define RPC_OPENING_TIMEOUT_MS 10000
 /* Sessions a server keeps waiting for their HELLO. Over RDMA one REQ, a
- * packet, makes a session with its QP and buffers (some 200 KiB): a
+ * packet, makes a session with its QP and buffers (some 400 KiB): a
  * flood of REQs never followed by a HELLO would fill the memory for the
  * opening timeout. Past this many the oldest waiting one is ended, so
  * that a real client, whose HELLO follows its REQ within a round trip,
- * still gets in while a flood goes on.
+ * still gets in while a flood goes on; while as many ended ones still
+ * hold their memory, new REQs are refused.
  */
-#define RPC_OPENING_MAX 256
+#define RPC_OPENING_MAX 64
 
 enum rpc_transport {
 	RPC_TRANSPORT_RDMA,
@@ -310,6 +311,7 @@ struct rpc_session {
 	TAILQ_ENTRY(rpc_session) server_link;   /* its server's */
 	TAILQ_ENTRY(rpc_session) opening_link;  /* its server's, until its HELLO */
 	bool opening;                   /* on that list (the server's lock) */
+	bool dropped;                   /* ended for a newer one (rpc_server_admit()) */
 	struct rpc_worker *w;
 	struct rpc_server *server;      /* server side: the one it belongs to */
 	bool client;
@@ -579,12 +581,17 @@ struct rpc_server {
 	atomic_int nb_sessions;
 	struct rpc_session_list opening; /* its sessions without a HELLO, oldest first */
 	unsigned int nb_opening;
+	unsigned int nb_dropping;       /* ended for newer ones, not yet gone */
 };
 
 /* A session of @p srv: accepted (add), its HELLO taken (opened: the
  * new-client handler), ended.
  */
 void rpc_server_session_add(struct rpc_server *srv, struct rpc_session *s);
+/* Room for one more session waiting for its HELLO (RPC_OPENING_MAX): the
+ * oldest waiting one may be ended for it; false, refuse the peer.
+ */
+bool rpc_server_admit(struct rpc_server *srv);
 int rpc_server_session_opened(struct rpc_server *srv, struct rpc_session *s, const char *info);
 void rpc_server_session_ended(struct rpc_server *srv, struct rpc_session *s);
 

@@ -1497,7 +1497,8 @@ take_request(struct rpc_rdma_listener *ls, const struct droce_cm_event *ev)
 	char who[96], peer[64];
 
 	snprintf(who, sizeof(who), "server %s", ls->srv->conf.name);
-	if (atomic_load(&ls->srv->destroying) || (l = link_new(ls->port, who)) == NULL) {
+	if (atomic_load(&ls->srv->destroying) || !rpc_server_admit(ls->srv) ||
+	    (l = link_new(ls->port, who)) == NULL) {
 		droce_cm_reject(ev->id, NULL, 0);
 		droce_cm_destroy_id(ev->id);
 		return;

@@ -151,7 +151,7 @@ flood(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned lon
 
 	/* ARP holds a few packets while it resolves: the peer's MAC first. */
 	while (droce_neigh_ready(droce_control_ctx(stack), 0, peer) != 0 && now() < until)
-		droce_control_poll(stack);
+		droce_stack_poll(stack);
 	t0 = now();
 	flooding = true;
 	while (now() < until) {
@@ -169,7 +169,8 @@ flood(struct droce_stack *stack, struct cm_gsi *gsi, uint16_t port, unsigned lon
 		}
 		if (sent + refused == n && sent_s == 0)
 			sent_s = now() - t0;
-		droce_control_poll(stack);
+		/* The workers' rounds too, where worker.inline has them here. */
+		droce_stack_poll(stack);
 	}
 	printf(PROG ": flood: %lu REQs sent in %.2f s (%.0f/s), %lu not sent; answers in %lu s: %" PRIu64
 	       " REP, %" PRIu64 " MRA", sent, sent_s, sent_s > 0 ? (double)sent / sent_s : 0.0,

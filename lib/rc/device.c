@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_bus.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -328,8 +327,8 @@ mr_tx_done(void *addr __rte_unused, void *opaque __rte_unused)
 }
 
 /* Whether the port can send payloads straight from host memory at
- * @p addr: a vdev reads them with the CPU; a device that reads by DMA
- * needs memory DPDK knows, at IOVAs equal to its addresses.
+ * @p addr: a driver that copies with the CPU reads any; a device that
+ * reads by DMA needs memory DPDK knows, at IOVAs equal to its addresses.
  */
 static bool
 mr_tx_from(const struct droce_rc_device *dev, const void *addr, size_t length)

@@ -232,7 +232,9 @@ build_zero_copy(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_fr
 	if (rte_pktmbuf_alloc_bulk(dev->seg_pool, seg, 2) != 0)
 		return -ENOBUFS;
 	rte_mbuf_ext_refcnt_update(&rmr->tx_shinfo, 1);
-	/* A vdev reads by address; otherwise the memory is at IOVA = VA. */
+	/* A driver that copies reads by address; a device that reads by DMA
+	 * has the memory at IOVA = VA (mr_tx_from()).
+	 */
 	rte_pktmbuf_attach_extbuf(seg[0], payload, (rte_iova_t)(uintptr_t)payload,
 				  (uint16_t)spec->payload_len, &rmr->tx_shinfo);
 	seg[0]->data_len = (uint16_t)spec->payload_len;

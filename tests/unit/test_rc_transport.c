@@ -361,6 +361,21 @@ expect_wc(const struct droce_wc *wc, uint64_t wr_id, enum droce_wc_status status
 
 /* ---- the tests --------------------------------------------------------------------- */
 
+/* A 64 KiB WRITE of @p seed's bytes from A's region to B's, checked. */
+static void
+write_64k(uint64_t wr_id, uint32_t seed)
+{
+	struct droce_sge sge = { (uintptr_t)A.buf, 65536, A.mr->lkey };
+	struct droce_wc wc[1];
+
+	fill(A.buf, 65536, seed);
+	assert_int_equal(post_send(&A, wr_id, DROCE_WR_RDMA_WRITE, &sge, 1,
+				   (uintptr_t)B.buf + 8192, B.mr->rkey, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], wr_id, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);
+	assert_memory_equal(B.buf + 8192, A.buf, 65536);
+}
+
 /* Payloads of 1 KiB and more leave from their region, chained behind
  * their headers (the wire reads the chains as a NIC would): a WRITE's and
  * a READ answer's, byte-exact; with zero copy off they are copied. A
@@ -370,7 +385,7 @@ static void
 test_zero_copy(void **state)
 {
 	struct droce_rc_stats a0, a1, b0, b1;
-	struct droce_sge sge = { (uintptr_t)A.buf, 65536, A.mr->lkey };
+	struct droce_sge sge;
 	struct droce_wc wc[1];
 	struct droce_mr *mr;
 
@@ -379,16 +394,11 @@ test_zero_copy(void **state)
 	qps_up(&default_params);
 	droce_rc_query_stats(A.dev, &a0);
 	droce_rc_query_stats(B.dev, &b0);
-	fill(A.buf, 65536, 3);
-	assert_int_equal(post_send(&A, 1, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf + 8192,
-				   B.mr->rkey, 0), 0);
-	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
-	expect_wc(&wc[0], 1, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);
-	assert_memory_equal(B.buf + 8192, A.buf, 65536);
+	write_64k(1, 3);
 	/* Read back: B's answers are copied (its region may change while
 	 * it is read).
 	 */
-	sge.addr = (uintptr_t)A.buf + 131072;
+	sge = (struct droce_sge){ (uintptr_t)A.buf + 131072, 65536, A.mr->lkey };
 	memset(A.buf + 131072, 0, 65536);
 	assert_int_equal(post_send(&A, 2, DROCE_WR_RDMA_READ, &sge, 1, (uintptr_t)B.buf + 8192,
 				   B.mr->rkey, 0), 0);
@@ -404,13 +414,7 @@ test_zero_copy(void **state)
 	/* Off: copied, the same bytes. */
 	assert_int_equal(droce_rc_set_zero_copy(A.dev, false), 0);
 	assert_false(droce_rc_zero_copy(A.dev));
-	sge.addr = (uintptr_t)A.buf;
-	fill(A.buf, 65536, 4);
-	assert_int_equal(post_send(&A, 3, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf + 8192,
-				   B.mr->rkey, 0), 0);
-	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
-	expect_wc(&wc[0], 3, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);
-	assert_memory_equal(B.buf + 8192, A.buf, 65536);
+	write_64k(3, 4);
 	droce_rc_query_stats(A.dev, &a0);
 	assert_int_equal(a0.tx_zero_copy, a1.tx_zero_copy);
 	assert_int_equal(droce_rc_set_zero_copy(A.dev, true), 0);

@@ -137,9 +137,17 @@ sensor rpc-flood
 flood rpc-flood $RPC_PORT
 streamed rpc-flood
 client 3
+# Each REQ made a session of some 400 KiB: unbounded, they ran droce out
+# of memory and the client above was refused (RPC_OPENING_MAX).
+if grep -q "no memory for" "$WORK/droce.log"; then
+	grep "no memory for" "$WORK/droce.log" | head -3
+	fail "droce ran out of memory under the flood"
+fi
 finish rpc-flood
 json "$WORK/droce-rpc-flood.json" \
 	'"  droce'"'"'s RPC server: %d sessions opened (the client'"'"'s), %d waiting for a HELLO ended for newer ones" % (j["rpc"]["sessions_opened"], j["rpc"]["openings_dropped"])'
+[ "$(json "$WORK/droce-rpc-flood.json" 'j["rpc"]["openings_dropped"]')" -gt 0 ] ||
+	fail "the flood ended no waiting session: did it reach the server?"
 
 echo "== 3: the sensor, and $FLOOD REQs to a port nobody listens on"
 droce_up rej-flood

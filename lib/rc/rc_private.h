@@ -59,11 +59,10 @@ extern int droce_rc_logtype;
 #define RC_ZERO_COPY_MIN 1024
 /* A registered region's count of sending mbufs starts here: at 1 the mbuf
  * library updates the count without an atomic, which two owner lcores
- * attaching at once would race on. Far below the count's 16 bits, zero
- * copy stops for the region until some of its mbufs are sent.
+ * attaching at once would race on. The device's segment pool bounds the
+ * mbufs out at once far below the count's 16 bits (wire.c).
  */
 #define RC_MR_TX_BASE 2
-#define RC_MR_TX_MAX 32768
 /* A request asks for an ACK at least every this many packets. */
 #define RC_ACKREQ_EVERY 64
 /* Packets the owner sends per QP per round, so that one QP's long message

@@ -33,6 +33,8 @@
 #define RC_TX_POOL_CACHE 128
 /* Two a zero-copy frame: its payload's and its trailer's. */
 #define RC_SEG_POOL_SIZE (2 * (RC_TX_POOL_SIZE + 1) - 1)
+_Static_assert(RC_SEG_POOL_SIZE / 2 + RC_MR_TX_BASE < UINT16_MAX,
+	       "a region's count of sending mbufs cannot overflow");
 
 static unsigned int pools_made; /* names them: a pool may outlive its device */
 
@@ -209,13 +211,8 @@ static bool
 zero_copy_from(const struct droce_rc_device *dev, const struct droce_mr *mr,
 	       const struct droce_frame_spec *spec)
 {
-	const struct rc_mr *rmr;
-
-	if (mr == NULL || spec->payload_len < RC_ZERO_COPY_MIN ||
-	    !atomic_load_explicit(&dev->zero_copy, memory_order_relaxed))
-		return false;
-	rmr = rc_mr_of(mr);
-	return rmr->tx_from && rte_mbuf_ext_refcnt_read(&rmr->tx_shinfo) < RC_MR_TX_MAX;
+	return mr != NULL && spec->payload_len >= RC_ZERO_COPY_MIN && rc_mr_of(mr)->tx_from &&
+	       atomic_load_explicit(&dev->zero_copy, memory_order_relaxed);
 }
 
 /* Headers into @p m, the payload attached from its region behind them:

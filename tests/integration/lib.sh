@@ -12,6 +12,7 @@ DROCE=${DROCE:?set DROCE to the droce binary}
 TAG=$$
 NS_D=droce-t$TAG-d          # droce's namespace
 NS_P=droce-t$TAG-p          # the kernel peer's namespace
+NS_W=droce-t$TAG-w          # a wire between them (make_wire_link)
 IF_D=drv${TAG}d
 IF_P=drv${TAG}p
 PREFIX=droce-it-$TAG        # EAL --file-prefix
@@ -62,6 +63,7 @@ cleanup() {
 	fi
 	ip netns del "$NS_D" 2>/dev/null || true
 	ip netns del "$NS_P" 2>/dev/null || true
+	ip netns del "$NS_W" 2>/dev/null || true
 	rm -rf "$WORK" "/var/run/dpdk/$PREFIX"
 	kill "$WATCHDOG_PID" 2>/dev/null || true
 }
@@ -84,7 +86,34 @@ make_link() {
 	ip link add "$IF_D" type veth peer name "$IF_P"
 	ip link set "$IF_D" netns "$NS_D"
 	ip link set "$IF_P" netns "$NS_P"
-	for ns_if in "$NS_D:$IF_D" "$NS_P:$IF_P"; do
+	link_up "$NS_D:$IF_D" "$NS_P:$IF_P"
+	ip -n "$NS_P" addr add "$PEER_IP/24" dev "$IF_P"
+}
+
+# make_wire_link: as make_link, with a namespace NS_W between droce and
+# the peer: IF_D <-> IF_WD and IF_WP <-> IF_P, for a program there (such
+# as tests/tools/wire_faults) to join IF_WD and IF_WP.
+IF_WD=drv${TAG}wd
+IF_WP=drv${TAG}wp
+make_wire_link() {
+	need_netns
+	ip netns add "$NS_D"
+	ip netns add "$NS_W"
+	ip netns add "$NS_P"
+	ip link add "$IF_D" type veth peer name "$IF_WD"
+	ip link add "$IF_WP" type veth peer name "$IF_P"
+	ip link set "$IF_D" netns "$NS_D"
+	ip link set "$IF_WD" netns "$NS_W"
+	ip link set "$IF_WP" netns "$NS_W"
+	ip link set "$IF_P" netns "$NS_P"
+	link_up "$NS_D:$IF_D" "$NS_W:$IF_WD" "$NS_W:$IF_WP" "$NS_P:$IF_P"
+	ip -n "$NS_P" addr add "$PEER_IP/24" dev "$IF_P"
+}
+
+# link_up NS:IF...: each interface up, with no IPv6 and no offloads.
+link_up() {
+	local ns ifc
+	for ns_if in "$@"; do
 		ns=${ns_if%%:*}; ifc=${ns_if#*:}
 		# No IPv6 chatter, and real checksums: with offloads on, the
 		# kernel leaves them for hardware that a veth does not have, and
@@ -93,7 +122,6 @@ make_link() {
 		ip netns exec "$ns" ethtool -K "$ifc" tx off rx off >/dev/null
 		ip -n "$ns" link set "$ifc" up
 	done
-	ip -n "$NS_P" addr add "$PEER_IP/24" dev "$IF_P"
 }
 
 # af_packet's rings, per queue. The PMD joins its sockets to a fanout

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # dpdk-telemetry.py (DPDK's own client) reads /droce/stats, /droce/config
-# and /droce/lcores from a running droce, and the counters move with traffic.
+# /droce/lcores and /droce/memory from a running droce, and the counters move with traffic.
 . "$(dirname "$0")/lib.sh"
 
 command -v dpdk-telemetry.py >/dev/null || skip "needs dpdk-telemetry.py (package dpdk)"
@@ -16,11 +16,11 @@ query() {
 query /droce/stats,0
 before=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["/droce/stats"]["rx_packets"])' "$WORK/tel.out")
 peer ping -c 10 -i 0.01 -w 20 "$DROCE_IP" >/dev/null || fail "ping"
-query /droce/stats,0 /droce/config /droce/lcores /droce/lcores,1 /droce/stats,7
+query /droce/stats,0 /droce/config /droce/lcores /droce/lcores,1 /droce/stats,7 /droce/memory
 python3 - "$WORK/tel.out" "$before" <<'PY' || fail "telemetry answers: $(cat "$WORK/tel.out")"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-stats, config, lcores, lcore1, bad = lines[-5:]
+stats, config, lcores, lcore1, bad, pools = lines[-6:]
 rx = stats["/droce/stats"]["rx_packets"]
 assert rx >= int(sys.argv[2]) + 10, "rx_packets %d did not grow by 10" % rx
 assert stats["/droce/stats"]["drop_ip_bad_cksum"] == 0
@@ -32,6 +32,10 @@ assert lc["role"] == ["control", "worker"], lc
 assert lc["queues"][1] == "p0q0 p0q1", lc
 assert lcore1["/droce/lcores"]["rx_packets"] >= 10, lcore1
 assert bad["/droce/stats"] is None, bad  # port 7 does not exist
+# The port's pool: its RX queues hold none of af_packet's mbufs when idle.
+mem = pools["/droce/memory"]
+assert 0 <= mem["mempools_in_use"]["droce0_p0"] < 10000, mem
+assert mem["malloc_in_use"] > 0, mem
 print("telemetry ok: rx_packets", rx)
 PY
 stop_droce

@@ -12,6 +12,7 @@
  *   wire_faults [EAL options with two vdevs] -- --seconds S
  *       [--drop P] [--duplicate P] [--reorder P] [--seed N] [--both | --back]
  *       [--tamper N | --tamper-read N | --tamper-write N] [--look-for TEXT]
+ *       [--spare-src IP]
  *
  * --tamper N flips one payload byte of the Nth RoCEv2 SEND (with a
  * payload) from port 0 and computes its ICRC again, so that RC takes it
@@ -20,6 +21,9 @@
  * --tamper-write N to the Nth RDMA WRITE packet. --back puts the faults
  * on port 1's frames instead of port 0's. --look-for TEXT counts the
  * frames, either way, with TEXT in them (plaintext on the wire).
+ * --spare-src IP lets IPv4 frames from IP through untouched (counted as
+ * spared): a sender that injects faults of its own, so that what its
+ * receiver must count stays known exactly (droce-sensor --faults).
  *
  * P is a fraction (0.03 is 3 %). Runs until SIGTERM or SIGINT or S seconds,
  * then prints what it did to each direction. Exit status: 0, 1 at run
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -56,7 +61,7 @@ struct direction {
 	bool faulty;
 	struct rte_mbuf *held;
 	uint64_t held_since;
-	uint64_t passed, dropped, duplicated, reordered, tx_dropped, tampered;
+	uint64_t passed, dropped, duplicated, reordered, tx_dropped, tampered, spared;
 };
 
 struct fault_rates {
@@ -74,6 +79,7 @@ static const char *look_for;    /* --look-for */
 static uint64_t look_found;
 static struct rte_mempool *pool;
 static uint16_t nb_queues;
+static rte_be32_t spare_src;    /* --spare-src; 0, none */
 
 static void
 on_signal(int sig)
@@ -121,6 +127,19 @@ is_ipv4(const struct rte_mbuf *m)
 
 	return rte_pktmbuf_data_len(m) >= sizeof(*eth) &&
 	       eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4);
+}
+
+/* Whether @p m is an IPv4 frame from --spare-src's address. */
+static bool
+is_spared(const struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip;
+
+	if (spare_src == 0 || !is_ipv4(m) ||
+	    rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(*ip))
+		return false;
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+	return ip->src_addr == spare_src;
 }
 
 /* The headers after the BTH of a packet of the kind --tamper* picks;
@@ -217,6 +236,10 @@ judge(struct direction *d, const struct fault_rates *f, struct rte_mbuf *m,
 	struct rte_mbuf *copy;
 
 	look(m);
+	if (r != UINT64_MAX && is_spared(m)) {
+		d->spared++;
+		r = UINT64_MAX;
+	}
 	if (d->faulty)
 		tamper(d, m);
 	if (r < f->drop) {
@@ -271,8 +294,8 @@ report(const struct direction *d)
 {
 	printf(PROG ": port %u -> %u: %" PRIu64 " passed, %" PRIu64 " dropped, %" PRIu64
 	       " duplicated, %" PRIu64 " reordered, %" PRIu64 " tampered with, %" PRIu64
-	       " lost at TX\n", d->from, d->to, d->passed, d->dropped, d->duplicated,
-	       d->reordered, d->tampered, d->tx_dropped);
+	       " lost at TX, %" PRIu64 " spared\n", d->from, d->to, d->passed, d->dropped,
+	       d->duplicated, d->reordered, d->tampered, d->tx_dropped, d->spared);
 }
 
 int
@@ -291,6 +314,7 @@ main(int argc, char **argv)
 		{ "tamper-write", required_argument, NULL, 'W' },
 		{ "back", no_argument, NULL, 'B' },
 		{ "look-for", required_argument, NULL, 'l' },
+		{ "spare-src", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fault_rates f = { 0 };
@@ -353,6 +377,13 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'S':
+			if (inet_pton(AF_INET, optarg, &spare_src) != 1 || spare_src == 0) {
+				fprintf(stderr, PROG ": --spare-src \"%s\": allowed: an IPv4 address other than 0.0.0.0\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'q':
 			nb_queues = (uint16_t)strtoul(optarg, NULL, 10);
 			if (nb_queues < 1 || nb_queues > QUEUES_MAX) {
@@ -362,7 +393,7 @@ main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --back --queues N --tamper N --tamper-read N --tamper-write N --look-for TEXT\n");
+			fprintf(stderr, PROG ": options: --seconds S --drop P --duplicate P --reorder P --seed N --both --back --queues N --tamper N --tamper-read N --tamper-write N --look-for TEXT --spare-src IP\n");
 			return 2;
 		}
 	}

@@ -126,7 +126,7 @@ host_mem_alloc(struct rte_gpu *dev, size_t size, unsigned int align, void **ptr)
 		return -ENOMEM;
 	/* Over-map by the alignment, keep the aligned part. */
 	base = mmap(NULL, len + a - page, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
 	if (base == MAP_FAILED)
 		return -ENOMEM;
 	r.map_base = base;

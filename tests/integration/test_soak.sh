@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 droce developers
+#
+# Both of droce's jobs for a long time on a bad wire. droce (198.18.0.1,
+# net_af_packet) places a droce-sensor's frames (198.18.0.3) while its
+# hcom4db server (rpc.port, TLS on, heartbeat 1 s) answers SOAK_SESSIONS
+# sessions with TLS from two client processes (tests/tools/hcom_soak, each
+# a droce stack of its own on the peer's veth): one for the whole run
+# (198.18.0.4), the other (198.18.0.5, SOAK_CHURN sessions) killed with
+# SIGKILL a few seconds after it connected and started again, all along.
+# Between droce and the others, tests/tools/wire_faults drops, duplicates
+# and reorders SOAK_FAULT (1 %) of the frames each way. The sensor's
+# frames it spares: the sensor makes the same faults itself (1 % of its
+# packets dropped, 1 % duplicated, 1 % reordered), so that what droce must
+# count stays known to the packet.
+#
+# At the end:
+#   - every call of the long client came back byte-exact or failed with an
+#     error it saw (hcom_soak judges each call once);
+#   - droce's account of the sensor's frames is exact (rx_check.py);
+#   - nothing leaked in droce: every session that opened ended, and its
+#     mempools' in-use counts, its DPDK heap (bytes and blocks), its open
+#     fds, the bytes it has from malloc (rte_telemetry's /droce/memory)
+#     and its RSS are back where they were after a warm-up (the same
+#     clients for a few seconds, one of them killed): mempools, heap and
+#     fds exactly; malloc within SOAK_MALLOC_MARGIN (256 KiB: OpenSSL's
+#     state per thread and error queues grow once, 70-90 KB here); RSS
+#     within SOAK_RSS_MARGIN_KB (32 MiB: glibc's arenas keep what was
+#     freed, so RSS shows a high-water mark, 15-20 MiB above here).
+#
+# SOAK_SECONDS (default 120) makes it longer: SOAK_SECONDS=3600 for an
+# hour by hand.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+SENSOR=${SENSOR:?set SENSOR to the droce-sensor binary}
+SOAK=${HCOM_SOAK:?set HCOM_SOAK to tests/tools/hcom_soak}
+WIRE_FAULTS=${WIRE_FAULTS:?set WIRE_FAULTS to tests/tools/wire_faults}
+command -v dpdk-telemetry.py >/dev/null || { echo "SKIP: needs dpdk-telemetry.py (package dpdk)"; exit 77; }
+. "$here/lib.sh"
+make_wire_link
+
+SECONDS_SOAK=${SOAK_SECONDS:-120}
+SESSIONS=${SOAK_SESSIONS:-100}
+CHURN=${SOAK_CHURN:-10}
+FAULT=${SOAK_FAULT:-0.01}
+RSS_MARGIN_KB=${SOAK_RSS_MARGIN_KB:-32768}
+MALLOC_MARGIN=${SOAK_MALLOC_MARGIN:-262144}
+MAX_BYTES=16384
+SENSOR_IP=198.18.0.3
+LONG_IP=198.18.0.4
+CHURN_IP=198.18.0.5
+RPC_PORT=4000
+[ "$CHURN" -lt "$SESSIONS" ] || fail "SOAK_CHURN ($CHURN) must be below SOAK_SESSIONS ($SESSIONS)"
+WIRE_PID= SENSOR_PID= LONG_PID= CHURN_LOOP=
+trap 'touch "$WORK/churn.stop" 2>/dev/null || true
+	for p in $CHURN_LOOP $(cat "$WORK/churn.pid" 2>/dev/null) $LONG_PID $SENSOR_PID $WIRE_PID; do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	rm -rf /var/run/dpdk/"$PREFIX"-*
+	cleanup' EXIT
+
+mkdir "$WORK/pki"
+"$here/../tools/make_test_pki.sh" "$WORK/pki" >/dev/null
+echo server-pass >"$WORK/pki/server.pass"
+
+# The wire's lcore floats over every cpu (test_hcom_rdma.sh says why).
+ip netns exec "$NS_W" "$WIRE_FAULTS" --no-pci --no-huge -m 256 --file-prefix "$PREFIX-w" \
+	--lcores "0@($ALL_CPUS)" --log-level lib.eal:error \
+	"--vdev=net_af_packet0,iface=$IF_WD,qpairs=2,$AF_PACKET_RING" \
+	"--vdev=net_af_packet1,iface=$IF_WP,qpairs=2,$AF_PACKET_RING" -- \
+	--seconds $((SECONDS_SOAK + 600)) --queues 2 --both --seed $RANDOM \
+	--drop "$FAULT" --duplicate "$FAULT" --reorder "$FAULT" --spare-src $SENSOR_IP \
+	>"$WORK/wire.log" 2>&1 &
+WIRE_PID=$!
+for _ in $(seq 200); do grep -q 'wire_faults: running' "$WORK/wire.log" && break; sleep 0.1; done
+grep -q 'wire_faults: running' "$WORK/wire.log" || { cat "$WORK/wire.log"; fail "wire_faults did not start"; }
+
+start_droce rx.0.peer=$SENSOR_IP rx.0.qp=0x100 rx.0.rkey=0x5eed rx.0.frame.size=16384 \
+	rx.0.pages=64 rx.0.queue.size=100 rpc.port=$RPC_PORT \
+	rpc.tls.cert="$WORK/pki/server.pem" rpc.tls.key="$WORK/pki/server.key" \
+	rpc.tls.keypass="$WORK/pki/server.pass" rpc.tls.ca="$WORK/pki/ca.pem" \
+	rpc.tls.crl="$WORK/pki/crl.pem" --verify pattern --stats-json "$WORK/droce.json"
+grep -q "rpc: hcom4db server \"droce\" on $DROCE_IP:$RPC_PORT over RDMA, TLS on" "$WORK/droce.log" ||
+	fail "droce's RPC server did not start"
+
+# soak_client NAME IP SECONDS SESSIONS: hcom_soak in the peer's namespace,
+# in the background ($!), one polling thread of its own stack.
+soak_client() {
+	local name=$1 ip=$2
+	cat >"$WORK/$name.conf" <<CONF
+worker.inline = yes
+[port.0]
+device = net_af_packet0
+address = $ip/24
+queues = 2
+[worker]
+thread.groups = 1
+poll.enable = yes
+CONF
+	ip netns exec "$NS_P" env DROCE_HCOM_CONF="$WORK/$name.conf" \
+		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-$name --lcores=0@($ALL_CPUS),1@($ALL_CPUS) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING --log-level=lib.eal:error" \
+		"$SOAK" $DROCE_IP $RPC_PORT "$3" "$4" $MAX_BYTES $RANDOM "$WORK/pki" \
+		>"$WORK/$name.log" 2>&1 &
+}
+
+# wait_exit PID WHAT: a process of this test ends within 120 s (closing
+# its af_packet rings waits on kernel work; test_mission.sh says more).
+wait_exit() {
+	for _ in $(seq 1200); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$1" 2>/dev/null && fail "$2 did not exit within 120 s"
+	wait "$1"
+}
+
+# churn_once N: a client of CHURN sessions, killed 1..3 s after it
+# connected (or after 60 s of trying).
+churn_once() {
+	local n=$1 pid
+	soak_client "k$n" $CHURN_IP 600 "$CHURN"
+	pid=$!
+	echo $pid >"$WORK/churn.pid"
+	for _ in $(seq 600); do
+		grep -q '^hcom_soak: connected' "$WORK/k$n.log" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep $((1 + RANDOM % 3))
+	kill -9 $pid 2>/dev/null || true
+	wait_exit $pid "killed client $n" || true
+	rm -rf "/var/run/dpdk/$PREFIX-k$n"
+	grep -q '^hcom_soak: connected' "$WORK/k$n.log" && echo "$n" >>"$WORK/churn.connected"
+	grep -c ' right, ' "$WORK/k$n.log" >>"$WORK/churn.seconds" || true
+}
+
+# telemetry NAME: droce's figures now, into $WORK/NAME.json: /droce/rpc,
+# each mempool's in-use count, the DPDK heap, open fds and RSS.
+telemetry() {
+	printf '/droce/rpc\n/eal/heap_info,0\n/droce/memory\n' |
+		dpdk-telemetry.py -f "$PREFIX" >"$WORK/$1.tel" 2>&1 || true
+	python3 - "$DROCE_PID" "$WORK/$1.tel" >"$WORK/$1.json" <<'PY' || fail "telemetry: $(cat "$WORK/$1.tel")"
+import json, os, sys
+pid = sys.argv[1]
+out = {}
+for line in open(sys.argv[2]):
+    if not line.startswith("{"):
+        continue
+    (cmd, v), = json.loads(line).items()
+    if cmd == "/droce/rpc":
+        out["rpc"] = v
+    elif cmd == "/eal/heap_info":
+        out["heap"] = {"bytes": v["Alloc_size"], "blocks": v["Alloc_count"]}
+    elif cmd == "/droce/memory":
+        out["pools"] = v["mempools_in_use"]
+        out["malloc"] = v["malloc_in_use"]
+out["fds"] = len(os.listdir("/proc/%s/fd" % pid))
+for l in open("/proc/%s/status" % pid):
+    for k in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+        if l.startswith(k + ":"):
+            out[k] = int(l.split()[1])
+out["rss_kb"] = out["VmRSS"]
+assert {"rpc", "heap", "pools"} <= out.keys(), out
+print(json.dumps(out))
+PY
+}
+
+# settled NAME: every session that opened has ended (the killed clients'
+# by heartbeat) and what they held is back (a closed connection's CM id
+# waits out its timewait first): two readings a second apart agree;
+# within 60 s. Then NAME.json holds the figures.
+settled() {
+	local same='(j["rpc"]["sessions_opened"] - j["rpc"]["sessions_ended"], j["heap"], j["malloc"], j["pools"], j["fds"])'
+	local last=none now
+	for _ in $(seq 60); do
+		telemetry "$1"
+		now=$(json "$WORK/$1.json" "$same")
+		[ "$now" = "$last" ] && [ "$(json "$WORK/$1.json" "$same"'[0]')" = 0 ] && return 0
+		last=$now
+		sleep 1
+	done
+	json "$WORK/$1.json" 'j["rpc"]'
+	fail "$1: droce did not settle within 60 s of the clients' end: $now"
+}
+
+echo "== warm-up: $((SESSIONS - CHURN)) sessions for 5 s, then $CHURN killed"
+soak_client warm $LONG_IP 5 $((SESSIONS - CHURN))
+wait_exit $! "the warm-up client" || { cat "$WORK/warm.log"; fail "the warm-up client"; }
+tail -1 "$WORK/warm.log" | sed 's/^/  /'
+churn_once 0
+settled baseline
+json "$WORK/baseline.json" '"  droce after the warm-up: %d sessions opened and ended, heap %d bytes in %d blocks, %d fds, RSS %d KiB" % (j["rpc"]["sessions_opened"], j["heap"]["bytes"], j["heap"]["blocks"], j["fds"], j["rss_kb"])'
+
+echo "== soak: ${SECONDS_SOAK} s; sensor frames, $SESSIONS sessions with TLS, $FAULT of frames dropped, duplicated and reordered"
+ip netns exec "$NS_P" "$SENSOR" --no-pci --no-huge -m 256 --file-prefix "$PREFIX-s" \
+	--lcores "0@($ALL_CPUS)" \
+	"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$SENSOR_IP" \
+	--dst "$DROCE_IP" --qp 0x100 --rkey 0x5eed --frame-size 16384 --pages 64 \
+	--duration "$SECONDS_SOAK" --fps 200 --faults drop=97,duplicate=101,reorder=103 \
+	--stats-json "$WORK/sensor.json" >"$WORK/sensor.log" 2>&1 &
+SENSOR_PID=$!
+soak_client long $LONG_IP "$SECONDS_SOAK" $((SESSIONS - CHURN))
+LONG_PID=$!
+( n=0; while [ ! -e "$WORK/churn.stop" ]; do n=$((n + 1)); churn_once $n; done ) &
+CHURN_LOOP=$!
+wait_exit $LONG_PID "the long client" || { tail -20 "$WORK/long.log"; fail "the long client's calls"; }
+LONG_PID=
+touch "$WORK/churn.stop"
+wait $CHURN_LOOP || true
+CHURN_LOOP=
+wait_exit $SENSOR_PID "droce-sensor" || { cat "$WORK/sensor.log"; fail "droce-sensor failed"; }
+SENSOR_PID=
+settled end
+
+echo "== results"
+grep '^hcom_soak: [0-9]* sessions' "$WORK/long.log" | sed 's/^/  long client: /'
+grep -q ' 0 wrong;' "$WORK/long.log" || fail "the long client had wrong calls"
+kills=$(wc -l <"$WORK/churn.connected" 2>/dev/null || echo 0)
+echo "  killed clients: $kills connected and were killed ($CHURN sessions each), $(awk '{s += $1} END {print s + 0}' "$WORK/churn.seconds") seconds of calls between them"
+[ "$kills" -ge 2 ] || fail "fewer than 2 clients were killed after they connected"
+stop_droce
+kill -TERM $WIRE_PID
+wait $WIRE_PID || true
+WIRE_PID=
+grep 'wire_faults: port' "$WORK/wire.log" | sed 's/^/  /'
+python3 - "$WORK/baseline.json" "$WORK/end.json" "$RSS_MARGIN_KB" "$MALLOC_MARGIN" <<'PY' || fail "droce leaked"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+rss_margin, malloc_margin = int(sys.argv[3]), int(sys.argv[4])
+r = b["rpc"]
+print("  droce's RPC server: %d sessions opened, %d ended (%d broken), %d calls served, %d TLS handshakes, %d heartbeats sent"
+      % (r["sessions_opened"], r["sessions_ended"], r["err_broken"], r["calls_served"],
+         r["tls_handshakes"], r["heartbeats_sent"]))
+bad = []
+print("  %-24s %12s %12s %10s" % ("after", "warm-up", "soak", "change"))
+opened = r["sessions_opened"] - a["rpc"]["sessions_opened"]
+print("  malloc bytes per session opened in the soak: %.0f (%d sessions)"
+      % ((b["malloc"] - a["malloc"]) / max(opened, 1), opened))
+rows = [("heap bytes", a["heap"]["bytes"], b["heap"]["bytes"], 0),
+        ("heap blocks", a["heap"]["blocks"], b["heap"]["blocks"], 0),
+        ("malloc bytes", a["malloc"], b["malloc"], malloc_margin),
+        ("open fds", a["fds"], b["fds"], 0),
+        ("RSS KiB", a["rss_kb"], b["rss_kb"], rss_margin)]
+rows += [(k + " KiB", a[k], b[k], 1 << 40) for k in ("RssAnon", "RssFile", "RssShmem")]
+rows += [("in use: " + p, a["pools"].get(p, 0), n, 0) for p, n in sorted(b["pools"].items())]
+for name, x, y, allowed in rows:
+    print("  %-24s %12d %12d %+10d%s" % (name, x, y, y - x, "" if y - x <= allowed else "  <- more"))
+    if y - x > allowed:
+        bad.append(name)
+if bad:
+    sys.exit("more than after the warm-up: " + ", ".join(bad))
+PY
+sed -n '/rx summary/,$p' "$WORK/droce.log" | head -8
+/usr/bin/python3 "$here/rx_check.py" "$WORK/droce.json" "$WORK/sensor.json" --streams 1 ||
+	fail "droce's counters disagree with the sensor's"
+echo PASS

@@ -286,8 +286,9 @@ rcapp_qp_destroy(struct rcapp *app)
 			;
 		droce_destroy_cq(app->cq);
 	}
-	if (app->mr != NULL)
-		droce_dereg_mr(app->mr);
+	/* Memory a port still sends from (zero copy) stays allocated. */
+	if (app->mr != NULL && droce_dereg_mr(app->mr) != 0)
+		app->buf = NULL;
 	if (app->pd != NULL)
 		droce_dealloc_pd(app->pd);
 	free(app->buf);

@@ -189,6 +189,7 @@ void
 OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
 {
 	struct rpc_mr *m = (struct rpc_mr *)mr;
+	bool busy = false;
 
 	(void)server;
 	if (m == NULL)
@@ -197,8 +198,17 @@ OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
 	LIST_REMOVE(m, link);
 	pthread_mutex_unlock(&regions_lock);
 	for (unsigned int p = 0; p < DROCE_MAX_PORTS; p++)
-		rpc_rdma_dereg(m->droce[p]);
-	if (m->owned)
+		busy |= rpc_rdma_dereg(m->droce[p]) != 0;
+	/* Memory a port still sends from is left allocated, not freed under
+	 * it; the application's own it frees when it will.
+	 */
+	if (busy && m->owned)
+		RPC_LOG(WARNING, "region %p: %zu bytes kept allocated: a port still sends from them",
+			(void *)m->addr, (size_t)m->size);
+	else if (busy)
+		RPC_LOG(ERR, "region %p: the port still sends from the application's %zu bytes: free them later",
+			(void *)m->addr, (size_t)m->size);
+	else if (m->owned)
 		free((void *)m->addr);
 	free(m);
 }

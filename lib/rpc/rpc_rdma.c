@@ -1434,17 +1434,33 @@ rpc_rdma_reg(uint16_t port, void *addr, size_t len)
 	return r.mr;
 }
 
+struct dereg {
+	struct droce_mr *mr;
+	int ret;
+};
+
 static void
 dereg_on_control(void *arg)
 {
-	droce_dereg_mr(arg);
+	struct dereg *d = arg;
+
+	d->ret = droce_dereg_mr(d->mr);
 }
 
-void
+int
 rpc_rdma_dereg(struct droce_mr *mr)
 {
-	if (mr != NULL)
-		host_call(dereg_on_control, mr);
+	struct dereg d = { .mr = mr };
+
+	if (mr == NULL)
+		return 0;
+	host_call(dereg_on_control, &d);
+	/* On the control lcore it could not wait for the port to let go of
+	 * what it sent from the region (zero copy); a thread of no lcore may.
+	 */
+	if (d.ret == -EBUSY && rte_lcore_id() == LCORE_ID_ANY)
+		d.ret = droce_dereg_mr(mr);
+	return d.ret;
 }
 
 const struct rpc_transport_ops rpc_rdma_ops = {

@@ -67,10 +67,12 @@ void rpc_rdma_pause(unsigned int us);
 /* The droce port of @p s's connection. */
 uint16_t rpc_rdma_port(const struct rpc_session *s);
 /* @p len bytes at @p addr registered on droce port @p port for local and
- * remote access (NULL, logged, when that fails); and let go.
+ * remote access (NULL, logged, when that fails); and let go: 0, or -EBUSY
+ * (logged) while the port still sends from the region (zero copy), when
+ * its memory must not be freed (droce_dereg_mr()). NULL is let go at once.
  */
 struct droce_mr *rpc_rdma_reg(uint16_t port, void *addr, size_t len);
-void rpc_rdma_dereg(struct droce_mr *mr);
+int rpc_rdma_dereg(struct droce_mr *mr);
 
 /* A READ of the peer's @p remote / @p rkey into @p local, or a WRITE from
  * @p local there; @p done runs once, on the session's worker, with the

@@ -61,7 +61,9 @@ rpc_rndv_release(struct rpc_rndv_in *in)
 	for (unsigned int i = 0; i < in->count; i++) {
 		struct rndv_buf *b = &in->buf[i];
 
-		rpc_rdma_dereg(b->own_mr);
+		/* A READ target: the port never sends from it, but were it to, its memory stays. */
+		if (rpc_rdma_dereg(b->own_mr) != 0)
+			continue;
 		if (b->addr != 0 && in->mfree(b->addr) != 0)
 			RPC_LOG(WARNING, "rendezvous: the rndv free callback refused 0x%" PRIxPTR,
 				b->addr);
@@ -300,8 +302,9 @@ rpc_sealed_get(struct rpc_session *s, uint32_t len)
 static void
 sealed_free(struct rpc_sealed *b)
 {
-	rpc_rdma_dereg(b->mr);
-	free(b->mem);
+	/* Peers READ it: the answers are copies, so the port never holds it. */
+	if (rpc_rdma_dereg(b->mr) == 0)
+		free(b->mem);
 	free(b);
 }
 

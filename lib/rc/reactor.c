@@ -63,6 +63,7 @@ struct droce_rc_send_socket {
 	uint32_t nb_free;
 	uint32_t *free_slots;
 	struct send_slot *slots;
+	uint32_t flushed;               /* completions flushed (log_error()) */
 };
 
 struct droce_rc_recv_socket {
@@ -76,6 +77,7 @@ struct droce_rc_recv_socket {
 	struct droce_mr *mr;
 	bool *posted;                   /* per buffer: the QP holds it */
 	uint32_t nb_posted;
+	uint32_t flushed;               /* completions flushed (log_error()) */
 };
 
 #define STAT_ADD(reactor, field, n) \
@@ -388,6 +390,8 @@ droce_rc_send_socket_destroy(struct droce_rc_send_socket *sock)
 			RC_LOG(WARNING, "send_socket_destroy: QP 0x%x: %u sends in flight had no completion in the CQ",
 			       sock->qp->qpn, in_flight);
 	}
+	if (sock->flushed > 1)
+		RC_LOG(INFO, "cq_reactor: QP 0x%x: %u sends flushed", sock->qp->qpn, sock->flushed);
 	sock->reactor->nb_sockets--;
 	send_socket_free(sock);
 	return 0;
@@ -515,16 +519,20 @@ report_error(struct droce_cq_reactor *reactor, const struct droce_wc *wc, bool s
 		reactor->on_error(reactor->error_arg, wc, send);
 }
 
+/* @p flushed counts the socket's flushed completions. */
 static void
-log_error(const struct droce_wc *wc, uint32_t qpn, const char *what, uint64_t id)
+log_error(const struct droce_wc *wc, uint32_t qpn, const char *what, uint64_t id,
+	  uint32_t *flushed)
 {
 	/* A flush is the echo of an error logged before it, or of a QP put
-	 * in ERR on purpose: worth a line, not an alarm.
+	 * in ERR on purpose: worth a line, not an alarm, and one a QP (a
+	 * broken session flushes every buffer it had posted).
 	 */
-	if (wc->status == DROCE_WC_WR_FLUSH_ERR)
-		RC_LOG(INFO, "cq_reactor: QP 0x%x: %s %" PRIu64 " completed with %s (status %d)",
-		       qpn, what, id, droce_wc_status_str(wc->status), wc->status);
-	else
+	if (wc->status == DROCE_WC_WR_FLUSH_ERR) {
+		if (__atomic_fetch_add(flushed, 1, __ATOMIC_RELAXED) == 0)
+			RC_LOG(INFO, "cq_reactor: QP 0x%x: %s %" PRIu64 " completed with %s (status %d); the QP's other flushes are counted, not logged",
+			       qpn, what, id, droce_wc_status_str(wc->status), wc->status);
+	} else
 		RC_LOG(ERR, "cq_reactor: QP 0x%x: %s %" PRIu64 " completed with %s (status %d, vendor_err %u)",
 		       qpn, what, id, droce_wc_status_str(wc->status), wc->status,
 		       wc->vendor_err);
@@ -579,7 +587,8 @@ droce_cq_reactor_on_send_cq_event(struct droce_cq_reactor *reactor,
 			continue;
 		}
 		if (known[i])
-			log_error(&wc[i], sock->qp->qpn, "send of key", wc[i].wr_id);
+			log_error(&wc[i], sock->qp->qpn, "send of key", wc[i].wr_id,
+				  &sock->flushed);
 		nb_errors++;
 		report_error(reactor, &wc[i], true);
 	}
@@ -747,6 +756,9 @@ droce_rc_recv_socket_destroy(struct droce_rc_recv_socket *sock)
 			RC_LOG(WARNING, "recv_socket_destroy: QP 0x%x: %u posted buffers had no completion in the CQ",
 			       sock->qp->qpn, sock->nb_posted);
 	}
+	if (sock->flushed > 1)
+		RC_LOG(INFO, "cq_reactor: QP 0x%x: %u receives flushed", sock->qp->qpn,
+		       sock->flushed);
 	sock->reactor->nb_sockets--;
 	recv_socket_free(sock);
 	return 0;
@@ -817,7 +829,7 @@ droce_cq_reactor_on_recv_cq_event(struct droce_cq_reactor *reactor,
 			}
 			if (wc[i].status != DROCE_WC_SUCCESS)
 				log_error(&wc[i], sock->qp->qpn, "receive into buffer",
-					  wc[i].wr_id);
+					  wc[i].wr_id, &sock->flushed);
 		}
 		nb_errors++;
 		report_error(reactor, &wc[i], false);

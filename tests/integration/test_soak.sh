@@ -104,12 +104,15 @@ CONF
 		>"$WORK/$name.log" 2>&1 &
 }
 
-# wait_exit PID WHAT: a process of this test ends within 120 s (closing
-# its af_packet rings waits on kernel work; test_mission.sh says more).
+# wait_exit PID WHAT [SECONDS]: a process of this test ends within
+# SECONDS and 120 s more (closing its af_packet rings waits on kernel
+# work; test_mission.sh says more). Its status, without the shell's note
+# of a kill.
 wait_exit() {
-	for _ in $(seq 1200); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$1" 2>/dev/null && fail "$2 did not exit within 120 s"
-	wait "$1"
+	local bound=$((${3:-0} + 120))
+	for _ in $(seq $((bound * 10))); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$1" 2>/dev/null && fail "$2 did not exit within $bound s"
+	{ wait "$1"; } 2>/dev/null
 }
 
 # churn_once N: a client of CHURN sessions, killed 1..3 s after it
@@ -129,7 +132,9 @@ churn_once() {
 	wait_exit $pid "killed client $n" || true
 	rm -rf "/var/run/dpdk/$PREFIX-k$n"
 	grep -q '^hcom_soak: connected' "$WORK/k$n.log" && echo "$n" >>"$WORK/churn.connected"
-	grep -c ' right, ' "$WORK/k$n.log" >>"$WORK/churn.seconds" || true
+	# Its last line a second: its calls right and wrong until the kill.
+	sed -n 's/^hcom_soak: [0-9]* s: [0-9]* calls\/s, \([0-9]*\) right, [0-9]* failed, \([0-9]*\) wrong$/\1 \2/p' \
+		"$WORK/k$n.log" | tail -1 >>"$WORK/churn.calls"
 }
 
 # telemetry NAME: droce's figures now, into $WORK/NAME.json: /droce/rpc,
@@ -183,7 +188,7 @@ settled() {
 
 echo "== warm-up: $((SESSIONS - CHURN)) sessions for 5 s, then $CHURN killed"
 soak_client warm $LONG_IP 5 $((SESSIONS - CHURN))
-wait_exit $! "the warm-up client" || { cat "$WORK/warm.log"; fail "the warm-up client"; }
+wait_exit $! "the warm-up client" 5 || { cat "$WORK/warm.log"; fail "the warm-up client"; }
 tail -1 "$WORK/warm.log" | sed 's/^/  /'
 churn_once 0
 settled baseline
@@ -201,12 +206,12 @@ soak_client long $LONG_IP "$SECONDS_SOAK" $((SESSIONS - CHURN))
 LONG_PID=$!
 ( n=0; while [ ! -e "$WORK/churn.stop" ]; do n=$((n + 1)); churn_once $n; done ) &
 CHURN_LOOP=$!
-wait_exit $LONG_PID "the long client" || { tail -20 "$WORK/long.log"; fail "the long client's calls"; }
+wait_exit $LONG_PID "the long client" "$SECONDS_SOAK" || { tail -20 "$WORK/long.log"; fail "the long client's calls"; }
 LONG_PID=
 touch "$WORK/churn.stop"
 wait $CHURN_LOOP || true
 CHURN_LOOP=
-wait_exit $SENSOR_PID "droce-sensor" || { cat "$WORK/sensor.log"; fail "droce-sensor failed"; }
+wait_exit $SENSOR_PID "droce-sensor" "$SECONDS_SOAK" || { cat "$WORK/sensor.log"; fail "droce-sensor failed"; }
 SENSOR_PID=
 settled end
 
@@ -214,7 +219,9 @@ echo "== results"
 grep '^hcom_soak: [0-9]* sessions' "$WORK/long.log" | sed 's/^/  long client: /'
 grep -q ' 0 wrong;' "$WORK/long.log" || fail "the long client had wrong calls"
 kills=$(wc -l <"$WORK/churn.connected" 2>/dev/null || echo 0)
-echo "  killed clients: $kills connected and were killed ($CHURN sessions each), $(awk '{s += $1} END {print s + 0}' "$WORK/churn.seconds") seconds of calls between them"
+read -r churn_right churn_wrong < <(awk '{r += $1; w += $2} END {print r + 0, w + 0}' "$WORK/churn.calls" 2>/dev/null || echo 0 0)
+echo "  killed clients (the warm-up's too): $kills connected and were killed ($CHURN sessions each); $churn_right calls right and $churn_wrong wrong before the kills"
+[ "$churn_wrong" = 0 ] || fail "a killed client had wrong calls before it was killed"
 [ "$kills" -ge 2 ] || fail "fewer than 2 clients were killed after they connected"
 stop_droce
 kill -TERM $WIRE_PID

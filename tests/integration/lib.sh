@@ -132,6 +132,31 @@ link_up() {
 # traffic, where the default 512 held 35 ms.
 AF_PACKET_RING=framecnt=4096
 
+# peer_hcom NAME IP COMMAND...: COMMAND, an hcom4db client over RDMA, in
+# the peer's namespace with a droce stack of its own at IP on the peer's
+# side of the veth: one polling thread (worker.inline: the machine may
+# have two cpus for everyone) floating over every cpu; its configuration
+# in $WORK/NAME.conf, its EAL's files under --file-prefix $PREFIX-NAME.
+# Run it in the background (&): it execs COMMAND, so that $! is COMMAND's
+# PID, for a kill.
+peer_hcom() {
+	local name=$1 ip=$2
+	shift 2
+	cat >"$WORK/$name.conf" <<CONF
+worker.inline = yes
+[port.0]
+device = net_af_packet0
+address = $ip/24
+queues = 2
+[worker]
+thread.groups = 1
+poll.enable = yes
+CONF
+	exec ip netns exec "$NS_P" env DROCE_HCOM_CONF="$WORK/$name.conf" \
+		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-$name --lcores=0@($ALL_CPUS),1@($ALL_CPUS) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING" \
+		"$@"
+}
+
 # start_droce [droce options and key=value...]: droce on af_packet in NS_D.
 start_droce() {
 	start_droce_on "--vdev=net_af_packet0,iface=$IF_D,qpairs=2,$AF_PACKET_RING" \

@@ -104,19 +104,7 @@ finish() {
 # client SECONDS: hcom_ping from 198.18.0.5 (a droce stack of its own),
 # 64-byte calls to droce's echo service; every call must come back right.
 client() {
-	cat >"$WORK/client.conf" <<CONF
-worker.inline = yes
-[port.0]
-device = net_af_packet0
-address = 198.18.0.5/24
-queues = 2
-[worker]
-thread.groups = 1
-poll.enable = yes
-CONF
-	ip netns exec "$NS_P" env DROCE_HCOM_CONF="$WORK/client.conf" \
-		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-c --lcores=0@($ALL_CPUS),1@($ALL_CPUS) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING" \
-		"$PING" "$DROCE_IP" $RPC_PORT "$1" 64 >"$WORK/client.log" 2>&1 &
+	peer_hcom c 198.18.0.5 "$PING" "$DROCE_IP" $RPC_PORT "$1" 64 >"$WORK/client.log" 2>&1 &
 	CLIENT_PID=$!
 	wait $CLIENT_PID || { cat "$WORK/client.log"; fail "hcom_ping failed"; }
 	CLIENT_PID=

@@ -37,24 +37,9 @@ mkdir "$WORK/pki"
 echo client-pass >"$WORK/pki/client.pass"
 echo server-pass >"$WORK/pki/server.pass"
 
-# The client's droce stack: the peer's side of the veth, one polling
-# thread (worker.inline): the machine may have two cpus for everyone.
-cat >"$WORK/client.conf" <<CONF
-worker.inline = yes
-[port.0]
-device = net_af_packet0
-address = $CLIENT_IP/24
-queues = 2
-[worker]
-thread.groups = 1
-poll.enable = yes
-CONF
-
 # client NAME SECONDS: hcom_ping in the peer namespace, in the background.
 client() {
-	ip netns exec "$NS_P" env DROCE_HCOM_CONF="$WORK/client.conf" \
-		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-$1 --lcores=0@($ALL_CPUS),1@($ALL_CPUS) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING" \
-		"$PING" "$DROCE_IP" 4000 "$2" 64 "$WORK/pki" >"$WORK/$1.log" 2>&1 &
+	peer_hcom "$1" $CLIENT_IP "$PING" "$DROCE_IP" 4000 "$2" 64 "$WORK/pki" >"$WORK/$1.log" 2>&1 &
 	CLIENT_PID=$!
 }
 

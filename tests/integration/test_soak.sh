@@ -84,24 +84,11 @@ start_droce rx.0.peer=$SENSOR_IP rx.0.qp=0x100 rx.0.rkey=0x5eed rx.0.frame.size=
 grep -q "rpc: hcom4db server \"droce\" on $DROCE_IP:$RPC_PORT over RDMA, TLS on" "$WORK/droce.log" ||
 	fail "droce's RPC server did not start"
 
-# soak_client NAME IP SECONDS SESSIONS: hcom_soak in the peer's namespace,
-# in the background ($!), one polling thread of its own stack.
+# soak_client NAME IP SECONDS SESSIONS: hcom_soak from IP in the peer's
+# namespace (lib.sh's peer_hcom), in the background ($!).
 soak_client() {
-	local name=$1 ip=$2
-	cat >"$WORK/$name.conf" <<CONF
-worker.inline = yes
-[port.0]
-device = net_af_packet0
-address = $ip/24
-queues = 2
-[worker]
-thread.groups = 1
-poll.enable = yes
-CONF
-	ip netns exec "$NS_P" env DROCE_HCOM_CONF="$WORK/$name.conf" \
-		DROCE_HCOM_EAL="--no-pci --no-huge -m 256 --file-prefix $PREFIX-$name --lcores=0@($ALL_CPUS),1@($ALL_CPUS) --vdev=net_af_packet0,iface=$IF_P,qpairs=2,$AF_PACKET_RING --log-level=lib.eal:error" \
-		"$SOAK" $DROCE_IP $RPC_PORT "$3" "$4" $MAX_BYTES $RANDOM "$WORK/pki" \
-		>"$WORK/$name.log" 2>&1 &
+	peer_hcom "$1" "$2" "$SOAK" $DROCE_IP $RPC_PORT "$3" "$4" $MAX_BYTES $RANDOM "$WORK/pki" \
+		>"$WORK/$1.log" 2>&1 &
 }
 
 # wait_exit PID WHAT [SECONDS]: a process of this test ends within

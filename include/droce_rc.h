@@ -262,11 +262,11 @@ struct droce_mr *droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_bu
  *   0. A work request that must send from it again (a retransmission)
  *   fails: with a local protection error if it is the QP's oldest, else
  *   flushed with the rest as the QP goes to ERR (logged either way).
- *   -EBUSY (logged) when mbufs sent from the region are still held by
- *   the port's driver: after a second of asking every owner lcore to have
- *   them freed, or at once when called on an lcore of the stack, whose
- *   round must go on. The keys no longer work; the memory must stay until
- *   a later call returns 0.
+ *   -EBUSY (logged the first time for a region) when mbufs sent from the
+ *   region are still held by the port's driver: after a second of asking
+ *   every owner lcore to have them freed, or at once (having asked) when
+ *   called on an lcore, whose round must go on. The keys no longer work;
+ *   the memory must stay until a later call returns 0.
  */
 int droce_dereg_mr(struct droce_mr *mr);
 

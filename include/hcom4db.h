@@ -389,7 +389,12 @@ int OckRpcRegisterAssignMemoryRegion(OckRpcServer server, uintptr_t address, uin
 /** A region's address, key and size; 0 on success. */
 int OckRpcGetMemoryRegionInfo(OckRpcMemoryRegion mr, OckRpcMemoryRegionInfo *info);
 
-/** Deregister (and free what OckRpcRegisterMemoryRegion allocated). */
+/** Deregister (and free what OckRpcRegisterMemoryRegion allocated). With
+ *  zero copy (port.N.tx.chains), a port that still holds packets sent from
+ *  the region a second later keeps it: the deregistration ends later, what
+ *  droce allocated is never freed, and an error log asks the application
+ *  never to free its own memory there.
+ */
 void OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr);
 
 /** One-sided: local and remote address and key, and the size. */

@@ -143,9 +143,8 @@ end_down(struct rc_end *e)
 		droce_stack_stop(e->stack);
 	if (e->qp != NULL)
 		droce_destroy_qp(e->qp);
-	/* Memory a port still sends from (zero copy) stays allocated. */
-	if (e->mr != NULL && droce_dereg_mr(e->mr) != 0)
-		e->buf = NULL;
+	if (e->mr != NULL)
+		droce_dereg_mr(e->mr);
 	if (e->scq != NULL)
 		droce_destroy_cq(e->scq);
 	if (e->rcq != NULL)

@@ -15,8 +15,11 @@
  * the lock keeps droce_stack_destroy() from pulling it away mid-answer.
  */
 
-#include <malloc.h>
 #include <stdlib.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define HAVE_MALLINFO2 1
+#endif
 
 #include <rte_mempool.h>
 #include <rte_rwlock.h>
@@ -240,7 +243,7 @@ tel_memory(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_mempool_walk(mempool_in_use, pools);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_container(d, "mempools_in_use", pools, 0);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#ifdef HAVE_MALLINFO2
 	{
 		/* RSS keeps what glibc's arenas hold after a free; this does not. */
 		struct mallinfo2 mi = mallinfo2();

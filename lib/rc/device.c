@@ -464,22 +464,30 @@ droce_dereg_mr(struct droce_mr *mr)
 	}
 	/* Sent packets hold the region until the port lets go of them: a
 	 * vdev in its TX burst, a NIC when its queue's lcore has it free
-	 * them. On such an lcore (a round of the stack calling) its own go
-	 * now and nothing waits: its round must go on. Elsewhere each owner
-	 * is asked, and the call waits a while.
+	 * them. Each owner is asked (an owner calling frees its own now); a
+	 * thread of no lcore waits a while, an lcore does not: its round
+	 * must go on.
 	 */
 	here = owner_here(dev);
 	if (here != NULL)
 		droce_tx_flush(here->ctx);
-	if (mr_sending(rmr) != 0 && here == NULL) {
+	if (mr_sending(rmr) != 0) {
 		atomic_fetch_add_explicit(&dev->tx_reclaim, 1, memory_order_relaxed);
 		deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * MR_TX_WAIT_MS;
-		while (mr_sending(rmr) != 0 && rte_get_timer_cycles() < deadline)
+		while (rte_lcore_id() == LCORE_ID_ANY && mr_sending(rmr) != 0 &&
+		       rte_get_timer_cycles() < deadline)
 			rte_delay_us_sleep(100);
 	}
-	if (mr_sending(rmr) != 0)
-		return RC_REFUSE(EBUSY, "dereg_mr: port %u still holds %u mbufs sent from the region of lkey 0x%x at %p (its driver has not freed them); its keys are gone, call again later",
-				 dev->port, mr_sending(rmr), mr->lkey, mr->addr);
+	if (mr_sending(rmr) != 0) {
+		/* Once a region: a caller that tries again until it lets go
+		 * would fill the log.
+		 */
+		if (!rmr->busy_told)
+			RC_LOG(ERR, "dereg_mr: port %u still holds %u mbufs sent from the region of lkey 0x%x at %p (its driver has not freed them); its keys are gone, call again later",
+			       dev->port, mr_sending(rmr), mr->lkey, mr->addr);
+		rmr->busy_told = true;
+		return -EBUSY;
+	}
 	/* The freeing thread's decrement (acquire-release) before the
 	 * caller's reuse of the memory.
 	 */

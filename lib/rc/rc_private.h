@@ -292,6 +292,7 @@ struct rc_mr {
 	struct rte_mbuf_ext_shared_info tx_shinfo;
 	bool tx_from;                   /* the port can send from it */
 	bool unpublished;               /* its keys are gone: dereg waits */
+	bool busy_told;                 /* dereg logged -EBUSY once: retries are quiet */
 };
 
 static inline struct rc_mr *

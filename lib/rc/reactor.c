@@ -525,12 +525,12 @@ log_error(const struct droce_wc *wc, uint32_t qpn, const char *what, uint64_t id
 	  uint32_t *flushed)
 {
 	/* A flush is the echo of an error logged before it, or of a QP put
-	 * in ERR on purpose: worth a line, not an alarm, and one a QP (a
+	 * in ERR on purpose: worth a line, not an alarm, and one a socket (a
 	 * broken session flushes every buffer it had posted).
 	 */
 	if (wc->status == DROCE_WC_WR_FLUSH_ERR) {
 		if (__atomic_fetch_add(flushed, 1, __ATOMIC_RELAXED) == 0)
-			RC_LOG(INFO, "cq_reactor: QP 0x%x: %s %" PRIu64 " completed with %s (status %d); the QP's other flushes are counted, not logged",
+			RC_LOG(INFO, "cq_reactor: QP 0x%x: %s %" PRIu64 " completed with %s (status %d); the socket's other flushes are counted, not logged",
 			       qpn, what, id, droce_wc_status_str(wc->status), wc->status);
 	} else
 		RC_LOG(ERR, "cq_reactor: QP 0x%x: %s %" PRIu64 " completed with %s (status %d, vendor_err %u)",

@@ -199,14 +199,12 @@ OckRpcDestroyMemoryRegion(OckRpcServer server, OckRpcMemoryRegion mr)
 	pthread_mutex_unlock(&regions_lock);
 	for (unsigned int p = 0; p < DROCE_MAX_PORTS; p++)
 		busy |= rpc_rdma_dereg(m->droce[p]) != 0;
-	/* Memory a port still sends from is left allocated, not freed under
-	 * it; the application's own it frees when it will.
-	 */
+	/* Memory a port may still send from is never freed (rpc_rdma_dereg()). */
 	if (busy && m->owned)
 		RPC_LOG(WARNING, "region %p: %zu bytes kept allocated: a port still sends from them",
 			(void *)m->addr, (size_t)m->size);
 	else if (busy)
-		RPC_LOG(ERR, "region %p: the port still sends from the application's %zu bytes: free them later",
+		RPC_LOG(ERR, "region %p: a port still sends from the application's %zu bytes there: never free them",
 			(void *)m->addr, (size_t)m->size);
 	else if (m->owned)
 		free((void *)m->addr);

@@ -108,6 +108,9 @@ static struct {
 	struct rpc_worker *_Atomic hosted[HOSTED_MAX];
 	/* Links whose DREQ waits for their last SENDs' ACK (control lcore only). */
 	TAILQ_HEAD(, rpc_rdma_link) lingering;
+	/* Regions to deregister once the port lets go of them (control lcore only). */
+	TAILQ_HEAD(, parked_mr) parked;
+	uint64_t parked_next_try;
 	atomic_uint nb_hosted_slots;    /* slots ever used: the round's bound */
 	bool app_eal;                   /* the application started the EAL */
 	bool lent;                      /* the application's stack (droce_rpc_attach()) */
@@ -118,9 +121,11 @@ static struct {
 	struct host_port port[DROCE_MAX_PORTS];
 	char err[DROCE_ERR_LEN];
 } host = { .lock = PTHREAD_MUTEX_INITIALIZER, .started = PTHREAD_COND_INITIALIZER,
-	    .lingering = TAILQ_HEAD_INITIALIZER(host.lingering) };
+	    .lingering = TAILQ_HEAD_INITIALIZER(host.lingering),
+	    .parked = TAILQ_HEAD_INITIALIZER(host.parked) };
 
 static unsigned int lingering_round(void);
+static unsigned int parked_round(void);
 static void lingering_end(const struct rpc_rdma_listener *only);
 
 #define ENV_CONF "DROCE_HCOM_CONF"
@@ -240,7 +245,7 @@ static unsigned int
 host_round(struct droce_lcore_ctx *ctx, void *arg)
 {
 	unsigned int slots = atomic_load_explicit(&host.nb_hosted_slots, memory_order_acquire);
-	unsigned int work = run_host_calls() + lingering_round();
+	unsigned int work = run_host_calls() + lingering_round() + parked_round();
 
 	(void)ctx;
 	(void)arg;
@@ -1434,6 +1439,43 @@ rpc_rdma_reg(uint16_t port, void *addr, size_t len)
 	return r.mr;
 }
 
+/* A region whose deregistration found the port still sending from it
+ * (zero copy, droce_dereg_mr() -EBUSY): the control lcore tries again
+ * until lib/rc lets go of it. Its memory stays the caller's, not freed.
+ */
+struct parked_mr {
+	TAILQ_ENTRY(parked_mr) next;
+	struct droce_mr *mr;
+};
+
+/* How long a thread that may wait gives the port to let go of a region. */
+#define DEREG_WAIT_MS 1000
+
+static unsigned int
+parked_round(void)
+{
+	struct parked_mr *p, *next;
+	unsigned int left = 0;
+	uint64_t now;
+
+	if (TAILQ_EMPTY(&host.parked))
+		return 0;
+	now = rte_get_timer_cycles();
+	if (now < host.parked_next_try)
+		return 1;
+	host.parked_next_try = now + rte_get_timer_hz() / 1000;
+	for (p = TAILQ_FIRST(&host.parked); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, next);
+		if (droce_dereg_mr(p->mr) != 0) {
+			left++;
+			continue;
+		}
+		TAILQ_REMOVE(&host.parked, p, next);
+		free(p);
+	}
+	return left;
+}
+
 struct dereg {
 	struct droce_mr *mr;
 	int ret;
@@ -1447,19 +1489,38 @@ dereg_on_control(void *arg)
 	d->ret = droce_dereg_mr(d->mr);
 }
 
+static void
+park_on_control(void *arg)
+{
+	TAILQ_INSERT_TAIL(&host.parked, (struct parked_mr *)arg, next);
+}
+
 int
 rpc_rdma_dereg(struct droce_mr *mr)
 {
 	struct dereg d = { .mr = mr };
+	struct parked_mr *p;
 
 	if (mr == NULL)
 		return 0;
 	host_call(dereg_on_control, &d);
-	/* On the control lcore it could not wait for the port to let go of
-	 * what it sent from the region (zero copy); a thread of no lcore may.
+	/* Each try on the control lcore, where lib/rc's objects live; the
+	 * waits between them on this thread, where they stall nothing.
 	 */
-	if (d.ret == -EBUSY && rte_lcore_id() == LCORE_ID_ANY)
-		d.ret = droce_dereg_mr(mr);
+	for (unsigned int ms = 0; d.ret == -EBUSY && !on_control_lcore() && ms < DEREG_WAIT_MS;
+	     ms++) {
+		rte_delay_us_sleep(1000);
+		host_call(dereg_on_control, &d);
+	}
+	if (d.ret == 0)
+		return 0;
+	p = malloc(sizeof(*p));
+	if (p == NULL) {
+		RPC_LOG(ERR, "no memory to keep a region for a later deregistration: it stays registered");
+		return d.ret;
+	}
+	p->mr = mr;
+	host_call(park_on_control, p);
 	return d.ret;
 }
 

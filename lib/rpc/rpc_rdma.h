@@ -68,8 +68,10 @@ void rpc_rdma_pause(unsigned int us);
 uint16_t rpc_rdma_port(const struct rpc_session *s);
 /* @p len bytes at @p addr registered on droce port @p port for local and
  * remote access (NULL, logged, when that fails); and let go: 0, or -EBUSY
- * (logged) while the port still sends from the region (zero copy), when
- * its memory must not be freed (droce_dereg_mr()). NULL is let go at once.
+ * (logged) when the port still sent from the region (zero copy) after a
+ * second (at once on the control lcore): the control lcore then finishes
+ * the deregistration later, and the memory must never be freed. NULL is
+ * let go at once.
  */
 struct droce_mr *rpc_rdma_reg(uint16_t port, void *addr, size_t len);
 int rpc_rdma_dereg(struct droce_mr *mr);

@@ -112,7 +112,7 @@ make_wire_link() {
 
 # link_up NS:IF...: each interface up, with no IPv6 and no offloads.
 link_up() {
-	local ns ifc
+	local ns ifc ns_if
 	for ns_if in "$@"; do
 		ns=${ns_if%%:*}; ifc=${ns_if#*:}
 		# No IPv6 chatter, and real checksums: with offloads on, the
@@ -142,6 +142,7 @@ AF_PACKET_RING=framecnt=4096
 peer_hcom() {
 	local name=$1 ip=$2
 	shift 2
+	[ "$BASHPID" != $$ ] || fail "peer_hcom runs in the background (&): it execs"
 	cat >"$WORK/$name.conf" <<CONF
 worker.inline = yes
 [port.0]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# dpdk-telemetry.py (DPDK's own client) reads /droce/stats, /droce/config
-# /droce/lcores and /droce/memory from a running droce, and the counters move with traffic.
+# dpdk-telemetry.py (DPDK's own client) reads /droce/stats, /droce/config,
+# /droce/lcores and /droce/memory from a running droce, and the counters
+# move with traffic.
 . "$(dirname "$0")/lib.sh"
 
 command -v dpdk-telemetry.py >/dev/null || skip "needs dpdk-telemetry.py (package dpdk)"
@@ -32,10 +33,11 @@ assert lc["role"] == ["control", "worker"], lc
 assert lc["queues"][1] == "p0q0 p0q1", lc
 assert lcore1["/droce/lcores"]["rx_packets"] >= 10, lcore1
 assert bad["/droce/stats"] is None, bad  # port 7 does not exist
-# The port's pool: its RX queues hold none of af_packet's mbufs when idle.
+# The port's pool: af_packet's RX queues hold no mbufs of it when idle,
+# so what is in use is what sits in droce's rings and TX buffers: a few.
 mem = pools["/droce/memory"]
-assert 0 <= mem["mempools_in_use"]["droce0_p0"] < 10000, mem
-assert mem["malloc_in_use"] > 0, mem
+assert 0 <= mem["mempools_in_use"]["droce0_p0"] < 256, mem
+assert mem.get("malloc_in_use", 1) > 0, mem   # glibc 2.33 and later
 print("telemetry ok: rx_packets", rx)
 PY
 stop_droce

@@ -15,8 +15,8 @@
  * client's key passphrase is "client-pass"). RDMA needs DROCE_HCOM_CONF
  * and DROCE_HCOM_EAL, as every hcom4db client over droce does.
  *
- * Prints "hcom_soak: connected N sessions" once they all are, a line a
- * second, then the totals: calls right, failed (an error status its
+ * Prints "hcom_soak: connected N sessions of M" once it tried them all, a
+ * line a second, then the totals: calls right, failed (an error status its
  * caller saw, once), wrong (another answer, or an end other than once,
  * or none within the library's timeout and a margin), and sessions
  * connected again. Exit status: 0 when no call was wrong and some were
@@ -108,9 +108,9 @@ call_done(OckRpcStatus status, void *arg)
 }
 
 static bool
-session_connect(struct session *s, double now)
+session_connect(struct session *s)
 {
-	s->since = now;
+	s->since = now_s();
 	if (OckRpcClientConnectWithCfg(soak.ip, soak.port, &s->client, &soak.cfg) != OCK_RPC_OK) {
 		if (soak.connect_failures++ < 5)
 			fprintf(stderr, PROG ": session %u: cannot connect to %s:%u\n", s->id,
@@ -124,12 +124,12 @@ session_connect(struct session *s, double now)
 
 /* A new session in place of one whose call failed. */
 static void
-session_renew(struct session *s, double now)
+session_renew(struct session *s)
 {
 	OckRpcClientDisconnect(s->client);
 	s->connected = false;
 	soak.reconnects++;
-	session_connect(s, now);
+	session_connect(s);
 }
 
 /* Call number s->calls of session s: its head, then bytes of its own. */
@@ -150,15 +150,16 @@ call_fill(struct session *s)
 	s->r = (OckRpcMessage){ s->rsp, soak.max_bytes };
 }
 
+/* Its clock read now: a pass's connects before it may have taken long. */
 static void
-call_start(struct session *s, double now)
+call_start(struct session *s)
 {
 	OckRpcStatus st;
 
 	call_fill(s);
 	s->calls++;
 	atomic_store(&s->ended, 0);
-	s->since = now;
+	s->since = now_s();
 	st = OckRpcClientCall(s->client, SVC_ECHO, &s->q, &s->r, &s->done);
 	if (st == OCK_RPC_OK) {
 		s->in_flight = true;
@@ -167,7 +168,7 @@ call_start(struct session *s, double now)
 	if (soak.failed++ < 5)
 		fprintf(stderr, PROG ": session %u: call %" PRIu64 " refused: status %d\n", s->id,
 			s->calls - 1, (int)st);
-	session_renew(s, now);
+	session_renew(s);
 }
 
 /* The call in flight ended (or never will): judged once. */
@@ -183,7 +184,7 @@ call_finish(struct session *s, double now)
 		if (soak.failed++ < 5)
 			fprintf(stderr, PROG ": session %u: call %" PRIu64 " of %zu bytes failed: status %d\n",
 				s->id, s->calls - 1, s->q.len, (int)s->status);
-		session_renew(s, now);
+		session_renew(s);
 		return;
 	}
 	if (ended != 1 || s->r.len != s->q.len || memcmp(s->q.data, s->r.data, s->q.len) != 0) {
@@ -197,7 +198,7 @@ call_finish(struct session *s, double now)
 				s->id, CALL_LOST_S);
 			exit(1);
 		}
-		session_renew(s, now);
+		session_renew(s);
 		return;
 	}
 	soak.right++;
@@ -222,9 +223,9 @@ sessions_step(struct session *ss, unsigned int n, bool start_new)
 		}
 		if (!start_new)
 			continue;
-		if (!s->connected && (now - s->since < RECONNECT_S || !session_connect(s, now)))
+		if (!s->connected && (now - s->since < RECONNECT_S || !session_connect(s)))
 			continue;
-		call_start(s, now);
+		call_start(s);
 		busy = true;
 	}
 	return busy;
@@ -278,10 +279,10 @@ main(int argc, char **argv)
 		ss[i].done = (OckRpcCallDone){ call_done, &ss[i] };
 		if (ss[i].req == NULL || ss[i].rsp == NULL)
 			return 1;
-		up += session_connect(&ss[i], now_s());
+		up += session_connect(&ss[i]);
 	}
-	printf(PROG ": connected %u sessions of %lu to %s:%u, TLS %s\n", up, nb, soak.ip,
-	       soak.port, argc > 7 ? "on" : "off");
+	printf(PROG ": connected %u sessions of %lu to %s:%u, TLS %s, seed %" PRIu64 "\n", up, nb,
+	       soak.ip, soak.port, argc > 7 ? "on" : "off", soak.seed);
 	fflush(stdout);
 	t0 = last = now_s();
 	end = t0 + seconds;

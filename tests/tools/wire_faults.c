@@ -239,9 +239,9 @@ judge(struct direction *d, const struct fault_rates *f, struct rte_mbuf *m,
 	if (r != UINT64_MAX && is_spared(m)) {
 		d->spared++;
 		r = UINT64_MAX;
-	}
-	if (d->faulty)
+	} else if (d->faulty) {
 		tamper(d, m);
+	}
 	if (r < f->drop) {
 		d->dropped++;
 		rte_pktmbuf_free(m);

@@ -110,6 +110,22 @@ priv(struct rte_gpu *dev)
 	return dev->mpshared->dev_private;
 }
 
+/* Fault in @p len bytes at @p p for writing; 0 or -1. */
+static int
+populate(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+#endif
+	/* A kernel before 5.14: touch each page. */
+	for (size_t off = 0; off < len; off += (size_t)sysconf(_SC_PAGESIZE))
+		((volatile uint8_t *)p)[off] = 0;
+	return 0;
+}
+
 static int
 host_mem_alloc(struct rte_gpu *dev, size_t size, unsigned int align, void **ptr)
 {
@@ -126,14 +142,18 @@ host_mem_alloc(struct rte_gpu *dev, size_t size, unsigned int align, void **ptr)
 		return -ENOMEM;
 	/* Over-map by the alignment, keep the aligned part. */
 	base = mmap(NULL, len + a - page, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return -ENOMEM;
 	r.map_base = base;
 	r.map_len = len + a - page;
 	r.ptr = RTE_PTR_ALIGN_CEIL(base, a);
 	r.size = size;
-	if (range_add(&h->allocs, &r) != 0) {
+	/* Resident from the start, as GPU memory is: the placement path then
+	 * takes no first-touch page fault. Short of memory, -ENOMEM here
+	 * rather than the OOM killer later.
+	 */
+	if (populate(r.ptr, len) != 0 || range_add(&h->allocs, &r) != 0) {
 		munmap(base, r.map_len);
 		return -ENOMEM;
 	}

@@ -186,7 +186,7 @@ settled() {
 
 echo "== warm-up: $((SESSIONS - CHURN)) sessions for 10 s and $CHURN killed meanwhile"
 soak_client warm $LONG_IP 10 $((SESSIONS - CHURN))
-warm_pid=$!
+LONG_PID=$!   # for the trap, as the long client's later
 churn_once 0
 wait_line "$WORK/warm.log" '^hcom_soak: [0-9]* sessions' 130 "the warm-up client"
 tail -1 "$WORK/warm.log" | sed 's/^/  /'

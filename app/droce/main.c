@@ -241,6 +241,7 @@ struct watch {
 	unsigned long idle_ms;
 	uint64_t last_packets;
 	uint64_t last_change_tsc;
+	bool frames_told;
 };
 
 static void
@@ -255,7 +256,10 @@ on_watch(struct rte_timer *t, void *arg)
 		return;
 	}
 	if (app_rx_done(w->rx)) {
-		printf("droce: %" PRIu64 " frames received; stopping\n", app_rx_received(w->rx));
+		if (!w->frames_told)
+			printf("droce: %" PRIu64 " frames received; stopping\n",
+			       app_rx_received(w->rx));
+		w->frames_told = true;
 		request_stop(w->s);
 		return;
 	}
@@ -431,6 +435,9 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	ret = app_rx_start(rx, err, sizeof(err));
 	if (ret == 0)
 		ret = app_rpc_start(conf, s, &rpc, err, sizeof(err));
+	/* With an RPC server the watch stops it first, then the stack. */
+	if (ret == 0 && rpc == NULL && (ret = app_rx_stop_at_frames(rx)) != 0)
+		snprintf(err, sizeof(err), "--frames: no worker hook: %s", rte_strerror(-ret));
 	if (ret != 0) {
 		fprintf(stderr, "droce: %s\n", err);
 		ret = 2;
@@ -459,6 +466,8 @@ run(const struct droce_conf *conf, const struct app_opts *o,
 	fflush(stdout);
 	t0 = rte_get_timer_cycles();
 	droce_stack_run(s);
+	if (!watch.frames_told && app_rx_done(rx))
+		printf("droce: %" PRIu64 " frames received; stopping\n", app_rx_received(rx));
 	rte_timer_stop_sync(&watch_timer);
 	rte_timer_stop_sync(&duration);
 	had_rpc = rpc != NULL;

@@ -60,6 +60,7 @@ struct app_rx {
 	pthread_t consumer;
 	bool consumer_running;
 	atomic_bool stop;
+	atomic_bool frames_reached;     /* a worker stopped the stack for --frames */
 	uint64_t dumped;
 	pthread_mutex_t lock;           /* with cond: frame_ready wakes the consumer */
 	pthread_cond_t cond;
@@ -536,6 +537,27 @@ bool
 app_rx_done(const struct app_rx *a)
 {
 	return a->o.frames != 0 && app_rx_received(a) >= a->o.frames;
+}
+
+/* A worker's round is over: --frames reached, the stack stops. Once,
+ * from whichever worker sees it first.
+ */
+static unsigned int
+frames_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct app_rx *a = arg;
+
+	(void)ctx;
+	if (!atomic_load_explicit(&a->frames_reached, memory_order_relaxed) && app_rx_done(a) &&
+	    !atomic_exchange(&a->frames_reached, true))
+		droce_stack_request_stop(a->stack);
+	return 0;
+}
+
+int
+app_rx_stop_at_frames(struct app_rx *a)
+{
+	return a->o.frames == 0 ? 0 : droce_worker_hook_register(a->stack, frames_hook, a);
 }
 
 void

@@ -5,8 +5,10 @@
 #ifndef DROCE_BENCH_H
 #define DROCE_BENCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hcom4db.h"
 
@@ -60,6 +62,7 @@ int bench_place(const struct bench_opts *o);
 int bench_stream_place(const struct bench_opts *o);
 int bench_stream_pps(const struct bench_opts *o);
 int bench_stream_scale(const struct bench_opts *o);
+int bench_stream_rpc(const struct bench_opts *o);
 int bench_rc(const struct bench_opts *o);
 int bench_rpc(const struct bench_opts *o);
 
@@ -83,10 +86,17 @@ bool bench_rpc_services(OckRpcServer server);
 double bench_rpc_window(OckRpcClient c, unsigned int count);
 /* The same over @p nb sessions, call i on session i % nb. */
 double bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count);
-/* The stack this process's client thread polls itself (run to
- * completion): its waits for answers run its rounds.
+/* The same on one session until @p stop is set, the calls in flight then
+ * answered; how many were in @p answered.
  */
-void bench_rpc_stepped(struct droce_stack *s);
+double bench_rpc_window_until(OckRpcClient c, const atomic_bool *stop, uint64_t *answered);
+/* The stack this process's client thread polls itself (run to
+ * completion): its waits for answers run its rounds; with @p yield, a
+ * round with nothing to do gives the cpu to whoever shares it.
+ */
+void bench_rpc_stepped(struct droce_stack *s, bool yield);
+/* One such wait. */
+void bench_rpc_idle(void);
 bool bench_rpc_pingpong(OckRpcClient c, uint64_t *rtt, unsigned int iters);
 double bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count);
 int bench_rpc_tls(const struct bench_opts *o);
@@ -102,6 +112,23 @@ int bench_rpc_rdma_rtt(const struct bench_opts *o, struct bench_rdma_rtt *f);
  * thread, and the memory an idle session takes on either side.
  */
 int bench_rpc_scale(const struct bench_opts *o);
+/*
+ * The server side of rpc-tls over RDMA alone (both its servers, TLS and
+ * plaintext, their certificates made for it), at @p ip on a droce stack
+ * of its own, the server end of a net_memif pair at @p sock: a process of
+ * this program whose one thread polls on @p cpu and gives it away while
+ * it has nothing to do, for a cpu that this process's client shares
+ * (stream-rpc).
+ */
+struct bench_rdma_server {
+	pid_t pid;
+	int in;                 /* closed: the server ends */
+	void *out;              /* its stdout (a FILE) */
+	char conf[128], sock[128];
+	uint16_t plain_port, secure_port;
+};
+int bench_rdma_server_start(struct bench_rdma_server *srv, const char *ip, unsigned int cpu);
+void bench_rdma_server_stop(struct bench_rdma_server *srv);
 /* rpc-tls over RDMA: this program as one of the two sides (before any EAL). */
 int bench_rpc_tls_side(int argc, char **argv);
 /* The other process of the rc case (droce-bench -- --rc-peer). */

@@ -91,26 +91,26 @@ server_main(int to_parent, int from_parent)
 /* ---- the client ------------------------------------------------------------------- */
 
 /* Waits of the client's own: a round of the stack it polls, if it polls
- * one (the RDMA side runs to completion); else the cpu goes to the
- * session's worker, which may share it.
+ * one (the RDMA side runs to completion), and with stepped_yield the cpu
+ * to a process that shares it when the round had nothing to do; else the
+ * cpu goes to the session's worker, which may share it.
  */
 static struct droce_stack *stepped;
+static bool stepped_yield;
 
 void
-bench_rpc_stepped(struct droce_stack *s)
+bench_rpc_stepped(struct droce_stack *s, bool yield)
 {
 	stepped = s;
+	stepped_yield = yield;
 }
 
-static void
-client_idle(void)
+void
+bench_rpc_idle(void)
 {
-	if (stepped != NULL)
-		droce_stack_poll(stepped);
-	else
+	if (stepped == NULL || (droce_stack_poll(stepped) <= 0 && stepped_yield))
 		sched_yield();
 }
-
 
 static atomic_ulong sunk;
 
@@ -157,7 +157,7 @@ bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count)
 		/* A full session says so: the call is made again. */
 		while ((st = OckRpcClientCall(c, BENCH_SVC_SINK, &req, NULL, &done)) ==
 		       OCK_RPC_ERR_NO_MEMORY)
-			client_idle();
+			bench_rpc_idle();
 		if (st != OCK_RPC_OK)
 			return -1;
 	}
@@ -166,12 +166,12 @@ bench_rpc_rate(OckRpcClient c, size_t bytes, unsigned int count)
 	 */
 	while ((st = OckRpcClientCall(c, BENCH_SVC_ECHO, &small, &rsp, NULL)) ==
 	       OCK_RPC_ERR_NO_MEMORY)
-		client_idle();
+		bench_rpc_idle();
 	if (st != OCK_RPC_OK)
 		return -1;
 	t = bench_now() - t0;
 	while (atomic_load(&sunk) < count)
-		client_idle();
+		bench_rpc_idle();
 	return count / t;
 }
 
@@ -192,11 +192,16 @@ window_done(OckRpcStatus status, void *arg)
 				       ? 1 : 2, memory_order_release);
 }
 
-double
-bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count)
+/* Calls of BENCH_TCP_BYTES answered alike, BENCH_RPC_WINDOW in flight,
+ * until @p count are answered or, with @p stop, until *stop is set; how
+ * many were answered in @p answered_out. Calls per second, -1 if one failed.
+ */
+static double
+window_run(const OckRpcClient *c, unsigned int nb, uint64_t count, const atomic_bool *stop,
+	   uint64_t *answered_out)
 {
 	static struct window_call w[BENCH_RPC_WINDOW];
-	unsigned int issued = 0, answered = 0;
+	uint64_t issued = 0, answered = 0;
 	double t0 = bench_now();
 
 	/* Call i takes slot i % BENCH_RPC_WINDOW, once call i - WINDOW, the
@@ -206,6 +211,9 @@ bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count
 		struct window_call *k;
 		int e;
 
+		if (stop != NULL && count == UINT64_MAX &&
+		    atomic_load_explicit(stop, memory_order_acquire))
+			count = issued;  /* no more calls: those in flight end */
 		if (issued < count && issued - answered < BENCH_RPC_WINDOW) {
 			k = &w[issued % BENCH_RPC_WINDOW];
 			k->req = (OckRpcMessage){ k->q, sizeof(k->q) };
@@ -225,9 +233,23 @@ bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count
 		if (e == 1)
 			answered++;
 		else
-			client_idle();
+			bench_rpc_idle();
 	}
-	return count / (bench_now() - t0);
+	if (answered_out != NULL)
+		*answered_out = answered;
+	return answered / (bench_now() - t0);
+}
+
+double
+bench_rpc_window_over(const OckRpcClient *c, unsigned int nb, unsigned int count)
+{
+	return window_run(c, nb, count, NULL, NULL);
+}
+
+double
+bench_rpc_window_until(OckRpcClient c, const atomic_bool *stop, uint64_t *answered)
+{
+	return window_run(&c, 1, UINT64_MAX, stop, answered);
 }
 
 double

@@ -564,20 +564,20 @@ out:
 
 #define SERVER_IP "198.18.0.1"
 
-/* The server side: both servers, their ports on stdout, then until
- * stdin closes. It leaves with _exit(): its peer may be gone by then
+/* The server side: both servers at @p ip, their ports on stdout, then
+ * until stdin closes. It leaves with _exit(): its peer may be gone by then
  * (DPDK 22.11's memif tears down under the pollers when its peer goes).
  */
 static int
-side_server(void)
+side_server(const char *ip)
 {
 	OckRpcServer plain = 0, secure = 0;
 	uint16_t p0, p1;
 	char c;
 
 	as_server = true;
-	p0 = serve(SERVER_IP, false, &plain);
-	p1 = serve(SERVER_IP, true, &secure);
+	p0 = serve(ip, false, &plain);
+	p1 = serve(ip, true, &secure);
 	if (p0 == 0 || p1 == 0)
 		_exit(1);
 	printf("ports %u %u\n", p0, p1);
@@ -611,11 +611,11 @@ side_failed(const char *why)
 	_exit(1);
 }
 
-/* The client side runs to completion: its EAL (DROCE_HCOM_EAL), and a
- * droce stack (DROCE_HCOM_CONF) that its one thread polls, lent to the
- * library; the calls' waits run the stack's rounds.
+/* A side that runs to completion: its EAL (DROCE_HCOM_EAL), and a droce
+ * stack (DROCE_HCOM_CONF) that its one thread polls, lent to the library;
+ * a client's calls' waits run the stack's rounds. NULL if it failed.
  */
-static bool
+static struct droce_stack *
 stepped_start(void)
 {
 	static char *argv[64] = { (char *)"droce-bench-client" }, *args;
@@ -645,11 +645,32 @@ stepped_start(void)
 	if (s == NULL || droce_rpc_attach(s, &conf, err, sizeof(err)) != 0 ||
 	    droce_stack_start(s, false) != 0)
 		goto fail;
-	bench_rpc_stepped(s);
-	return true;
+	bench_rpc_stepped(s, false);
+	return s;
 fail:
-	fprintf(stderr, "droce-bench rpc client side: %s\n", err);
-	return false;
+	fprintf(stderr, "droce-bench rpc side: %s\n", err);
+	return NULL;
+}
+
+/* The server side run to completion on a cpu it shares: its thread
+ * gives the cpu away whenever a round of its stack had nothing to do,
+ * until the parent ends it.
+ */
+static int
+side_yielding_server(const char *ip)
+{
+	struct droce_stack *s = stepped_start();
+	OckRpcServer plain = 0, secure = 0;
+	uint16_t p0, p1;
+
+	as_server = true;
+	if (s == NULL || (p0 = serve(ip, false, &plain)) == 0 || (p1 = serve(ip, true, &secure)) == 0)
+		_exit(1);
+	printf("ports %u %u\n", p0, p1);
+	fflush(stdout);
+	for (;;)
+		if (droce_stack_poll(s) <= 0)
+			sched_yield();
 }
 
 /* The "rtt" client: per round, p50 and p99 of 64-byte round trips (us)
@@ -846,8 +867,10 @@ bench_rpc_tls_side(int argc, char **argv)
 	transport = "RDMA";
 	snprintf(pki_dir, sizeof(pki_dir), "%s", argv[3]);
 	if (strcmp(argv[2], "server") == 0)
-		return side_server();
-	if (!stepped_start())
+		return side_server(argc > 4 ? argv[4] : SERVER_IP);
+	if (strcmp(argv[2], "yielding-server") == 0 && argc == 5)
+		return side_yielding_server(argv[4]);
+	if (stepped_start() == NULL)
 		return 1;
 	if (strcmp(argv[2], "client") == 0 && argc == 7)
 		return side_client(argv[4], argv[5], argv[6]);
@@ -918,6 +941,100 @@ typedef enum side_line (*round_taker)(const char *line, unsigned int r, void *ar
 /* The server side of the run in progress (its memory is read). */
 static pid_t rdma_server;
 
+/* Ends the server side; its peer must be gone (see side_server()). */
+static void
+server_side_stop(struct bench_rdma_server *srv)
+{
+	char cmd[160];
+	int status;
+
+	if (srv->in >= 0)
+		close(srv->in);
+	if (srv->pid > 0) {
+		kill(srv->pid, SIGKILL);
+		waitpid(srv->pid, &status, 0);
+	}
+	if (srv->out != NULL)
+		fclose(srv->out);
+	unlink(srv->conf);
+	unlink(srv->sock);
+	snprintf(cmd, sizeof(cmd), "rm -rf /var/run/dpdk/droce-bench-rs-%d", (int)getpid());
+	if (system(cmd) != 0)
+		fprintf(stderr, "droce-bench: %s failed\n", cmd);
+	srv->pid = -1;
+	srv->in = -1;
+	srv->out = NULL;
+}
+
+/* The server side at @p ip, free to run on @p cpus, its thread pinned to
+ * @p cpu, the library's or (@p yielding) its own that gives the cpu away
+ * while idle; 0 once its ports came, or -1 (and nothing left running).
+ */
+static int
+server_side_start(struct bench_rdma_server *srv, const char *ip, const cpu_set_t *cpus,
+		  const char *cpu, bool yielding)
+{
+	char eal[320], line[256];
+	unsigned int p0, p1;
+	FILE *f;
+	int out;
+
+	memset(srv, 0, sizeof(*srv));
+	srv->pid = -1;
+	srv->in = -1;
+	snprintf(srv->conf, sizeof(srv->conf), "%s/server.conf", pki_dir);
+	snprintf(srv->sock, sizeof(srv->sock), "%s/m.sock", pki_dir);
+	snprintf(eal, sizeof(eal),
+		 "--no-pci --no-huge -m 1024 --file-prefix droce-bench-rs-%d --log-level lib.eal:error --vdev=net_memif0,role=server,socket=%s%s%s",
+		 (int)getpid(), srv->sock, yielding ? " --lcores=0@" : "", yielding ? cpu : "");
+	if (!side_conf(srv->conf, ip, cpu))
+		return -1;
+	srv->pid = side_start((char *const[]){ "droce-bench", "--rpc-tls-side",
+					       yielding ? "yielding-server" : "server", pki_dir,
+					       (char *)ip, NULL },
+			      srv->conf, eal, cpus, &srv->in, &out);
+	/* Open until the end: a server that writes to a closed pipe dies. */
+	f = srv->pid > 0 ? fdopen(out, "r") : NULL;
+	srv->out = f;
+	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
+	    sscanf(line, "ports %u %u", &p0, &p1) != 2 || p0 == 0 || p0 > UINT16_MAX) {
+		fprintf(stderr, "droce-bench: no RDMA server\n");
+		server_side_stop(srv);
+		return -1;
+	}
+	srv->plain_port = (uint16_t)p0;
+	srv->secure_port = (uint16_t)p1;
+	rdma_server = srv->pid;
+	return 0;
+}
+
+int
+bench_rdma_server_start(struct bench_rdma_server *srv, const char *ip, unsigned int cpu)
+{
+	char cpu_name[16];
+	cpu_set_t cpus;
+
+	if (!make_pki()) {
+		fprintf(stderr, "droce-bench: cannot make the certificates\n");
+		return -1;
+	}
+	snprintf(cpu_name, sizeof(cpu_name), "%u", cpu);
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu, &cpus);
+	if (server_side_start(srv, ip, &cpus, cpu_name, true) != 0) {
+		remove_pki();
+		return -1;
+	}
+	return 0;
+}
+
+void
+bench_rdma_server_stop(struct bench_rdma_server *srv)
+{
+	server_side_stop(srv);
+	remove_pki();
+}
+
 /*
  * Both sides over a net_memif pair, the client run as @p mode ("client":
  * TLS against plaintext, "rtt": round trips and a window of calls,
@@ -927,49 +1044,38 @@ static pid_t rdma_server;
 static int
 rdma_sides(const struct bench_opts *o, const char *mode, round_taker take, void *arg)
 {
-	char srv_conf[128], cli_conf[128], srv_eal[320], cli_eal[320], sock[128], rounds[8];
-	char cpu0[16] = "", cpu1[16] = "", line[256], p0[8], p1[8];
-	int srv_in = -1, srv_out = -1, cli_in = -1, cli_out = -1, status, ret = 1;
-	pid_t srv = -1, cli = -1;
+	char cli_conf[128], cli_eal[320], rounds[8], cpu0[16] = "", cpu1[16] = "", line[256];
+	char p0[8], p1[8];
+	int cli_in = -1, cli_out = -1, status, ret = 1;
+	struct bench_rdma_server srv = { .pid = -1, .in = -1 };
+	pid_t cli = -1;
 	unsigned int r = 0;
 	cpu_set_t cpus;
-	FILE *f = NULL, *srv_f = NULL;
+	FILE *f = NULL;
 
 	sscanf(o->cpus, "%15[0-9],%15[0-9]", cpu0, cpu1);
 	if (cpu1[0] == '\0')
 		snprintf(cpu1, sizeof(cpu1), "%s", cpu0);
-	snprintf(srv_conf, sizeof(srv_conf), "%s/server.conf", pki_dir);
 	snprintf(cli_conf, sizeof(cli_conf), "%s/client.conf", pki_dir);
-	snprintf(sock, sizeof(sock), "%s/m.sock", pki_dir);
-	snprintf(srv_eal, sizeof(srv_eal),
-		 "--no-pci --no-huge -m 1024 --file-prefix droce-bench-rs-%d --log-level lib.eal:error --vdev=net_memif0,role=server,socket=%s",
-		 (int)getpid(), sock);
 	snprintf(cli_eal, sizeof(cli_eal),
-		 "--no-pci --no-huge -m 1024 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --lcores=0@%s --vdev=net_memif0,role=client,socket=%s",
-		 (int)getpid(), cpu1, sock);
+		 "--no-pci --no-huge -m 1024 --file-prefix droce-bench-rc-%d --log-level lib.eal:error --lcores=0@%s --vdev=net_memif0,role=client,socket=%s/m.sock",
+		 (int)getpid(), cpu1, pki_dir);
 	snprintf(rounds, sizeof(rounds), "%u", o->rounds);
 	printf("  RDMA over net_memif, two processes, one polling thread each (cpus %s and %s); the client's runs to completion (its calls' waits poll its stack)\n",
 	       cpu0, cpu1);
 	fflush(stdout);
-	if (!side_conf(srv_conf, SERVER_IP, cpu0) || !side_conf(cli_conf, "198.18.0.2", cpu1))
-		goto out;
 	CPU_ZERO(&cpus);
 	CPU_SET(atoi(cpu0), &cpus);
 	CPU_SET(atoi(cpu1), &cpus);
-	srv = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", "server", pki_dir, NULL },
-			 srv_conf, srv_eal, &cpus, &srv_in, &srv_out);
-	/* Open until the end: a server that writes to a closed pipe dies. */
-	srv_f = srv > 0 ? fdopen(srv_out, "r") : NULL;
-	if (srv_f == NULL || fgets(line, sizeof(line), srv_f) == NULL ||
-	    sscanf(line, "ports %7s %7s", p0, p1) != 2) {
-		fprintf(stderr, "droce-bench rpc-tls: no RDMA server\n");
+	if (!side_conf(cli_conf, "198.18.0.2", cpu1) ||
+	    server_side_start(&srv, SERVER_IP, &cpus, cpu0, false) != 0)
 		goto out;
-	}
+	snprintf(p0, sizeof(p0), "%u", srv.plain_port);
+	snprintf(p1, sizeof(p1), "%u", srv.secure_port);
 	cli = side_start((char *const[]){ "droce-bench", "--rpc-tls-side", (char *)mode, pki_dir,
 					  p0, p1, rounds, NULL }, cli_conf, cli_eal, &cpus, &cli_in,
 			 &cli_out);
 	f = cli > 0 ? fdopen(cli_out, "r") : NULL;
-	rdma_server = srv;
 	/* Anything else the client says (its log) goes on to stderr. */
 	while (f != NULL && r < o->rounds && fgets(line, sizeof(line), f) != NULL) {
 		enum side_line what = take(line, r, arg);
@@ -990,21 +1096,11 @@ out:
 	/* The client first: the server's end may fault in memif (see above). */
 	if (cli > 0 && waitpid(cli, &status, 0) < 0)
 		kill(cli, SIGKILL);
-	if (srv_in >= 0)
-		close(srv_in);
 	if (cli_in >= 0)
 		close(cli_in);
-	if (srv > 0) {
-		kill(srv, SIGKILL);
-		waitpid(srv, &status, 0);
-	}
-	if (srv_f != NULL)
-		fclose(srv_f);
-	unlink(srv_conf);
+	server_side_stop(&srv);
 	unlink(cli_conf);
-	unlink(sock);
-	snprintf(line, sizeof(line), "rm -rf /var/run/dpdk/droce-bench-rs-%d /var/run/dpdk/droce-bench-rc-%d",
-		 (int)getpid(), (int)getpid());
+	snprintf(line, sizeof(line), "rm -rf /var/run/dpdk/droce-bench-rc-%d", (int)getpid());
 	if (system(line) != 0)
 		fprintf(stderr, "droce-bench: %s failed\n", line);
 	return ret;

@@ -26,6 +26,8 @@
  *                 a bare receive too
  *   stream-scale  GB/s with 1, 16 and 256 streams sharing one worker, the
  *                 same bytes in the same number of pages
+ *   stream-rpc    stream-place's 1408-byte ICRC-on row with and without
+ *                 a saturating RPC load on the same port (see its function)
  *
  * The bare receive takes the same packets from the same port and does
  * nothing with them but copy each payload to its place with memcpy and
@@ -44,9 +46,12 @@
  */
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 #include <rte_dev.h>
@@ -64,6 +69,7 @@
 #include "droce_hsb.h"
 #include "droce_net.h"
 #include "droce_roce.h"
+#include "droce_rpc.h"
 #include "droce_rx.h"
 #include "gpu_private.h"  /* the placer's streaming copy, for the work alone */
 #include "bench.h"
@@ -79,6 +85,7 @@
 /* A stack on a ring port whose one worker this thread polls by hand. */
 struct rig {
 	struct droce_stack *stack;
+	const struct droce_conf *conf;
 	struct droce_rx *rx;
 	struct rte_ring *rx_ring, *tx_ring[TX_RINGS];
 	uint16_t port_id;
@@ -155,13 +162,19 @@ static const enum droce_rx_icrc side_icrc[SIDE_MAX] = {
 	[SIDE_ICRC_FUSED] = DROCE_RX_ICRC_FUSED,
 };
 
+/* The rig's stack, not started. @p bridged (stream-rpc): its port is
+ * bridged to another process's net_memif, so that its RX ring takes
+ * packets from two threads, and its MTU is that port's (RC connections
+ * refuse a path MTU that one end cannot carry).
+ */
 static int
-rig_up(struct rig *r, char *err, size_t errlen)
+rig_make(struct rig *r, bool bridged, char *err, size_t errlen)
 {
 	static unsigned int instance;
 	static struct droce_conf conf;
 	char name[32], dev[64];
-	char *kv[] = { dev, "port.0.address=" OUR_IP "/24", "port.0.mtu=9000",
+	char *kv[] = { dev, "port.0.address=" OUR_IP "/24",
+		       bridged ? "port.0.mtu=1500" : "port.0.mtu=9000",
 		       "port.0.rxd=256", "port.0.txd=256", "stats.period=0",
 		       "worker.thread.groups=1" };
 	struct droce_lcore_layout layout;
@@ -171,7 +184,7 @@ rig_up(struct rig *r, char *err, size_t errlen)
 	snprintf(name, sizeof(name), "bench_s%u", instance++);
 	snprintf(dev, sizeof(dev), "port.0.device=net_ring_%s", name);
 	r->rx_ring = rte_ring_create(name, RX_RING_SIZE, SOCKET_ID_ANY,
-				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+				     (bridged ? 0 : RING_F_SP_ENQ) | RING_F_SC_DEQ);
 	for (int t = 0; t < TX_RINGS; t++) {
 		char tname[40];
 
@@ -201,6 +214,7 @@ rig_up(struct rig *r, char *err, size_t errlen)
 	if (droce_conf_load(&conf, NULL, kv, RTE_DIM(kv), err, errlen) != 0 ||
 	    droce_lcores_layout(&conf, "droce-bench", &layout, err, errlen) != 0)
 		return -1;
+	r->conf = &conf;
 	r->stack = droce_stack_create(&conf, &layout, err, errlen);
 	if (r->stack == NULL)
 		return -1;
@@ -208,11 +222,23 @@ rig_up(struct rig *r, char *err, size_t errlen)
 	if (r->rx == NULL)
 		return -1;
 	droce_port_mac(r->stack, 0, &r->mac);
+	return 0;
+}
+
+static int
+rig_start(struct rig *r, char *err, size_t errlen)
+{
 	if (droce_stack_start(r->stack, false) != 0) {
 		snprintf(err, errlen, "the stack does not start");
 		return -1;
 	}
 	return 0;
+}
+
+static int
+rig_up(struct rig *r, char *err, size_t errlen)
+{
+	return rig_make(r, false, err, errlen) == 0 ? rig_start(r, err, errlen) : -1;
 }
 
 static void
@@ -539,15 +565,19 @@ packets_back(struct workload *w, char *err, size_t errlen)
 
 /* Before a timed pass of cold packets: their bytes out of every cache,
  * where a NIC's DMA into memory leaves them (the mbuf headers stay: the
- * driver writes them as it hands the packets over).
+ * driver writes them as it hands the packets over). With @p r, its
+ * worker polls now and then meanwhile, as it would between passes: the
+ * port carries other traffic too (stream-rpc).
  */
 static void
-pass_prepare(const struct workload *w)
+pass_prepare_polling(const struct workload *w, struct rig *r)
 {
 #ifdef RTE_ARCH_X86
 	if (!w->cold)
 		return;
 	for (uint32_t i = 0; i < w->nb_pkts; i++) {
+		if (r != NULL && i % FEED_BURST == 0)
+			droce_worker_poll(r->stack, 0);
 		const struct rte_mbuf *m = w->pkts[i];
 		const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
 		const uint8_t *end = b + rte_pktmbuf_data_len(m);
@@ -559,7 +589,14 @@ pass_prepare(const struct workload *w)
 	_mm_mfence();
 #else
 	RTE_SET_USED(w);
+	RTE_SET_USED(r);
 #endif
+}
+
+static void
+pass_prepare(const struct workload *w)
+{
+	pass_prepare_polling(w, NULL);
 }
 
 /* Start every stream with @p icrc: fresh PSN state. */
@@ -1142,5 +1179,436 @@ out:
 	for (unsigned int c = 0; c < RTE_DIM(counts); c++)
 		workload_free(&w[c]);
 	rig_down(&r);
+	return ret;
+}
+
+/* ---- stream-rpc: placement beside a saturating RPC load on the same port ---------------- */
+
+#define RPC_SERVER_IP "198.18.0.3"
+#define BRIDGE_PORT "net_memif_bench_rpc"
+#define BRIDGE_QUEUES 2         /* as many as the server's side has (memif pairs them) */
+#define BRIDGE_BURST 32
+#define BRIDGE_MBUFS 4096
+#define RPC_PASSES 4            /* a sample: this many passes of the workload */
+#define RPC_WARMUP_S 0.002      /* the worker polls this long before a sample's clock starts */
+#define RPC_LINK_WAIT_S 10.0
+
+/*
+ * The wire from the rig's ring port to the RPC server's process: the
+ * control lcore's hook moves what the server's net_memif end sends into
+ * the port's RX ring, where the worker takes it beside the sensor packets
+ * and hands it back with its one ring enqueue, and what the port sends
+ * (both its TX queues) out over net_memif. Counted on the control lcore
+ * only.
+ */
+struct bridge {
+	struct rig *r;
+	uint16_t port_id;
+	bool started;
+	struct rte_mempool *pool;
+	uint64_t in, out, dropped;
+};
+
+static unsigned int
+bridge_round(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct bridge *b = arg;
+	struct rte_mbuf *m[BRIDGE_BURST];
+	unsigned int work = 0;
+
+	(void)ctx;
+	for (uint16_t q = 0; q < BRIDGE_QUEUES; q++) {
+		uint16_t n = rte_eth_rx_burst(b->port_id, q, m, BRIDGE_BURST);
+		unsigned int k = rte_ring_mp_enqueue_burst(b->r->rx_ring, (void **)m, n, NULL);
+
+		if (k < n) {
+			rte_pktmbuf_free_bulk(m + k, n - k);
+			b->dropped += n - k;
+		}
+		b->in += k;
+		work += n;
+	}
+	for (int t = 0; t < TX_RINGS; t++) {
+		unsigned int n = rte_ring_sc_dequeue_burst(b->r->tx_ring[t], (void **)m,
+							   BRIDGE_BURST, NULL);
+		uint16_t k = rte_eth_tx_burst(b->port_id, 0, m, (uint16_t)n);
+
+		if (k < n) {
+			rte_pktmbuf_free_bulk(m + k, n - k);
+			b->dropped += n - k;
+		}
+		b->out += k;
+		work += n;
+	}
+	return work;
+}
+
+/* The client end of the server's net_memif pair, as a plain ethdev. */
+static int
+bridge_up(struct bridge *b, struct rig *r, const char *sock, char *err, size_t errlen)
+{
+	struct rte_eth_conf ec = { 0 };
+	char args[256];
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->r = r;
+	b->port_id = RTE_MAX_ETHPORTS;
+	snprintf(args, sizeof(args), "%s,role=client,socket=%s", BRIDGE_PORT, sock);
+	ret = rte_dev_probe(args);
+	if (ret == 0)
+		ret = rte_eth_dev_get_port_by_name(BRIDGE_PORT, &b->port_id);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", args, rte_strerror(-ret));
+		return -1;
+	}
+	b->pool = rte_pktmbuf_pool_create("bench_bridge", BRIDGE_MBUFS, 256, 0,
+					  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	ret = b->pool == NULL ? -ENOMEM
+			      : rte_eth_dev_configure(b->port_id, BRIDGE_QUEUES, BRIDGE_QUEUES, &ec);
+	for (uint16_t q = 0; ret == 0 && q < BRIDGE_QUEUES; q++) {
+		ret = rte_eth_rx_queue_setup(b->port_id, q, 1024, SOCKET_ID_ANY, NULL, b->pool);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(b->port_id, q, 1024, SOCKET_ID_ANY, NULL);
+	}
+	if (ret == 0)
+		ret = rte_eth_dev_start(b->port_id);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", BRIDGE_PORT, rte_strerror(-ret));
+		return -1;
+	}
+	b->started = true;
+	return 0;
+}
+
+static void
+bridge_down(struct bridge *b)
+{
+	struct rte_eth_dev_info info;
+
+	if (b->port_id == RTE_MAX_ETHPORTS)
+		return;
+	if (b->started)
+		rte_eth_dev_stop(b->port_id);
+	if (rte_eth_dev_info_get(b->port_id, &info) == 0 && info.device != NULL) {
+		rte_eth_dev_close(b->port_id);
+		rte_dev_remove(info.device);
+	}
+	/* Packets of its pool may still lie in the rig's rings: the pool's
+	 * memory goes anyway.
+	 */
+	rte_mempool_free(b->pool);
+	b->port_id = RTE_MAX_ETHPORTS;
+}
+
+enum rpc_side { RPC_MEMCPY, RPC_QUIET, RPC_LOADED, RPC_SIDES };
+
+enum rpc_command { CMD_POLL, CMD_SAMPLE, CMD_EXIT };
+
+/* What the control lcore asks of the worker lcore, and what it measured. */
+struct rpc_worker_run {
+	struct rig *r;
+	struct workload *w;
+	atomic_int command;
+	atomic_bool sample_done;
+	enum rpc_side side;
+	double wall_s, cpu_s;   /* of the last sample */
+	bool failed;
+	char err[DROCE_ERR_LEN];
+};
+
+static double
+thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* droce_pass() on a port that more than one thread feeds: the feed goes
+ * in as the ring takes it, and the pass ends once every packet of it was
+ * placed, while the other thread's packets may still come.
+ */
+static double
+shared_pass(struct rig *r, struct workload *w, char *err, size_t errlen)
+{
+	struct droce_rx_stream_stats st = { 0 };
+	double t;
+	int ret;
+
+	if (streams_start(w, DROCE_RX_ICRC_ON, err, errlen) != 0)
+		return -1;
+	pass_prepare_polling(w, r);
+	w->held = false;        /* from here on the path frees them */
+	t = bench_now();
+	for (uint32_t i = 0; i < w->nb_pkts;) {
+		i += rte_ring_mp_enqueue_burst(r->rx_ring, (void **)&w->pkts[i],
+					       RTE_MIN((uint32_t)FEED_BURST, w->nb_pkts - i), NULL);
+		droce_worker_poll(r->stack, 0);
+	}
+	/* Bounded: a packet that the path lost would keep it polling. */
+	for (unsigned int polls = 0; polls < 1000000; polls++) {
+		droce_rx_stream_stats(w->streams[0].st, &st);
+		if (st.packets + st.lost_packets >= w->nb_pkts)
+			break;
+		droce_worker_poll(r->stack, 0);
+	}
+	t = bench_now() - t;
+	ret = pass_check(w, err, errlen);
+	streams_close(w);
+	if (ret == 0)
+		ret = packets_back(w, err, errlen);
+	return ret == 0 ? t : -1;
+}
+
+/* The worker lcore: polls the port (ARP and the RPC packets go through
+ * it) until asked for a sample, which it runs after a short warm-up.
+ */
+static int
+rpc_worker_main(void *arg)
+{
+	struct rpc_worker_run *run = arg;
+
+	for (;;) {
+		int cmd = atomic_load_explicit(&run->command, memory_order_acquire);
+		double wall = 0, cpu, t0;
+
+		if (cmd == CMD_EXIT)
+			return 0;
+		droce_worker_poll(run->r->stack, 0);
+		if (cmd != CMD_SAMPLE)
+			continue;
+		for (t0 = bench_now(); bench_now() - t0 < RPC_WARMUP_S;)
+			droce_worker_poll(run->r->stack, 0);
+		cpu = thread_cpu_s();
+		for (unsigned int p = 0; p < RPC_PASSES && !run->failed; p++) {
+			double t = run->side == RPC_MEMCPY
+				   ? memcpy_pass(run->w)
+				   : shared_pass(run->r, run->w, run->err, sizeof(run->err));
+
+			run->failed = t < 0;
+			wall += t;
+		}
+		/* memcpy_pass() times its copies alone, without its flush. */
+		run->cpu_s = thread_cpu_s() - cpu;
+		run->wall_s = wall;
+		atomic_store_explicit(&run->command, CMD_POLL, memory_order_relaxed);
+		atomic_store_explicit(&run->sample_done, true, memory_order_release);
+	}
+}
+
+/* Until the worker's sample is over, the control lcore runs: idle, or
+ * with the RPC client's calls; calls answered, -1 if one failed.
+ */
+static int64_t
+rpc_sample(struct rpc_worker_run *run, enum rpc_side side, OckRpcClient c)
+{
+	uint64_t answered = 0;
+
+	run->side = side;
+	atomic_store(&run->sample_done, false);
+	atomic_store_explicit(&run->command, CMD_SAMPLE, memory_order_release);
+	if (side == RPC_LOADED)
+		return bench_rpc_window_until(c, &run->sample_done, &answered) < 0
+		       ? -1 : (int64_t)answered;
+	while (!atomic_load_explicit(&run->sample_done, memory_order_acquire))
+		bench_rpc_idle();
+	return 0;
+}
+
+/* A session's end is lib/rpc's work on the control lcore: another thread
+ * asks for it while this one runs the stack's rounds.
+ */
+struct disconnector {
+	OckRpcClient c;
+	atomic_bool done;
+};
+
+static void *
+disconnect_main(void *arg)
+{
+	struct disconnector *d = arg;
+
+	OckRpcClientDisconnect(d->c);
+	atomic_store(&d->done, true);
+	return NULL;
+}
+
+static void
+rpc_client_end(OckRpcClient c)
+{
+	struct disconnector d = { .c = c };
+	pthread_t t;
+
+	atomic_init(&d.done, false);
+	if (pthread_create(&t, NULL, disconnect_main, &d) != 0)
+		return;         /* the process's end closes it */
+	while (!atomic_load(&d.done))
+		bench_rpc_idle();
+	pthread_join(t, NULL);
+}
+
+static int
+rpc_link_wait(uint16_t port_id, char *err, size_t errlen)
+{
+	struct rte_eth_link link = { 0 };
+	double t0 = bench_now();
+
+	while (bench_now() - t0 < RPC_LINK_WAIT_S) {
+		if (rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_status)
+			return 0;
+		bench_rpc_idle();
+	}
+	snprintf(err, errlen, "%s: no link to the RPC server's net_memif end in %.0f s",
+		 BRIDGE_PORT, RPC_LINK_WAIT_S);
+	return -1;
+}
+
+/* A client over RDMA on the rig's stack (lent), to the server's plaintext port. */
+static int
+rpc_client_connect(const struct bench_rdma_server *srv, OckRpcClient *c, char *err, size_t errlen)
+{
+	RpcConfigPair pairs[] = {
+		{ OCK_RPC_STR_SERVER_NAME, "droce-bench" },
+		{ OCK_RPC_STR_COMMUNICATION_TYPE, "RDMA" }, { OCK_RPC_STR_ENABLE_TLS, "no" },
+		{ OCK_RPC_STR_HEATBEAT_IDLE, "60" },
+	};
+	OckRpcCreateConfig cfg = { .mask = OCK_RPC_CONFIG_USE_RPC_CONFIGS,
+				   .configs = { RTE_DIM(pairs), pairs } };
+
+	if (OckRpcClientConnectWithCfg(RPC_SERVER_IP, srv->plain_port, c, &cfg) == OCK_RPC_OK)
+		return 0;
+	snprintf(err, errlen, "no RPC session with %s:%u", RPC_SERVER_IP, srv->plain_port);
+	return -1;
+}
+
+/*
+ * stream-rpc: one worker places HSB frames (1408-byte payloads, cold,
+ * ICRC on) that it feeds itself into the rig's ring port, as stream-place
+ * does; the same port is bridged by the control lcore to an RPC server in
+ * another process. Quiet, the control lcore only polls; loaded, this
+ * process's RPC client keeps BENCH_RPC_WINDOW 64-byte calls in flight,
+ * as many as the control lcore and the server manage: every one of their
+ * packets crosses the worker's RX queue. The worker runs on a cpu of its
+ * own; the control lcore and the server share the other, each giving it
+ * to the other after a round with nothing to do (two machines' worth of
+ * pollers on two cpus). GB/s over wall time, and over the worker's own
+ * cpu time (the figure that holds where cpus are shared), loaded against
+ * quiet within each sample.
+ */
+int
+bench_stream_rpc(const struct bench_opts *o)
+{
+	static double gbps[RPC_SIDES][BENCH_MAX_SAMPLES], cpu_gbps[RPC_SIDES][BENCH_MAX_SAMPLES];
+	static double calls_s[BENCH_MAX_SAMPLES], pkts_s[BENCH_MAX_SAMPLES];
+	unsigned int samples = o->rounds * SAMPLES_PER_ROUND, cpu0 = 0, cpu1 = 0;
+	unsigned int worker = rte_get_next_lcore(-1, 1, 0);
+	struct bench_rdma_server srv = { .pid = -1, .in = -1 };
+	struct rpc_worker_run run = { 0 };
+	struct workload w = { 0 };
+	char err[DROCE_ERR_LEN] = "";
+	bool attached = false, launched = false;
+	OckRpcClient client = 0;
+	struct bridge b = { .port_id = RTE_MAX_ETHPORTS };
+	struct rig r = { 0 };
+	int ret = 1;
+
+	sscanf(o->cpus, "%u,%u", &cpu0, &cpu1);
+	if (worker >= RTE_MAX_LCORE) {
+		snprintf(err, sizeof(err), "needs a worker lcore");
+		goto out;
+	}
+	if (bench_rdma_server_start(&srv, RPC_SERVER_IP, cpu0) != 0) {
+		snprintf(err, sizeof(err), "no RPC server process");
+		goto out;
+	}
+	if (rig_make(&r, true, err, sizeof(err)) != 0 ||
+	    bridge_up(&b, &r, srv.sock, err, sizeof(err)) != 0)
+		goto out;
+	if (droce_rpc_attach(r.stack, r.conf, err, sizeof(err)) != 0)
+		goto out;
+	attached = true;
+	if (droce_control_hook_register(r.stack, bridge_round, &b) != 0) {
+		snprintf(err, sizeof(err), "cannot hook the bridge to the control lcore");
+		goto out;
+	}
+	if (rig_start(&r, err, sizeof(err)) != 0 ||
+	    workload_build(&r, &w, FIRST_QP, 1, 1u << 20, 32, 1408, ORDER_SEQUENTIAL, err,
+			   sizeof(err)) != 0)
+		goto out;
+	w.cold = true;
+	run.r = &r;
+	run.w = &w;
+	atomic_init(&run.command, CMD_POLL);
+	atomic_init(&run.sample_done, false);
+	if (rte_eal_remote_launch(rpc_worker_main, &run, worker) != 0) {
+		snprintf(err, sizeof(err), "cannot launch the worker lcore");
+		goto out;
+	}
+	launched = true;
+	bench_rpc_stepped(r.stack, true);
+	if (rpc_link_wait(b.port_id, err, sizeof(err)) != 0 ||
+	    rpc_client_connect(&srv, &client, err, sizeof(err)) != 0)
+		goto out;
+	printf("  one worker (cpu %u) places 1408-byte payloads (cold, sequential, ICRC on) fed into its ring port; the control lcore (cpu %u) bridges that port to an RPC server process (cpu %u too; both give it away while idle) over net_memif and, loaded, keeps %u 64-byte calls in flight; %u samples of %u passes (%u packets) per side\n",
+	       cpu1, cpu0, cpu0, BENCH_RPC_WINDOW, samples, RPC_PASSES, w.nb_pkts);
+	fflush(stdout);
+	for (unsigned int n = 0; n < samples; n++)
+		for (unsigned int k = 0; k < RPC_SIDES; k++) {
+			enum rpc_side side = (enum rpc_side)((n + k) % RPC_SIDES);
+			uint64_t in0 = b.in, out0 = b.out;
+			double t0 = bench_now(), bytes = (double)w.bytes * RPC_PASSES;
+			int64_t calls = rpc_sample(&run, side, client);
+			double dt = bench_now() - t0;
+
+			if (calls < 0) {
+				snprintf(err, sizeof(err), "an RPC call failed");
+				goto out;
+			}
+			if (run.failed)
+				goto out_worker;
+			gbps[side][n] = bytes / run.wall_s / 1e9;
+			cpu_gbps[side][n] = bytes / run.cpu_s / 1e9;
+			if (side == RPC_LOADED) {
+				calls_s[n] = (double)calls / dt;
+				pkts_s[n] = (double)(b.in - in0 + b.out - out0) / dt;
+			}
+		}
+	printf("  memcpy %.2f GB/s; droce quiet %.2f GB/s (%.2fx memcpy), loaded %.2f GB/s (%.2fx memcpy): loaded %.3fx quiet; per second of the worker's cpu time %.3fx\n",
+	       bench_median(gbps[RPC_MEMCPY], samples), bench_median(gbps[RPC_QUIET], samples),
+	       median_ratio(gbps[RPC_QUIET], gbps[RPC_MEMCPY], samples),
+	       bench_median(gbps[RPC_LOADED], samples),
+	       median_ratio(gbps[RPC_LOADED], gbps[RPC_MEMCPY], samples),
+	       median_ratio(gbps[RPC_LOADED], gbps[RPC_QUIET], samples),
+	       median_ratio(cpu_gbps[RPC_LOADED], cpu_gbps[RPC_QUIET], samples));
+	printf("  the load: %.0f calls/s, %.0f RPC packets/s through the worker's RX queue and out (medians; %" PRIu64 " dropped by the bridge)\n",
+	       bench_median(calls_s, samples), bench_median(pkts_s, samples), b.dropped);
+	ret = 0;
+	goto out;
+out_worker:
+	snprintf(err, sizeof(err), "%s", run.err);
+out:
+	if (ret != 0)
+		fprintf(stderr, "droce-bench: stream-rpc: %s\n", err);
+	if (client != 0)
+		rpc_client_end(client);
+	if (launched) {
+		atomic_store(&run.command, CMD_EXIT);
+		rte_eal_wait_lcore(worker);
+	}
+	bench_rpc_stepped(NULL, false);
+	if (r.stack != NULL && droce_stack_started(r.stack))
+		droce_stack_stop(r.stack);
+	/* rig_down() stops the stack again, which runs the control hooks. */
+	if (r.stack != NULL)
+		droce_control_hook_unregister(r.stack, bridge_round, &b);
+	if (attached)
+		droce_rpc_detach();
+	workload_free(&w);
+	bridge_down(&b);
+	rig_down(&r);
+	if (srv.pid > 0)
+		bench_rdma_server_stop(&srv);
 	return ret;
 }

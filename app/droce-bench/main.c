@@ -89,6 +89,8 @@ static const struct bench_case cases[] = {
 	  bench_rpc_tls },
 	{ "rpc-scale", "hcom4db calls over droce RDMA spread over 1, 100 and 1000 sessions of one thread; an idle session's memory",
 	  bench_rpc_scale },
+	{ "stream-rpc", "HSB frames placed by one worker with and without a saturating RPC load on the same port (GB/s)",
+	  bench_stream_rpc },
 };
 
 static void

@@ -49,5 +49,6 @@ rc the same sent from the MR \(zero copy\): [0-9.]+ GB/s = [0-9.]+x of copying
 rpc sync call 64 B, p50: droce RDMA [0-9.]+ us, droce TCP [0-9.]+ us, kernel TCP ping-pong [0-9.]+ us: RDMA [0-9.]+x
 rpc-tls RDMA, 4 MiB rendezvous call \(plaintext\): [0-9.]+ GB/s vs memcpy [0-9.]+ GB/s = [0-9.]+x
 rpc-scale over 1000 sessions: [0-9.]+ calls/s, [0-9.]+x of 1 session
+stream-rpc loaded [0-9.]+ GB/s \([0-9.]+x memcpy\): loaded [0-9.]+x quiet; per second of the worker.s cpu time [0-9.]+x
 CASES
 echo PASS

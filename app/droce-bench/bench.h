@@ -122,7 +122,7 @@ int bench_rpc_scale(const struct bench_opts *o);
  */
 struct bench_rdma_server {
 	pid_t pid;
-	int in;                 /* closed: the server ends */
+	int in;                 /* its stdin (it is ended by a kill) */
 	void *out;              /* its stdout (a FILE) */
 	char conf[128], sock[128];
 	uint16_t plain_port, secure_port;

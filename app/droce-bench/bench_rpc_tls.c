@@ -995,9 +995,12 @@ server_side_start(struct bench_rdma_server *srv, const char *ip, const cpu_set_t
 			      srv->conf, eal, cpus, &srv->in, &out);
 	/* Open until the end: a server that writes to a closed pipe dies. */
 	f = srv->pid > 0 ? fdopen(out, "r") : NULL;
+	if (f == NULL && srv->pid > 0)
+		close(out);
 	srv->out = f;
 	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
-	    sscanf(line, "ports %u %u", &p0, &p1) != 2 || p0 == 0 || p0 > UINT16_MAX) {
+	    sscanf(line, "ports %u %u", &p0, &p1) != 2 || p0 == 0 || p0 > UINT16_MAX ||
+	    p1 == 0 || p1 > UINT16_MAX) {
 		fprintf(stderr, "droce-bench: no RDMA server\n");
 		server_side_stop(srv);
 		return -1;

@@ -54,6 +54,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
+#include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -652,6 +653,20 @@ streams_close(struct workload *w)
 		droce_rx_stream_close(w->streams[s].st);
 }
 
+/* After a timed pass of @p t seconds: checked, its streams closed and its
+ * packets taken back; @p t, or -1 if it was not clean.
+ */
+static double
+pass_end(struct workload *w, double t, char *err, size_t errlen)
+{
+	int ret = pass_check(w, err, errlen);
+
+	streams_close(w);
+	if (ret == 0)
+		ret = packets_back(w, err, errlen);
+	return ret == 0 ? t : -1;
+}
+
 /* Seconds for one pass through the stream path; -1 if it was not clean.
  * The streams run for their pass only: the next pass repeats its PSNs.
  */
@@ -660,7 +675,6 @@ droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err
 	   size_t errlen)
 {
 	double t;
-	int ret;
 
 	if (streams_start(w, icrc, err, errlen) != 0)
 		return -1;
@@ -673,12 +687,7 @@ droce_pass(struct rig *r, struct workload *w, enum droce_rx_icrc icrc, char *err
 	}
 	while (droce_worker_poll(r->stack, 0) != 0)
 		;
-	t = bench_now() - t;
-	ret = pass_check(w, err, errlen);
-	streams_close(w);
-	if (ret == 0)
-		ret = packets_back(w, err, errlen);
-	return ret == 0 ? t : -1;
+	return pass_end(w, bench_now() - t, err, errlen);
 }
 
 /* The bare receive (see the top of the file): seconds for one pass. The
@@ -1256,8 +1265,10 @@ bridge_up(struct bridge *b, struct rig *r, const char *sock, char *err, size_t e
 	b->port_id = RTE_MAX_ETHPORTS;
 	snprintf(args, sizeof(args), "%s,role=client,socket=%s", BRIDGE_PORT, sock);
 	ret = rte_dev_probe(args);
-	if (ret == 0)
-		ret = rte_eth_dev_get_port_by_name(BRIDGE_PORT, &b->port_id);
+	if (ret == 0 && rte_eth_dev_get_port_by_name(BRIDGE_PORT, &b->port_id) != 0) {
+		rte_vdev_uninit(BRIDGE_PORT);
+		ret = -ENODEV;
+	}
 	if (ret != 0) {
 		snprintf(err, errlen, "%s: %s", args, rte_strerror(-ret));
 		return -1;
@@ -1331,16 +1342,16 @@ thread_cpu_s(void)
  * placed, while the other thread's packets may still come.
  */
 static double
-shared_pass(struct rig *r, struct workload *w, char *err, size_t errlen)
+shared_pass(struct rig *r, struct workload *w, double *cpu_s, char *err, size_t errlen)
 {
 	struct droce_rx_stream_stats st = { 0 };
-	double t;
-	int ret;
+	double t, cpu;
 
 	if (streams_start(w, DROCE_RX_ICRC_ON, err, errlen) != 0)
 		return -1;
 	pass_prepare_polling(w, r);
 	w->held = false;        /* from here on the path frees them */
+	cpu = thread_cpu_s();
 	t = bench_now();
 	for (uint32_t i = 0; i < w->nb_pkts;) {
 		i += rte_ring_mp_enqueue_burst(r->rx_ring, (void **)&w->pkts[i],
@@ -1355,15 +1366,15 @@ shared_pass(struct rig *r, struct workload *w, char *err, size_t errlen)
 		droce_worker_poll(r->stack, 0);
 	}
 	t = bench_now() - t;
-	ret = pass_check(w, err, errlen);
-	streams_close(w);
-	if (ret == 0)
-		ret = packets_back(w, err, errlen);
-	return ret == 0 ? t : -1;
+	*cpu_s = thread_cpu_s() - cpu;
+	return pass_end(w, t, err, errlen);
 }
 
 /* The worker lcore: polls the port (ARP and the RPC packets go through
- * it) until asked for a sample, which it runs after a short warm-up.
+ * it) until asked for a sample, which it runs after a short warm-up. It
+ * polls by hand, outside droce_stack_run(), so droce_stack_quiesce() does
+ * not wait for its rounds: nothing here unlinks what it reads (lib/rc's
+ * QPs are the control lcore's, the streams close on this thread).
  */
 static int
 rpc_worker_main(void *arg)
@@ -1372,7 +1383,7 @@ rpc_worker_main(void *arg)
 
 	for (;;) {
 		int cmd = atomic_load_explicit(&run->command, memory_order_acquire);
-		double wall = 0, cpu, t0;
+		double wall = 0, cpu = 0, t0;
 
 		if (cmd == CMD_EXIT)
 			return 0;
@@ -1381,19 +1392,21 @@ rpc_worker_main(void *arg)
 			continue;
 		for (t0 = bench_now(); bench_now() - t0 < RPC_WARMUP_S;)
 			droce_worker_poll(run->r->stack, 0);
-		cpu = thread_cpu_s();
 		for (unsigned int p = 0; p < RPC_PASSES && !run->failed; p++) {
+			double pass_cpu = 0;
 			double t = run->side == RPC_MEMCPY
 				   ? memcpy_pass(run->w)
-				   : shared_pass(run->r, run->w, run->err, sizeof(run->err));
+				   : shared_pass(run->r, run->w, &pass_cpu, run->err,
+						 sizeof(run->err));
 
 			run->failed = t < 0;
 			wall += t;
+			cpu += pass_cpu;
 		}
-		/* memcpy_pass() times its copies alone, without its flush. */
-		run->cpu_s = thread_cpu_s() - cpu;
+		run->cpu_s = cpu;       /* 0 for memcpy: not compared */
 		run->wall_s = wall;
-		atomic_store_explicit(&run->command, CMD_POLL, memory_order_relaxed);
+		/* Only a sample back to polling: an exit asked meanwhile stays. */
+		atomic_compare_exchange_strong(&run->command, &(int){ CMD_SAMPLE }, CMD_POLL);
 		atomic_store_explicit(&run->sample_done, true, memory_order_release);
 	}
 }
@@ -1442,8 +1455,10 @@ rpc_client_end(OckRpcClient c)
 	pthread_t t;
 
 	atomic_init(&d.done, false);
-	if (pthread_create(&t, NULL, disconnect_main, &d) != 0)
-		return;         /* the process's end closes it */
+	if (pthread_create(&t, NULL, disconnect_main, &d) != 0) {
+		fprintf(stderr, "droce-bench: stream-rpc: no thread to end the RPC session; it stays open\n");
+		return;
+	}
 	while (!atomic_load(&d.done))
 		bench_rpc_idle();
 	pthread_join(t, NULL);
@@ -1557,7 +1572,7 @@ bench_stream_rpc(const struct bench_opts *o)
 	for (unsigned int n = 0; n < samples; n++)
 		for (unsigned int k = 0; k < RPC_SIDES; k++) {
 			enum rpc_side side = (enum rpc_side)((n + k) % RPC_SIDES);
-			uint64_t in0 = b.in, out0 = b.out;
+			uint64_t in0 = b.in;
 			double t0 = bench_now(), bytes = (double)w.bytes * RPC_PASSES;
 			int64_t calls = rpc_sample(&run, side, client);
 			double dt = bench_now() - t0;
@@ -1569,10 +1584,11 @@ bench_stream_rpc(const struct bench_opts *o)
 			if (run.failed)
 				goto out_worker;
 			gbps[side][n] = bytes / run.wall_s / 1e9;
-			cpu_gbps[side][n] = bytes / run.cpu_s / 1e9;
+			if (side != RPC_MEMCPY)
+				cpu_gbps[side][n] = bytes / run.cpu_s / 1e9;
 			if (side == RPC_LOADED) {
 				calls_s[n] = (double)calls / dt;
-				pkts_s[n] = (double)(b.in - in0 + b.out - out0) / dt;
+				pkts_s[n] = (double)(b.in - in0) / dt;
 			}
 		}
 	printf("  memcpy %.2f GB/s; droce quiet %.2f GB/s (%.2fx memcpy), loaded %.2f GB/s (%.2fx memcpy): loaded %.3fx quiet; per second of the worker's cpu time %.3fx\n",
@@ -1582,7 +1598,8 @@ bench_stream_rpc(const struct bench_opts *o)
 	       median_ratio(gbps[RPC_LOADED], gbps[RPC_MEMCPY], samples),
 	       median_ratio(gbps[RPC_LOADED], gbps[RPC_QUIET], samples),
 	       median_ratio(cpu_gbps[RPC_LOADED], cpu_gbps[RPC_QUIET], samples));
-	printf("  the load: %.0f calls/s, %.0f RPC packets/s through the worker's RX queue and out (medians; %" PRIu64 " dropped by the bridge)\n",
+	/* Over the whole sample, its warm-up and last answers too. */
+	printf("  the load: %.0f calls/s, %.0f RPC packets/s into the worker's RX queue (medians; %" PRIu64 " dropped by the bridge)\n",
 	       bench_median(calls_s, samples), bench_median(pkts_s, samples), b.dropped);
 	ret = 0;
 	goto out;
@@ -1606,8 +1623,9 @@ out:
 	if (attached)
 		droce_rpc_detach();
 	workload_free(&w);
-	bridge_down(&b);
+	/* After the stack: its rings may still hold packets of the bridge's pool. */
 	rig_down(&r);
+	bridge_down(&b);
 	if (srv.pid > 0)
 		bench_rdma_server_stop(&srv);
 	return ret;

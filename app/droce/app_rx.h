@@ -55,10 +55,10 @@ int app_rx_start(struct app_rx *a, char *err, size_t errlen);
 bool app_rx_done(const struct app_rx *a);
 
 /* With --frames: the workers stop the stack themselves once the streams
- * received that many, after the round that completed the last (the
- * control lcore's watch may come too late on a busy machine). Only for a
- * stack that may stop without more ado (no RPC server on it); before
- * droce_stack_start(). 0, or a negative errno.
+ * received that many, within 50 us of the last (the control lcore's watch
+ * may come too late on a busy machine). Only for a stack that may stop
+ * without more ado (no RPC server on it); before droce_stack_start().
+ * 0, or a negative errno.
  */
 int app_rx_stop_at_frames(struct app_rx *a);
 

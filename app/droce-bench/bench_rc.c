@@ -154,6 +154,9 @@ end_down(struct rc_end *e)
 	if (e->dev != NULL)
 		droce_rc_close(e->dev);
 	droce_stack_destroy(e->stack);
+	/* With the stack gone no port holds a packet sent from it, whatever
+	 * droce_dereg_mr() said before.
+	 */
 	free(e->buf);
 	memset(e, 0, sizeof(*e));
 }

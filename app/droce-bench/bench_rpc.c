@@ -211,7 +211,7 @@ window_run(const OckRpcClient *c, unsigned int nb, uint64_t count, const atomic_
 		struct window_call *k;
 		int e;
 
-		if (stop != NULL && count == UINT64_MAX &&
+		if (stop != NULL && issued < count &&
 		    atomic_load_explicit(stop, memory_order_acquire))
 			count = issued;  /* no more calls: those in flight end */
 		if (issued < count && issued - answered < BENCH_RPC_WINDOW) {

@@ -473,9 +473,9 @@ droce_dereg_mr(struct droce_mr *mr)
 		droce_tx_flush(here->ctx);
 	if (mr_sending(rmr) != 0) {
 		atomic_fetch_add_explicit(&dev->tx_reclaim, 1, memory_order_relaxed);
-		deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * MR_TX_WAIT_MS;
-		while (rte_lcore_id() == LCORE_ID_ANY && mr_sending(rmr) != 0 &&
-		       rte_get_timer_cycles() < deadline)
+		deadline = rte_lcore_id() != LCORE_ID_ANY ? 0
+			   : rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * MR_TX_WAIT_MS;
+		while (mr_sending(rmr) != 0 && rte_get_timer_cycles() < deadline)
 			rte_delay_us_sleep(100);
 	}
 	if (mr_sending(rmr) != 0) {

@@ -121,7 +121,9 @@ populate(void *p, size_t len)
 		return -1;
 #endif
 	/* A kernel before 5.14: touch each page. */
-	for (size_t off = 0; off < len; off += (size_t)sysconf(_SC_PAGESIZE))
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t off = 0; off < len; off += page)
 		((volatile uint8_t *)p)[off] = 0;
 	return 0;
 }

@@ -95,18 +95,19 @@ gsi_check(const struct cm_gsi *g, struct rte_mbuf *m, struct droce_pkt *pkt,
 	const struct rte_ipv4_hdr *ip;
 	const struct rte_udp_hdr *udp;
 	const struct droce_deth *deth;
-	uint32_t l4_len;
+	uint32_t l3_len, l4_off, l4_len;
 
 	if (m->port != g->port)
 		return CM_GSI_WRONG_PORT;
+	l3_len = droce_udp_pkt_l3_len(m);
+	l4_off = DROCE_UDP_PKT_L3_OFFSET + l3_len;
 	if (!rte_pktmbuf_is_contiguous(m) ||
-	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + sizeof(*udp))
+	    rte_pktmbuf_data_len(m) < l4_off + sizeof(*udp))
 		return CM_GSI_BAD_HEADERS;
-	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
-	udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, m->l2_len + m->l3_len);
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, DROCE_UDP_PKT_L3_OFFSET);
+	udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, l4_off);
 	l4_len = rte_be_to_cpu_16(udp->dgram_len);
-	if (l4_len < sizeof(*udp) ||
-	    m->l2_len + m->l3_len + l4_len > rte_pktmbuf_data_len(m) ||
+	if (l4_len < sizeof(*udp) || l4_off + l4_len > rte_pktmbuf_data_len(m) ||
 	    droce_roce_parse(udp + 1, l4_len - (uint32_t)sizeof(*udp), pkt) != DROCE_PARSE_OK)
 		return CM_GSI_BAD_HEADERS;
 	if (pkt->opcode != (DROCE_OP_UD | DROCE_OP_SEND_ONLY))
@@ -117,7 +118,7 @@ gsi_check(const struct cm_gsi *g, struct rte_mbuf *m, struct droce_pkt *pkt,
 	deth = (const struct droce_deth *)droce_pkt_ext(pkt, DROCE_EXT_DETH);
 	if (droce_deth_qkey(deth) != CM_GSI_QKEY)
 		return CM_GSI_BAD_QKEY;
-	if (!droce_icrc_ok(ip, m->l3_len + l4_len))
+	if (!droce_icrc_ok(ip, l3_len + l4_len))
 		return CM_GSI_BAD_ICRC;
 	if (pkt->payload_len != CM_MAD_SIZE)
 		return CM_GSI_BAD_LENGTH;

@@ -132,7 +132,21 @@ udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 	}
 	if (rte_pktmbuf_is_contiguous(m))
 		return rte_ipv4_udptcp_cksum_verify(ip, udp) != 0;
-	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, m->l2_len + m->l3_len) != 0;
+	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)((const uint8_t *)udp -
+				rte_pktmbuf_mtod(m, const uint8_t *))) != 0;
+}
+
+/* For the control lcore's input, which tells UDP from ICMP by these.
+ * Worker handlers go without: the stores would take the mbuf's second
+ * line (droce_udp_handler_t).
+ */
+static inline void
+set_header_lengths(struct rte_mbuf *m, uint16_t ihl)
+{
+	/* Both lengths in one store, not two read-modify-writes of bit
+	 * fields; the other offload fields mean nothing on receive.
+	 */
+	m->tx_offload = rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, ihl, 0, 0, 0, 0, 0);
 }
 
 static inline enum verdict
@@ -158,8 +172,10 @@ classify_udp(const struct droce_stack *s, const struct net_port *p,
 		return drop(out, DROCE_DROP_UDP_NO_HANDLER);
 	m->packet_type = PTYPE_UDP;
 	out->handler = (uint8_t)(h - 1);
-	return s->udp_handler[h - 1].where == DROCE_UDP_ON_WORKER
-		? VERDICT_HANDLER : VERDICT_CONTROL;
+	if (s->udp_handler[h - 1].where == DROCE_UDP_ON_WORKER)
+		return VERDICT_HANDLER;
+	set_header_lengths(m, ihl);
+	return VERDICT_CONTROL;
 }
 
 /* Cut @p m to its first @p len bytes. The pad may spread over segments,
@@ -227,16 +243,12 @@ classify_ipv4(const struct droce_stack *s, const struct net_port *p,
 	/* Ethernet pads short frames; the IP length is the truth. */
 	if (in_frame > total)
 		trim_to(m, RTE_ETHER_HDR_LEN + total);
-	/* Both lengths in one store, not two read-modify-writes of bit
-	 * fields; the other offload fields mean nothing on receive.
-	 */
-	m->tx_offload = rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, ihl, 0, 0, 0, 0, 0);
-
 	switch (ip->next_proto_id) {
 	case IPPROTO_UDP:
 		return classify_udp(s, p, m, ip, ihl, (uint16_t)(total - ihl), out);
 	case IPPROTO_ICMP:
 		m->packet_type = PTYPE_ICMP;
+		set_header_lengths(m, ihl);
 		return VERDICT_CONTROL;
 	default:
 		return drop(out, DROCE_DROP_UNKNOWN_IP_PROTO);
@@ -293,11 +305,17 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
  * at those bytes; only the fields that change from packet to packet are
  * left to check: lengths and checksums. A packet that differs, or fails
  * one of those, takes classify_one(), which judges it as before.
+ *
+ * A sensor's packets of one size agree in all 40 bytes (its IP ID is 0):
+ * then the IP header is the one whose checksum was found right, and a
+ * frame of the same length has the same lengths to check, so only the
+ * UDP checksum, which covers the payload, is left.
  */
 #define FLOW_WORDS 5
 
 struct flow_memo {
 	uint64_t hdr[FLOW_WORDS];
+	uint32_t pkt_len;               /* after classify_one()'s trim */
 	uint8_t handler;
 	bool roce;
 	bool valid;
@@ -333,13 +351,24 @@ flow_memo_set(struct flow_memo *memo, const struct rte_mbuf *m,
 {
 	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	memo->valid = m->l3_len == sizeof(struct rte_ipv4_hdr);
+	memo->valid = b[RTE_ETHER_HDR_LEN] == RTE_IPV4_VHL_DEF;
 	if (!memo->valid)
 		return;
 	for (unsigned int k = 0; k < FLOW_WORDS; k++)
 		memo->hdr[k] = load64(b + 8 * k);
+	memo->pkt_len = rte_pktmbuf_pkt_len(m);
 	memo->handler = out->handler;
 	memo->roce = out->roce;
+}
+
+/* @p m, of the memo's flow, as classify_one() leaves a packet for a
+ * worker's handler.
+ */
+static inline void
+flow_memo_ready(const struct net_port *p, struct rte_mbuf *m)
+{
+	m->port = p->index;
+	m->packet_type = PTYPE_UDP;
 }
 
 /* Whether @p m is of the memo's flow and its own fields pass; if so it
@@ -353,14 +382,30 @@ flow_memo_take(const struct net_port *p, struct rte_mbuf *m,
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(b + RTE_ETHER_HDR_LEN);
 	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
 	uint32_t in_frame = rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN;
-	uint64_t diff = 0;
+	uint64_t diff[FLOW_WORDS], any = 0, flow = 0;
 	uint16_t total;
 
 	if (rte_pktmbuf_data_len(m) < FLOW_HDR_LEN)
 		return false;
+	for (unsigned int k = 0; k < FLOW_WORDS; k++) {
+		diff[k] = load64(b + 8 * k) ^ memo->hdr[k];
+		any |= diff[k];
+	}
+	/* The same bytes as the memo's: only a NIC's own verdict on the IP
+	 * checksum (which may be BAD for no reason these bytes show) and
+	 * the UDP checksum can differ.
+	 */
+	if (any == 0 && rte_pktmbuf_pkt_len(m) == memo->pkt_len &&
+	    !(p->ip_cksum_offload && (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) ==
+	      RTE_MBUF_F_RX_IP_CKSUM_BAD)) {
+		if (udp_cksum_bad(p, m, ip, udp))
+			return false;
+		flow_memo_ready(p, m);
+		return true;
+	}
 	for (unsigned int k = 0; k < FLOW_WORDS; k++)
-		diff |= (load64(b + 8 * k) ^ memo->hdr[k]) & flow_mask.words[k];
-	if (diff != 0)
+		flow |= diff[k] & flow_mask.words[k];
+	if (flow != 0)
 		return false;
 	total = be16(ip->total_length);
 	if (total < sizeof(*ip) + sizeof(*udp) || total > in_frame ||
@@ -369,13 +414,14 @@ flow_memo_take(const struct net_port *p, struct rte_mbuf *m,
 		return false;
 	if (in_frame > total)
 		trim_to(m, RTE_ETHER_HDR_LEN + total);
-	m->port = p->index;
-	m->tx_offload = rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, sizeof(*ip), 0, 0, 0, 0, 0);
-	m->packet_type = PTYPE_UDP;
+	flow_memo_ready(p, m);
 	return true;
 }
 
-/* How far ahead the loop prefetches frame headers. */
+/* How far ahead the loop prefetches mbufs, and frame headers (which
+ * need their mbuf's first line for where they are).
+ */
+#define MBUF_AHEAD 8
 #define PREFETCH_AHEAD 2
 
 /* One call per handler with its packets, in arrival order. A burst rarely
@@ -440,12 +486,13 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 	struct flow_memo memo = { .valid = false };
 
 	RTE_BUILD_BUG_ON(NET_MAX_UDP_HANDLERS > 32);
-	/* Every mbuf's first line, where its data starts: a PMD that wrote
-	 * the burst's mbufs just now has them here already; one that only
-	 * hands over pointers (ring, a software queue) does not, and each
-	 * header prefetch below would wait for it.
+	/* Each mbuf's first line, where its data starts, well before its
+	 * header is asked for: a PMD that wrote the burst's mbufs just now
+	 * has them here already; one that only hands over pointers (ring, a
+	 * software queue) does not. All of a burst's at once would fill the
+	 * core's line fill buffers and stall the loop before it starts.
 	 */
-	for (uint16_t i = 0; i < n; i++)
+	for (uint16_t i = 0; i < n && i < MBUF_AHEAD; i++)
 		rte_prefetch0(pkts[i]);
 	for (uint16_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -454,6 +501,8 @@ net_classify_burst(struct droce_lcore_ctx *ctx, struct net_rxq *rxq,
 		struct classify_out out;
 		enum verdict verdict;
 
+		if (i + MBUF_AHEAD < n)
+			rte_prefetch0(pkts[i + MBUF_AHEAD]);
 		if (i + PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD],
 						       void *));

@@ -42,14 +42,14 @@ net_udp_echo(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-				const struct rte_ipv4_hdr *, m->l2_len);
+				const struct rte_ipv4_hdr *, DROCE_UDP_PKT_L3_OFFSET);
 		const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
-				const struct rte_udp_hdr *, m->l2_len + m->l3_len);
+				const struct rte_udp_hdr *, droce_udp_pkt_l4_offset(m));
 		rte_be32_t peer = ip->src_addr;
 		uint16_t peer_port = rte_be_to_cpu_16(udp->src_port);
 		uint16_t own_port = rte_be_to_cpu_16(udp->dst_port);
 
-		rte_pktmbuf_adj(m, (uint16_t)(m->l2_len + m->l3_len +
+		rte_pktmbuf_adj(m, (uint16_t)(droce_udp_pkt_l4_offset(m) +
 					      sizeof(*udp)));
 		droce_udp_send(ctx, port, m, peer, own_port, peer_port);
 	}

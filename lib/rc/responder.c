@@ -521,10 +521,10 @@ static const uint8_t *
 packet_l3(const struct rte_mbuf *m, uint32_t *len)
 {
 	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *,
-								m->l2_len + m->l3_len);
+								droce_udp_pkt_l4_offset(m));
 
-	*len = m->l3_len + rte_be_to_cpu_16(udp->dgram_len);
-	return rte_pktmbuf_mtod_offset(m, const uint8_t *, m->l2_len);
+	*len = droce_udp_pkt_l3_len(m) + rte_be_to_cpu_16(udp->dgram_len);
+	return rte_pktmbuf_mtod_offset(m, const uint8_t *, DROCE_UDP_PKT_L3_OFFSET);
 }
 
 static void
@@ -717,7 +717,7 @@ static void
 held_take(struct droce_qp *qp, struct rte_mbuf *m)
 {
 	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *,
-								m->l2_len + m->l3_len);
+								droce_udp_pkt_l4_offset(m));
 	struct droce_pkt pkt;
 
 	if (droce_roce_parse(udp + 1, rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp),

@@ -65,7 +65,7 @@ rc_owner_of_slot(struct droce_rc_device *dev, uint32_t slot)
 static struct rc_owner *
 owner_of_packet(struct droce_rc_device *dev, const struct rte_mbuf *m)
 {
-	uint32_t bth_off = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
+	uint32_t bth_off = droce_udp_pkt_l4_offset(m) + sizeof(struct rte_udp_hdr);
 	const struct droce_bth *bth;
 
 	if (rte_pktmbuf_data_len(m) < bth_off + sizeof(*bth))
@@ -536,20 +536,21 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 	struct droce_pkt pkt;
 	struct droce_qp *qp;
 	uint64_t *dropped;
-	uint32_t l4_len;
+	uint32_t l3_len, l4_len;
 	bool icrc_pending;
 
 	stats->rx_packets++;
 	if (!rte_pktmbuf_is_contiguous(m) && rte_pktmbuf_linearize(m) != 0)
 		goto bad;
-	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
-	udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, m->l2_len + m->l3_len);
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, DROCE_UDP_PKT_L3_OFFSET);
+	l3_len = droce_udp_pkt_l3_len(m);
+	udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, DROCE_UDP_PKT_L3_OFFSET + l3_len);
 	l4_len = rte_be_to_cpu_16(udp->dgram_len);
 	if (l4_len < sizeof(*udp) ||
 	    droce_roce_parse(udp + 1, l4_len - (uint32_t)sizeof(*udp), &pkt) != DROCE_PARSE_OK)
 		goto bad;
 	icrc_pending = icrc_fusable(&pkt);
-	if (!icrc_pending && !droce_icrc_ok(ip, m->l3_len + l4_len)) {
+	if (!icrc_pending && !droce_icrc_ok(ip, l3_len + l4_len)) {
 		stats->bad_icrc++;
 		rte_pktmbuf_free(m);
 		return;
@@ -592,7 +593,7 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 	return;
 drop:
 	/* A packet whose ICRC was left for the copy counts as what it is. */
-	if (icrc_pending && !droce_icrc_ok(ip, m->l3_len + l4_len))
+	if (icrc_pending && !droce_icrc_ok(ip, l3_len + l4_len))
 		dropped = &stats->bad_icrc;
 	(*dropped)++;
 	rte_pktmbuf_free(m);

@@ -63,7 +63,7 @@ packet_owner(struct droce_lcore_ctx *ctx, uint16_t port, const struct roce_demux
 	     unsigned int nb, struct rte_mbuf *m, uint32_t *last_qpn,
 	     const struct demux_claim **last_owner)
 {
-	uint32_t bth_off = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
+	uint32_t bth_off = droce_udp_pkt_l4_offset(m) + sizeof(struct rte_udp_hdr);
 	const struct droce_bth *bth;
 	const struct demux_claim *c;
 	uint32_t qpn;

@@ -119,7 +119,7 @@ static inline void
 icrc_ahead_take(struct rx_icrc_ahead *a, const struct rte_mbuf *m)
 {
 	a->m = m;
-	a->ok = packet_icrc_ok(m, m->l2_len);
+	a->ok = packet_icrc_ok(m, DROCE_UDP_PKT_L3_OFFSET);
 }
 
 /* Everything about a packet that its stream's state does not decide, so
@@ -269,10 +269,7 @@ bool rx_fast_path = true;
 
 #define FAST_HDR_LEN (sizeof(struct droce_bth) + sizeof(struct droce_reth))
 #define FAST_OPCODE (DROCE_OP_UC | DROCE_OP_WRITE_ONLY)
-/* Ethernet and IPv4 without options, as the worker's classify found. */
-#define FAST_HEADERS rte_mbuf_tx_offload(RTE_ETHER_HDR_LEN, sizeof(struct rte_ipv4_hdr), \
-					 0, 0, 0, 0, 0)
-#define FAST_L3_OFF RTE_ETHER_HDR_LEN
+#define FAST_L3_OFF DROCE_UDP_PKT_L3_OFFSET
 #define FAST_UDP_OFF (FAST_L3_OFF + sizeof(struct rte_ipv4_hdr))
 #define FAST_PAYLOAD_OFF (FAST_UDP_OFF + sizeof(struct rte_udp_hdr) + FAST_HDR_LEN)
 
@@ -410,8 +407,10 @@ fast_take(struct rx_burst *b, struct fast_run *r, struct rte_mbuf *m,
 	uint32_t roce_len, len, psn;
 	uint64_t buf_off, from_near;
 
-	/* The UDP length lies inside the frame (the worker checked it). */
-	if (m->tx_offload != FAST_HEADERS ||
+	/* An IPv4 header without options; the UDP length lies inside the
+	 * frame (the worker checked it).
+	 */
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF ||
 	    rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m))
 		return false;
 	roce_len = rte_be_to_cpu_16(udp->dgram_len) - (uint32_t)sizeof(*udp);
@@ -541,7 +540,7 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 				continue;
 			}
 			st = stream_of(rx, b.w, port, queue, &p, rte_pktmbuf_mtod_offset(m,
-					const struct rte_ipv4_hdr *, m->l2_len), &last);
+					const struct rte_ipv4_hdr *, DROCE_UDP_PKT_L3_OFFSET), &last);
 			if (st == NULL)
 				continue;
 			packet_input(rx, &b, st, port, &p, &icrc);
@@ -570,7 +569,7 @@ take_handed_over(struct droce_rx *rx, struct rx_burst *b)
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-				const struct rte_ipv4_hdr *, m->l2_len);
+				const struct rte_ipv4_hdr *, DROCE_UDP_PKT_L3_OFFSET);
 		uint32_t note = rx_note(m)->handoff;
 		uint16_t port = (uint16_t)(note & NOTE_PORT_MASK);
 		struct droce_rx_stream *st;

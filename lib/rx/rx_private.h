@@ -350,9 +350,9 @@ rx_check_block(const struct droce_rx_stream *st, struct rx_dest *d, uint64_t len
 static __rte_always_inline bool
 rx_packet_parse(struct rte_mbuf *m, struct rx_packet *p)
 {
-	uint32_t l3 = m->l2_len, bth = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
-	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m,
-			const struct rte_udp_hdr *, l3 + m->l3_len);
+	uint32_t l3 = DROCE_UDP_PKT_L3_OFFSET, l4 = droce_udp_pkt_l4_offset(m);
+	uint32_t bth = l4 + sizeof(struct rte_udp_hdr);
+	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, l4);
 	uint32_t roce_len = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
 
 	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) ||

@@ -341,7 +341,7 @@ worker_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	worker_handler_calls++;
 	worker_handler_pkts += n;
 	for (uint16_t i = 0; i < n; i++) {
-		uint32_t off = pkts[i]->l2_len + pkts[i]->l3_len +
+		uint32_t off = droce_udp_pkt_l4_offset(pkts[i]) +
 			       sizeof(struct rte_udp_hdr);
 		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]) - off;
 
@@ -984,26 +984,29 @@ test_udp_malformed(void **state)
 }
 
 /* What the worker made of one packet: drops by reason, packets the
- * handler got, packets sent.
+ * handler got (and the UDP payload length of the last), packets sent.
  */
 struct verdict_seen {
 	uint64_t drop[DROCE_DROP_MAX];
 	unsigned int handled;
+	uint32_t len;
 	unsigned int sent;
 };
 
+/* @p m alone, or in one burst behind @p leader (NULL: alone), a packet
+ * the worker hands to its handler.
+ */
 static void
-see_verdict(struct rte_mbuf *m, bool behind_leader, struct verdict_seen *v)
+see_verdict(struct rte_mbuf *m, struct rte_mbuf *leader, struct verdict_seen *v)
 {
-	struct ip_spec spec = to_us(IPPROTO_UDP);
 	unsigned int handled = worker_handler_pkts;
 	struct rte_mbuf *out[8];
 	struct droce_counters now;
 
+	memset(v, 0, sizeof(*v));       /* compared whole, padding too */
 	snapshot();
-	if (behind_leader) {
-		assert_int_equal(rte_ring_enqueue(rx_ring[0],
-			udp_frame(&spec, 4000, 9000, "leader", 0, false, false)), 0);
+	if (leader != NULL) {
+		assert_int_equal(rte_ring_enqueue(rx_ring[0], leader), 0);
 		handled++;
 	}
 	inject(m);
@@ -1011,8 +1014,18 @@ see_verdict(struct rte_mbuf *m, bool behind_leader, struct verdict_seen *v)
 	for (unsigned int r = 0; r < DROCE_DROP_MAX; r++)
 		v->drop[r] = now.drop[r] - before.drop[r];
 	v->handled = worker_handler_pkts - handled;
+	v->len = v->handled != 0 ? worker_handler_len : 0;
 	v->sent = collect(0, out, RTE_DIM(out));
 	free_all(out, v->sent);
+}
+
+static struct rte_mbuf *
+copy_of(const struct rte_mbuf *m)
+{
+	struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+	assert_non_null(copy);
+	return copy;
 }
 
 /*
@@ -1021,7 +1034,9 @@ see_verdict(struct rte_mbuf *m, bool behind_leader, struct verdict_seen *v)
  * byte of the payload, where the worker compares a packet with the one
  * before it (classify.c) or checks what it does not compare. Each flip
  * once as it is, and once with the checksums made right again, so that
- * the field's own check judges it.
+ * the field's own check judges it; each behind a packet of another size
+ * (only the fields a flow shares compared) and behind the packet as it
+ * was (every byte compared).
  */
 static void
 test_flow_memo_judges_as_classify(void **state)
@@ -1041,8 +1056,8 @@ test_flow_memo_judges_as_classify(void **state)
 								   ip_off);
 		struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
 								  udp_off);
-		struct verdict_seen alone, behind;
-		struct rte_mbuf *copy;
+		struct rte_mbuf *unchanged = copy_of(m);
+		struct verdict_seen alone, behind, behind_twin;
 
 		rte_pktmbuf_mtod(m, uint8_t *)[byte] ^= (uint8_t)(1u << bit);
 		if (fix_sums && byte >= ip_off && byte < udp_off &&
@@ -1059,15 +1074,46 @@ test_flow_memo_judges_as_classify(void **state)
 			udp->dgram_cksum = 0;
 			udp->dgram_cksum = rte_ipv4_udptcp_cksum(iph, udp);
 		}
-		copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-		assert_non_null(copy);
-		see_verdict(m, false, &alone);
-		see_verdict(copy, true, &behind);
-		if (memcmp(&alone, &behind, sizeof(alone)) != 0)
-			fail_msg("byte %zu bit %u%s: %u handled, %u sent alone; %u, %u behind a packet of its flow",
+		see_verdict(copy_of(m), udp_frame(&spec, 4000, 9000, "leader", 0, false, false),
+			    &behind);
+		see_verdict(copy_of(m), unchanged, &behind_twin);
+		see_verdict(m, NULL, &alone);
+		if (memcmp(&alone, &behind, sizeof(alone)) != 0 ||
+		    memcmp(&alone, &behind_twin, sizeof(alone)) != 0)
+			fail_msg("byte %zu bit %u%s: %u handled, %u sent alone; %u, %u behind a packet of its flow; %u, %u behind the packet unchanged",
 				 byte, bit, fix_sums ? " (sums made right)" : "", alone.handled,
-				 alone.sent, behind.handled, behind.sent);
+				 alone.sent, behind.handled, behind.sent, behind_twin.handled,
+				 behind_twin.sent);
 	}
+}
+
+/* Behind a packet with the same header bytes, a frame with Ethernet's
+ * pad after it is trimmed, and one cut short is dropped, as alone.
+ */
+static void
+test_flow_memo_judges_lengths(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct rte_mbuf *m = udp_frame(&spec, 4000, 9000, "memo", 0, false, false);
+	struct verdict_seen alone, behind;
+	struct rte_mbuf *padded = copy_of(m), *cut = copy_of(m);
+	char *pad = rte_pktmbuf_append(padded, 10);
+
+	(void)state;
+	assert_non_null(pad);
+	memset(pad, 0xa5, 10);
+	see_verdict(copy_of(padded), copy_of(m), &behind);
+	see_verdict(padded, NULL, &alone);
+	assert_memory_equal(&alone, &behind, sizeof(alone));
+	assert_int_equal(behind.handled, 1);
+	assert_int_equal(behind.len, 4);
+	assert_int_equal(rte_pktmbuf_trim(cut, 1), 0);
+	see_verdict(copy_of(cut), copy_of(m), &behind);
+	see_verdict(cut, NULL, &alone);
+	assert_memory_equal(&alone, &behind, sizeof(alone));
+	assert_int_equal(behind.handled, 0);
+	assert_int_equal(behind.drop[DROCE_DROP_TRUNCATED], 1);
+	rte_pktmbuf_free(m);
 }
 
 static void
@@ -1664,6 +1710,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_udp_to_worker_handler),
 		cmocka_unit_test(test_udp_malformed),
 		cmocka_unit_test(test_flow_memo_judges_as_classify),
+		cmocka_unit_test(test_flow_memo_judges_lengths),
 		cmocka_unit_test(test_udp_echo),
 		cmocka_unit_test(test_udp_echo_pad_in_two_segments),
 		cmocka_unit_test(test_udp_cksum_offload_flags),

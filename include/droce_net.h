@@ -156,6 +156,39 @@ droce_udp_pkt_l4_offset(const struct rte_mbuf *m)
 	return DROCE_UDP_PKT_L3_OFFSET + droce_udp_pkt_l3_len(m);
 }
 
+/**
+ * Free received packets in bulk. The usual one (one segment, direct, one
+ * reference) goes back to its pool from what the mbuf's first cache line
+ * says: with one segment, its next pointer in the second line is NULL
+ * (an mbuf's invariant), which rte_pktmbuf_free_bulk() reads anyway.
+ * Any other takes rte_pktmbuf_free().
+ *
+ * @param pkts
+ *   The packets; runs of one pool go back in one put.
+ * @param n
+ *   Their number.
+ */
+static inline void
+droce_free_received(struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i = 0;
+
+	while (i < n) {
+		struct rte_mempool *pool = pkts[i]->pool;
+		unsigned int end = i;
+
+		while (end < n && pkts[end]->pool == pool && pkts[end]->nb_segs == 1 &&
+		       RTE_MBUF_DIRECT(pkts[end]) && rte_mbuf_refcnt_read(pkts[end]) == 1)
+			end++;
+		if (end == i) {
+			rte_pktmbuf_free(pkts[i++]);
+			continue;
+		}
+		rte_mempool_put_bulk(pool, (void * const *)(pkts + i), end - i);
+		i = end;
+	}
+}
+
 /** The queue a control handler is told: packets came through a ring. */
 #define DROCE_ANY_QUEUE UINT16_MAX
 

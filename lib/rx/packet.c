@@ -496,10 +496,6 @@ prefetch_near(const struct rte_mbuf *m)
 
 	for (uint32_t o = RTE_CACHE_LINE_SIZE; o < len; o += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0(b + o);
-	/* Freeing the mbuf reads its second line (m->next), which nothing
-	 * before it here reads.
-	 */
-	rte_mbuf_prefetch_part2((struct rte_mbuf *)(uintptr_t)m);
 }
 
 void

@@ -81,7 +81,7 @@ send_ack(struct droce_lcore_ctx *ctx, struct droce_rx_stream *st)
 void
 rx_burst_end(struct rx_burst *b)
 {
-	rte_pktmbuf_free_bulk(b->done, b->nb_done);
+	droce_free_received(b->done, b->nb_done);
 	b->nb_done = 0;
 	for (unsigned int i = 0; i < b->nb_ack; i++)
 		if (b->to_ack[i]->ack_due)

@@ -47,7 +47,7 @@ static __rte_always_inline void
 done_add(struct rx_burst *b, struct rte_mbuf *m)
 {
 	if (unlikely(b->nb_done == RX_DONE_MAX)) {
-		rte_pktmbuf_free_bulk(b->done, b->nb_done);
+		droce_free_received(b->done, b->nb_done);
 		b->nb_done = 0;
 	}
 	b->done[b->nb_done++] = m;

@@ -32,7 +32,7 @@
 #define RX_PENDING 64
 /* Streams one packet burst can need to ACK (RC). */
 #define RX_BURST_STREAMS 32
-/* Mbufs a copy placer is done with, freed together (rte_pktmbuf_free_bulk)
+/* Mbufs a copy placer is done with, freed together (droce_free_received())
  * when the burst ends or this fills.
  */
 #define RX_DONE_MAX 64

@@ -1116,6 +1116,47 @@ test_flow_memo_judges_lengths(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * droce_free_received() gives every kind of mbuf back whole: plain ones
+ * of two pools, a chain, a clone (its parent keeps its other reference),
+ * one with a second reference, in one call.
+ */
+static void
+test_free_received(void **state)
+{
+	struct rte_mempool *other = rte_pktmbuf_pool_create("test_free_other", 64, 0, 0,
+							    RTE_MBUF_DEFAULT_BUF_SIZE,
+							    SOCKET_ID_ANY);
+	unsigned int test_free = rte_mempool_avail_count(test_pool);
+	struct rte_mbuf *pkts[8], *parent, *shared;
+
+	(void)state;
+	assert_non_null(other);
+	pkts[0] = frame_alloc();
+	pkts[1] = frame_alloc();
+	pkts[2] = rte_pktmbuf_alloc(other);
+	assert_non_null(pkts[2]);
+	pkts[3] = frame_alloc();
+	assert_int_equal(rte_pktmbuf_chain(pkts[3], frame_alloc()), 0);
+	parent = frame_alloc();
+	pkts[4] = rte_pktmbuf_clone(parent, test_pool);
+	assert_non_null(pkts[4]);
+	shared = frame_alloc();
+	rte_mbuf_refcnt_update(shared, 1);
+	pkts[5] = shared;
+	pkts[6] = frame_alloc();
+	pkts[7] = rte_pktmbuf_alloc(other);
+	assert_non_null(pkts[7]);
+	droce_free_received(pkts, RTE_DIM(pkts));
+	assert_int_equal(rte_mbuf_refcnt_read(parent), 1);
+	assert_int_equal(rte_mbuf_refcnt_read(shared), 1);
+	rte_pktmbuf_free(parent);
+	rte_pktmbuf_free(shared);
+	assert_int_equal(rte_mempool_avail_count(test_pool), test_free);
+	assert_int_equal(rte_mempool_avail_count(other), 64);
+	rte_mempool_free(other);
+}
+
 static void
 test_udp_echo(void **state)
 {
@@ -1711,6 +1752,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_udp_malformed),
 		cmocka_unit_test(test_flow_memo_judges_as_classify),
 		cmocka_unit_test(test_flow_memo_judges_lengths),
+		cmocka_unit_test(test_free_received),
 		cmocka_unit_test(test_udp_echo),
 		cmocka_unit_test(test_udp_echo_pad_in_two_segments),
 		cmocka_unit_test(test_udp_cksum_offload_flags),

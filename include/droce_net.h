@@ -110,9 +110,10 @@ enum droce_udp_where {
  * UDP header, whose length was checked, all in the first segment. The
  * handler owns the mbufs: it frees or sends each one.
  *
- * On a worker, l2_len and l3_len are not set: they lie in the mbuf's
- * second cache line, which the receive otherwise only reads, and writing
- * it costs a line of memory traffic a packet at high packet rates.
+ * On a worker, l2_len and l3_len are not set (they hold whatever the
+ * mbuf's last use left): they lie in the mbuf's second cache line, which
+ * the receive need not touch, and writing it costs a line of memory
+ * traffic a packet at high packet rates.
  *
  * @param ctx
  *   The running lcore's context (for sending and counting).
@@ -159,9 +160,10 @@ droce_udp_pkt_l4_offset(const struct rte_mbuf *m)
 /**
  * Free received packets in bulk. The usual one (one segment, direct, one
  * reference) goes back to its pool from what the mbuf's first cache line
- * says: with one segment, its next pointer in the second line is NULL
- * (an mbuf's invariant), which rte_pktmbuf_free_bulk() reads anyway.
- * Any other takes rte_pktmbuf_free().
+ * says: with one segment its next pointer is NULL (an mbuf's invariant),
+ * so it is not read; rte_pktmbuf_free_bulk() reads it, in the second line
+ * where DPDK keeps IOVAs in mbufs (RTE_IOVA_AS_PA). Any other takes
+ * rte_pktmbuf_free().
  *
  * @param pkts
  *   The packets; runs of one pool go back in one put.
@@ -178,8 +180,10 @@ droce_free_received(struct rte_mbuf **pkts, unsigned int n)
 		unsigned int end = i;
 
 		while (end < n && pkts[end]->pool == pool && pkts[end]->nb_segs == 1 &&
-		       RTE_MBUF_DIRECT(pkts[end]) && rte_mbuf_refcnt_read(pkts[end]) == 1)
+		       RTE_MBUF_DIRECT(pkts[end]) && rte_mbuf_refcnt_read(pkts[end]) == 1) {
+			__rte_mbuf_raw_sanity_check(pkts[end]);
 			end++;
+		}
 		if (end == i) {
 			rte_pktmbuf_free(pkts[i++]);
 			continue;

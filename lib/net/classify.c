@@ -136,8 +136,8 @@ udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 				rte_pktmbuf_mtod(m, const uint8_t *))) != 0;
 }
 
-/* For the control lcore's input, which tells UDP from ICMP by these.
- * Worker handlers go without: the stores would take the mbuf's second
+/* net_control_input() and net_icmp_input() find the headers by these.
+ * Worker handlers go without: the store would take the mbuf's second
  * line (droce_udp_handler_t).
  */
 static inline void
@@ -315,7 +315,10 @@ classify_one(const struct droce_stack *s, const struct net_port *p,
 
 struct flow_memo {
 	uint64_t hdr[FLOW_WORDS];
-	uint32_t pkt_len;               /* after classify_one()'s trim */
+	/* After classify_one()'s trim: a frame that came padded (a UDP
+	 * payload under 18 bytes) never equals it and takes the flow path.
+	 */
+	uint32_t pkt_len;
 	uint8_t handler;
 	bool roce;
 	bool valid;

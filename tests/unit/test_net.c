@@ -1088,13 +1088,14 @@ test_flow_memo_judges_as_classify(void **state)
 }
 
 /* Behind a packet with the same header bytes, a frame with Ethernet's
- * pad after it is trimmed, and one cut short is dropped, as alone.
+ * pad after it is trimmed, and one cut short is dropped, as alone. No
+ * UDP checksum: nothing but the frame's length tells them from their twin.
  */
 static void
 test_flow_memo_judges_lengths(void **state)
 {
 	struct ip_spec spec = to_us(IPPROTO_UDP);
-	struct rte_mbuf *m = udp_frame(&spec, 4000, 9000, "memo", 0, false, false);
+	struct rte_mbuf *m = udp_frame(&spec, 4000, 9000, "memo", 0, false, true);
 	struct verdict_seen alone, behind;
 	struct rte_mbuf *padded = copy_of(m), *cut = copy_of(m);
 	char *pad = rte_pktmbuf_append(padded, 10);
@@ -1116,22 +1117,104 @@ test_flow_memo_judges_lengths(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/* Behind its unchanged twin, a packet the NIC flagged as having a bad IP
+ * or UDP checksum is dropped as alone: the same bytes do not overrule the
+ * NIC.
+ */
+static void
+test_flow_memo_keeps_nic_verdicts(void **state)
+{
+	struct net_port *p = stack->port[0];
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	bool ip_offload = p->ip_cksum_offload, l4_offload = p->l4_cksum_offload;
+	static const struct {
+		uint64_t flag;
+		enum droce_drop_reason reason;
+	} flagged[] = {
+		{ RTE_MBUF_F_RX_IP_CKSUM_BAD, DROCE_DROP_IP_BAD_CKSUM },
+		{ RTE_MBUF_F_RX_L4_CKSUM_BAD, DROCE_DROP_L4_BAD_CKSUM },
+	};
+
+	(void)state;
+	p->ip_cksum_offload = true;
+	p->l4_cksum_offload = true;
+	for (unsigned int k = 0; k < RTE_DIM(flagged); k++) {
+		struct rte_mbuf *m = udp_frame(&spec, 4000, 9000, "flagged", 0, false, false);
+		struct verdict_seen alone, behind;
+
+		m->ol_flags = flagged[k].flag;
+		see_verdict(copy_of(m), udp_frame(&spec, 4000, 9000, "flagged", 0, false, false),
+			    &behind);
+		see_verdict(m, NULL, &alone);
+		assert_memory_equal(&alone, &behind, sizeof(alone));
+		assert_int_equal(behind.handled, 0);
+		assert_int_equal(behind.drop[flagged[k].reason], 1);
+	}
+	p->ip_cksum_offload = ip_offload;
+	p->l4_cksum_offload = l4_offload;
+}
+
+/* A worker handler finds the UDP payload behind an IPv4 header with
+ * options (droce_udp_pkt_l4_offset()), alone and behind a packet of its
+ * flow without them.
+ */
+static void
+test_worker_handler_ip_options(void **state)
+{
+	struct ip_spec spec = to_us(IPPROTO_UDP);
+	struct verdict_seen alone, behind;
+
+	(void)state;
+	spec.options = 2;
+	see_verdict(udp_frame(&spec, 4000, 9000, "optioned", 0, false, false), NULL, &alone);
+	assert_int_equal(alone.handled, 1);
+	assert_int_equal(alone.len, 8);
+	assert_string_equal(worker_handler_payload, "optioned");
+	see_verdict(udp_frame(&spec, 4000, 9000, "after", 0, false, false),
+		    udp_frame(&(struct ip_spec){ .src = spec.src, .dst = spec.dst,
+						 .proto = IPPROTO_UDP },
+			      4000, 9000, "leader", 0, false, false), &behind);
+	assert_int_equal(behind.handled, 1);
+	assert_int_equal(behind.len, 5);
+	assert_string_equal(worker_handler_payload, "after");
+}
+
+static unsigned int extbuf_freed;
+
+static void
+extbuf_free(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+	extbuf_freed++;
+}
+
 /*
  * droce_free_received() gives every kind of mbuf back whole: plain ones
  * of two pools, a chain, a clone (its parent keeps its other reference),
- * one with a second reference, in one call.
+ * one with a second reference, one with an external buffer (whose free
+ * callback runs), in one call.
  */
 static void
 test_free_received(void **state)
 {
+	static uint8_t ext[1024] __rte_aligned(64);
+	struct rte_mbuf_ext_shared_info *shinfo;
+	uint16_t ext_len = sizeof(ext);
+	struct rte_mbuf *external;
 	struct rte_mempool *other = rte_pktmbuf_pool_create("test_free_other", 64, 0, 0,
 							    RTE_MBUF_DEFAULT_BUF_SIZE,
 							    SOCKET_ID_ANY);
 	unsigned int test_free = rte_mempool_avail_count(test_pool);
-	struct rte_mbuf *pkts[8], *parent, *shared;
+	struct rte_mbuf *pkts[9], *parent, *shared;
 
 	(void)state;
 	assert_non_null(other);
+	extbuf_freed = 0;
+	shinfo = rte_pktmbuf_ext_shinfo_init_helper(ext, &ext_len, extbuf_free, NULL);
+	assert_non_null(shinfo);
+	external = frame_alloc();
+	rte_pktmbuf_attach_extbuf(external, ext, rte_mem_virt2iova(ext), ext_len, shinfo);
 	pkts[0] = frame_alloc();
 	pkts[1] = frame_alloc();
 	pkts[2] = rte_pktmbuf_alloc(other);
@@ -1147,7 +1230,9 @@ test_free_received(void **state)
 	pkts[6] = frame_alloc();
 	pkts[7] = rte_pktmbuf_alloc(other);
 	assert_non_null(pkts[7]);
+	pkts[8] = external;
 	droce_free_received(pkts, RTE_DIM(pkts));
+	assert_int_equal(extbuf_freed, 1);
 	assert_int_equal(rte_mbuf_refcnt_read(parent), 1);
 	assert_int_equal(rte_mbuf_refcnt_read(shared), 1);
 	rte_pktmbuf_free(parent);
@@ -1752,6 +1837,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_udp_malformed),
 		cmocka_unit_test(test_flow_memo_judges_as_classify),
 		cmocka_unit_test(test_flow_memo_judges_lengths),
+		cmocka_unit_test(test_flow_memo_keeps_nic_verdicts),
+		cmocka_unit_test(test_worker_handler_ip_options),
 		cmocka_unit_test(test_free_received),
 		cmocka_unit_test(test_udp_echo),
 		cmocka_unit_test(test_udp_echo_pad_in_two_segments),

@@ -25,6 +25,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "droce_core.h"
@@ -144,10 +145,8 @@ typedef void (*droce_udp_handler_t)(struct droce_lcore_ctx *ctx,
 static inline uint32_t
 droce_udp_pkt_l3_len(const struct rte_mbuf *m)
 {
-	const uint8_t *version_ihl = rte_pktmbuf_mtod_offset(m, const uint8_t *,
-							     DROCE_UDP_PKT_L3_OFFSET);
-
-	return (uint32_t)(*version_ihl & 0x0f) * 4u;
+	return rte_ipv4_hdr_len(rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+							DROCE_UDP_PKT_L3_OFFSET));
 }
 
 /** Where the UDP header of a packet given to a UDP handler starts. */

@@ -132,8 +132,8 @@ udp_cksum_bad(const struct net_port *p, const struct rte_mbuf *m,
 	}
 	if (rte_pktmbuf_is_contiguous(m))
 		return rte_ipv4_udptcp_cksum_verify(ip, udp) != 0;
-	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)((const uint8_t *)udp -
-				rte_pktmbuf_mtod(m, const uint8_t *))) != 0;
+	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)(RTE_ETHER_HDR_LEN +
+							 rte_ipv4_hdr_len(ip))) != 0;
 }
 
 /* net_control_input() and net_icmp_input() find the headers by these.

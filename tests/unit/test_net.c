@@ -304,6 +304,15 @@ expect_no_drops(void)
 	assert_int_equal(droce_counters_drops(&now), droce_counters_drops(&before));
 }
 
+static struct rte_mbuf *
+copy_of(const struct rte_mbuf *m)
+{
+	struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+	assert_non_null(copy);
+	return copy;
+}
+
 /* Send @m and check it is dropped for @reason with nothing sent: alone,
  * and behind a good packet to a worker's handler in the same burst, whose
  * header the worker compares the next packet's with (classify.c).
@@ -312,10 +321,9 @@ static void
 expect_dropped(struct rte_mbuf *m, enum droce_drop_reason reason)
 {
 	struct ip_spec spec = to_us(IPPROTO_UDP);
-	struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	struct rte_mbuf *copy = copy_of(m);
 	unsigned int handled = worker_handler_pkts;
 
-	assert_non_null(copy);
 	snapshot();
 	inject(m);
 	expect_drops(reason, 1);
@@ -1017,15 +1025,6 @@ see_verdict(struct rte_mbuf *m, struct rte_mbuf *leader, struct verdict_seen *v)
 	v->len = v->handled != 0 ? worker_handler_len : 0;
 	v->sent = collect(0, out, RTE_DIM(out));
 	free_all(out, v->sent);
-}
-
-static struct rte_mbuf *
-copy_of(const struct rte_mbuf *m)
-{
-	struct rte_mbuf *copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-
-	assert_non_null(copy);
-	return copy;
 }
 
 /*

@@ -407,6 +407,21 @@ uint32_t droce_icrc(const void *l3, uint32_t len);
 bool droce_icrc_ok(const void *l3, uint32_t len);
 
 /**
+ * Check the ICRCs of four contiguous packets of the same length at once:
+ * for small packets (IPv4 without options, up to 256 bytes from the IP
+ * header to the ICRC) on CPUs with VPCLMULQDQ, several times the rate of
+ * four droce_icrc_ok() calls. Any other packets are checked one by one.
+ *
+ * @param l3
+ *   The four packets' IP headers.
+ * @param len
+ *   From each @p l3 to the end of its packet, ICRC included.
+ * @return
+ *   Bit k set where packet k's ICRC is good.
+ */
+unsigned int droce_icrc_ok_x4(const void *const l3[4], uint32_t len);
+
+/**
  * Check the ICRC while copying the payload: one pass over the bytes.
  * The payload is written to @p dst whatever the outcome; a caller that
  * refuses the packet must treat those bytes as garbage.

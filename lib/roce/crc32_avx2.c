@@ -146,3 +146,100 @@ crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src, uint8_t *dst,
 		return copy_fold(reg, src, dst, n, true);
 	return copy_fold(reg, src, dst, n, false);
 }
+
+/*
+ * Short messages four at a time (the ICRCs of a burst of small packets):
+ * one message's short fold has too little work to fill the multiplier,
+ * and its chain waits on each step's latency; with the same lane of two
+ * messages in one register, the same constant moves both, and two
+ * registers keep four chains in flight. The lanes of a register never
+ * mix, so each step is short_fold()'s (crc32_pclmul.c) on 128-bit lanes.
+ */
+static inline __m256i
+load_pair(const uint8_t *a, const uint8_t *b, const uint8_t *ones, size_t off)
+{
+	__m256i y = _mm256_loadu2_m128i((const __m128i *)(b + off),
+					(const __m128i *)(a + off));
+
+	return _mm256_or_si256(y, _mm256_broadcastsi128_si256(
+				       _mm_loadu_si128((const __m128i *)(ones + off))));
+}
+
+/* The constant pair moving a lane @p m lanes ahead, in both halves. */
+static inline __m256i
+load_lane_k(size_t m)
+{
+	return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)crc_k.lane[m]));
+}
+
+static inline __m256i
+fold_lanes(__m256i y, __m256i k)
+{
+	return _mm256_xor_si256(_mm256_clmulepi64_epi128(y, k, 0x00),
+				_mm256_clmulepi64_epi128(y, k, 0x11));
+}
+
+/* reduce128() of crc32_pclmul.c on both lanes; the registers in 32-bit
+ * elements 1 and 5.
+ */
+static inline __m256i
+reduce_lanes(__m256i x)
+{
+	const __m256i mask32 = _mm256_set_epi32(0, 0, 0, -1, 0, 0, 0, -1);
+	const __m256i k64v = _mm256_set_epi64x(0, (long long)crc_k.k64,
+					       0, (long long)crc_k.k64);
+	const __m256i k128 = pair256(crc_k.k160, crc_k.k96);
+	const __m256i barrett = pair256(crc_k.poly, crc_k.mu);
+	__m256i t;
+
+	t = _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k128, 0x10),
+			     _mm256_bsrli_epi128(x, 8));
+	t = _mm256_xor_si256(_mm256_clmulepi64_epi128(_mm256_and_si256(t, mask32),
+						      k64v, 0x00),
+			     _mm256_bsrli_epi128(t, 4));
+	x = _mm256_clmulepi64_epi128(_mm256_and_si256(t, mask32), barrett, 0x10);
+	x = _mm256_clmulepi64_epi128(_mm256_and_si256(x, mask32), barrett, 0x00);
+	return _mm256_xor_si256(t, x);
+}
+
+/* Messages @p a and @p b of @p n bytes, 16..CRC_SHORT_MAX. */
+static inline __attribute__((always_inline)) __m256i
+short_fold_pair(uint32_t reg, const uint8_t *a, const uint8_t *b, size_t n,
+		const uint8_t *ones)
+{
+	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
+	__m256i regv = _mm256_set_epi32(0, 0, 0, (int)reg, 0, 0, 0, (int)reg);
+	__m256i up = _mm256_broadcastsi128_si256(
+		_mm_loadu_si128((const __m128i *)(crc_shift_table + 16 - zeros)));
+	__m256i first = _mm256_shuffle_epi8(_mm256_xor_si256(load_pair(a, b, ones, 0), regv), up);
+	__m256i x;
+
+	if (lanes == 1)
+		return reduce_lanes(first);
+	x = _mm256_xor_si256(fold_lanes(first, load_lane_k(lanes - 1)),
+			     load_pair(a, b, ones, n - 16));
+	for (size_t j = 1; j < lanes - 1; j++)
+		x = _mm256_xor_si256(x, fold_lanes(load_pair(a, b, ones, 16 * j - zeros),
+						   load_lane_k(lanes - 1 - j)));
+	if (zeros > 12) {
+		__m256i spill = _mm256_shuffle_epi8(regv, _mm256_broadcastsi128_si256(
+			_mm_loadu_si128((const __m128i *)(crc_shift_table + 32 - zeros))));
+
+		x = _mm256_xor_si256(x, lanes == 2 ? spill
+				     : fold_lanes(spill, load_lane_k(lanes - 2)));
+	}
+	return reduce_lanes(x);
+}
+
+void
+crc_reg_ones_short_x4_vpclmul256(uint32_t reg, const uint8_t *const p[4], size_t n,
+				 const uint8_t *ones, uint32_t out[4])
+{
+	__m256i r01 = short_fold_pair(reg, p[0], p[1], n, ones);
+	__m256i r23 = short_fold_pair(reg, p[2], p[3], n, ones);
+
+	out[0] = (uint32_t)_mm256_extract_epi32(r01, 1);
+	out[1] = (uint32_t)_mm256_extract_epi32(r01, 5);
+	out[2] = (uint32_t)_mm256_extract_epi32(r23, 1);
+	out[3] = (uint32_t)_mm256_extract_epi32(r23, 5);
+}

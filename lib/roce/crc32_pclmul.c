@@ -37,10 +37,8 @@ reduce128(__m128i x)
 	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x), 1);
 }
 
-/* pshufb controls: from offset 16 - s, shift a lane up by s bytes (zeros
- * in); from 16 + s, shift it down by s bytes. 0x80 selects a zero.
- */
-static const uint8_t shift_table[48] __rte_aligned(16) = {
+/* 0x80 selects a zero. */
+const uint8_t crc_shift_table[48] __rte_aligned(16) = {
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
@@ -67,9 +65,9 @@ fold_partial(__m128i x, const uint8_t *p, size_t r)
 {
 	const __m128i k128 = fold_pair(crc_k.k160, crc_k.k96);
 	/* b0..b_(r-1) to the top r bytes: up by 16 - r */
-	__m128i up = _mm_loadu_si128((const __m128i *)(shift_table + r));
+	__m128i up = _mm_loadu_si128((const __m128i *)(crc_shift_table + r));
 	/* b_r..b15 to the bottom: down by r */
-	__m128i down = _mm_loadu_si128((const __m128i *)(shift_table + 16 + r));
+	__m128i down = _mm_loadu_si128((const __m128i *)(crc_shift_table + 16 + r));
 	__m128i keep = _mm_loadu_si128((const __m128i *)(top_bytes_mask + r));
 	__m128i tail = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + r - 16)),
 				     keep);
@@ -117,7 +115,7 @@ short_fold(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
 	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
 	__m128i regv = _mm_cvtsi32_si128((int)reg);
 	/* The first lane: zeros, then the first 16 - zeros bytes. */
-	__m128i up = _mm_loadu_si128((const __m128i *)(shift_table + 16 - zeros));
+	__m128i up = _mm_loadu_si128((const __m128i *)(crc_shift_table + 16 - zeros));
 	__m128i first = _mm_shuffle_epi8(_mm_xor_si128(load_ones(p, ones, 0), regv), up);
 	__m128i x;
 
@@ -133,7 +131,7 @@ short_fold(uint32_t reg, const uint8_t *p, size_t n, const uint8_t *ones)
 		 * it goes with the second lane's bytes, down by 16 - zeros.
 		 */
 		__m128i spill = _mm_shuffle_epi8(regv, _mm_loadu_si128((const __m128i *)
-						 (shift_table + 32 - zeros)));
+						 (crc_shift_table + 32 - zeros)));
 
 		x = _mm_xor_si128(x, lanes == 2 ? spill
 			: fold128(spill, _mm_loadu_si128((const __m128i *)crc_k.lane[lanes - 2])));

@@ -70,6 +70,9 @@ uint32_t crc_reg_ones_vpclmul256(uint32_t reg, const uint8_t *p, size_t n,
 				 const uint8_t *ones);
 uint32_t crc_reg_ones_avx512(uint32_t reg, const uint8_t *p, size_t n,
 			     const uint8_t *ones);
+/* crc_reg_ones_short_pclmul() of four messages of @p n bytes each. */
+void crc_reg_ones_short_x4_vpclmul256(uint32_t reg, const uint8_t *const p[4], size_t n,
+				      const uint8_t *ones, uint32_t out[4]);
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
 				 uint8_t *dst, size_t n, bool stream);
@@ -140,6 +143,32 @@ crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[CRC_SHORT
 		*out = crc_reg_ones_vpclmul256(reg, p, n, ones);
 	else
 		*out = crc_reg_ones_pclmul(reg, p, n, ones);
+	return true;
+#else
+	RTE_SET_USED(reg);
+	RTE_SET_USED(p);
+	RTE_SET_USED(n);
+	RTE_SET_USED(ones);
+	RTE_SET_USED(out);
+	return false;
+#endif
+}
+
+/* crc_reg_ones() of four messages of @p n bytes each (16..CRC_SHORT_MAX)
+ * at once, into @p out. False where the implementation has no such pass
+ * (one of less than 256 bits), and the caller takes them one by one.
+ */
+static inline bool
+crc_reg_ones_x4(uint32_t reg, const uint8_t *const p[4], size_t n,
+		const uint8_t ones[CRC_SHORT_MAX], uint32_t out[4])
+{
+#if CRC_HAVE_X86
+	enum droce_crc_impl impl = crc_impl_now();
+
+	if ((impl != DROCE_CRC_VPCLMUL256 && impl != DROCE_CRC_AVX512) ||
+	    n < 16 || n > CRC_SHORT_MAX)
+		return false;
+	crc_reg_ones_short_x4_vpclmul256(reg, p, n, ones, out);
 	return true;
 #else
 	RTE_SET_USED(reg);

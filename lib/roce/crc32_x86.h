@@ -32,6 +32,11 @@ fold128(__m128i x, __m128i k)
 			     _mm_clmulepi64_si128(x, k, 0x11));
 }
 
+/* pshufb controls: from offset 16 - s, shift a lane up by s bytes (zeros
+ * in); from 16 + s, shift it down by s bytes.
+ */
+extern const uint8_t crc_shift_table[48];
+
 /* Continue from a folded 128-bit lane @x: fold in the remaining whole
  * 16-byte blocks, reduce to the 32-bit register, finish the last bytes
  * with the table.

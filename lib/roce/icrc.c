@@ -117,6 +117,25 @@ droce_icrc_ok(const void *l3, uint32_t len)
 	       wire_icrc((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
 }
 
+unsigned int
+droce_icrc_ok_x4(const void *const l3[4], uint32_t len)
+{
+	const uint8_t *const *p = (const uint8_t *const *)l3;
+	unsigned int ok = 0;
+	uint32_t reg[4];
+
+	if (len >= DROCE_ICRC_LEN && p[0][0] == 0x45 && p[1][0] == 0x45 &&
+	    p[2][0] == 0x45 && p[3][0] == 0x45 &&
+	    crc_reg_ones_x4(ICRC_SEED, p, len - DROCE_ICRC_LEN, ipv4_ones, reg)) {
+		for (unsigned int k = 0; k < 4; k++)
+			ok |= (unsigned int)(~reg[k] == wire_icrc(p[k] + len - DROCE_ICRC_LEN)) << k;
+		return ok;
+	}
+	for (unsigned int k = 0; k < 4; k++)
+		ok |= (unsigned int)droce_icrc_ok(p[k], len) << k;
+	return ok;
+}
+
 static bool
 icrc_copy(const void *l3_bytes, uint32_t len, uint32_t payload_off,
 	  uint32_t payload_len, void *dst, bool stream)

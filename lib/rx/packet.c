@@ -95,17 +95,32 @@ write_opcode(uint8_t op)
 }
 
 /*
- * The ICRC verdict on a burst's next packet, taken as soon as the packet
- * before it is placed: the placement ends in streaming stores that drain
+ * The ICRC verdicts on a burst's next packets, taken as soon as the packet
+ * before them is placed: the placement ends in streaming stores that drain
  * for a while after they issue, and the CRC, pure arithmetic on lines
- * already prefetched, runs in that while. Guessed from the stream before
- * (a burst of one sensor's packets is the rule); a packet of another
- * stream is checked in its turn.
+ * already prefetched, runs in that while. Small packets of one length are
+ * checked four at once (droce_icrc_ok_x4()): one small packet's CRC
+ * leaves the multiplier idle while its steps wait on each other. Guessed
+ * from the stream before (a burst of one sensor's packets is the rule); a
+ * packet of another stream is checked in its turn.
  */
+#define ICRC_GROUP 4
+/* The longest frame checked in a group: the four-at-once pass's limit. */
+#define ICRC_GROUP_MAX_FRAME (DROCE_UDP_PKT_L3_OFFSET + 256 + DROCE_ICRC_LEN)
+
 struct rx_icrc_ahead {
-	const struct rte_mbuf *m;       /* the packet it is for; NULL: none */
-	bool ok;
+	uint16_t first, count;  /* the burst's packets first.. first + count - 1 */
+	unsigned int ok;        /* bit k: packet first + k's ICRC is good */
 };
+
+/* The verdict on the burst's packet @p i: 1 good, 0 bad, -1 not taken. */
+static inline int
+icrc_ahead_verdict(const struct rx_icrc_ahead *a, uint16_t i)
+{
+	uint16_t k = (uint16_t)(i - a->first);
+
+	return k < a->count ? (int)(a->ok >> k) & 1 : -1;
+}
 
 /* Whether @p m, whose IP header is at @p l3_off, has a good ICRC. */
 static inline bool
@@ -115,11 +130,40 @@ packet_icrc_ok(const struct rte_mbuf *m, uint32_t l3_off)
 			     rte_pktmbuf_data_len(m) - l3_off);
 }
 
-static inline void
-icrc_ahead_take(struct rx_icrc_ahead *a, const struct rte_mbuf *m)
+/* Whether @p m's ICRC is good: @p ahead, the verdict taken ahead, or now. */
+static inline bool
+icrc_good(int ahead, const struct rte_mbuf *m, uint32_t l3_off)
 {
-	a->m = m;
-	a->ok = packet_icrc_ok(m, DROCE_UDP_PKT_L3_OFFSET);
+	return ahead >= 0 ? ahead != 0 : packet_icrc_ok(m, l3_off);
+}
+
+/* Take the verdicts on the burst's packet @p first and, where they are
+ * small, one segment each and of one length, on the packets after it.
+ */
+static inline void
+icrc_ahead_take(struct rx_icrc_ahead *a, struct rte_mbuf *const *burst, uint16_t first,
+		uint16_t n)
+{
+	struct rte_mbuf *const *pkts = burst + first;
+	uint32_t len = rte_pktmbuf_data_len(pkts[0]);
+	const void *l3[ICRC_GROUP];
+	unsigned int k;
+
+	a->first = first;
+	for (k = 0; k < ICRC_GROUP && first + k < n; k++) {
+		if (rte_pktmbuf_data_len(pkts[k]) != len ||
+		    rte_pktmbuf_pkt_len(pkts[k]) != len || len > ICRC_GROUP_MAX_FRAME)
+			break;
+		l3[k] = rte_pktmbuf_mtod_offset(pkts[k], const void *,
+						DROCE_UDP_PKT_L3_OFFSET);
+	}
+	if (k == ICRC_GROUP && len >= DROCE_UDP_PKT_L3_OFFSET) {
+		a->count = ICRC_GROUP;
+		a->ok = droce_icrc_ok_x4(l3, len - DROCE_UDP_PKT_L3_OFFSET);
+		return;
+	}
+	a->count = 1;
+	a->ok = packet_icrc_ok(pkts[0], DROCE_UDP_PKT_L3_OFFSET);
 }
 
 /* Everything about a packet that its stream's state does not decide, so
@@ -128,7 +172,7 @@ icrc_ahead_take(struct rx_icrc_ahead *a, const struct rte_mbuf *m)
  */
 static inline enum droce_rx_refusal
 check_packet(struct droce_rx_stream *st, struct rx_packet *p, bool owner,
-	     const struct rx_icrc_ahead *ahead)
+	     int icrc_ahead)
 {
 	enum droce_rx_refusal why;
 
@@ -142,7 +186,7 @@ check_packet(struct droce_rx_stream *st, struct rx_packet *p, bool owner,
 			return why;
 	}
 	if (st->icrc_first && !p->icrc_checked) {
-		if (ahead->m == p->m ? !ahead->ok : !packet_icrc_ok(p->m, p->l3_off))
+		if (!icrc_good(icrc_ahead, p->m, p->l3_off))
 			return DROCE_RX_BAD_ICRC;
 		p->icrc_checked = true;
 	}
@@ -229,10 +273,10 @@ stream_of(struct droce_rx *rx, struct rx_worker *w, uint16_t port, uint16_t queu
  */
 static __rte_always_inline void
 packet_input(struct droce_rx *rx, struct rx_burst *b, struct droce_rx_stream *st,
-	     uint16_t port, struct rx_packet *p, const struct rx_icrc_ahead *ahead)
+	     uint16_t port, struct rx_packet *p, int icrc_ahead)
 {
 	unsigned int owner = atomic_load_explicit(&st->owner, memory_order_relaxed);
-	enum droce_rx_refusal why = check_packet(st, p, owner == b->me, ahead);
+	enum droce_rx_refusal why = check_packet(st, p, owner == b->me, icrc_ahead);
 
 	if (why != RX_ACCEPT)
 		return rx_refuse(st, p->m, why);
@@ -396,7 +440,7 @@ copy_small(uint8_t *dst, const uint8_t *src, uint32_t len)
 
 static __rte_always_inline bool
 fast_take(struct rx_burst *b, struct fast_run *r, struct rte_mbuf *m,
-	  const struct rx_icrc_ahead *ahead)
+	  int icrc_ahead)
 {
 	struct droce_rx_stream *st = r->st;
 	const uint8_t *l2 = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -430,8 +474,7 @@ fast_take(struct rx_burst *b, struct fast_run *r, struct rte_mbuf *m,
 	from_near = buf_off - st->near_base;
 	if (from_near >= r->page_end || from_near + len > r->page_end)
 		return false;
-	if (st->icrc_first &&
-	    !(ahead->m == m ? ahead->ok : packet_icrc_ok(m, FAST_L3_OFF)))
+	if (st->icrc_first && !icrc_good(icrc_ahead, m, FAST_L3_OFF))
 		return false;
 	if (len > st->packet_payload)
 		st->packet_payload = len;
@@ -472,9 +515,11 @@ fast_take(struct rx_burst *b, struct fast_run *r, struct rte_mbuf *m,
 #define PREFETCH_FAR 8
 #define PREFETCH_NEAR 2
 /* A packet of a few lines is in flight soon enough with the near request
- * alone; for it the far one would be a loop's worth of instructions.
+ * alone; for it the far one would be a loop's worth of instructions. Its
+ * near one goes as far ahead as a group of ICRCs taken ahead reaches.
  */
 #define PREFETCH_FAR_MIN 512
+#define PREFETCH_NEAR_SMALL (ICRC_GROUP + 1)
 
 static inline void
 prefetch_far(const struct rte_mbuf *m)
@@ -488,14 +533,39 @@ prefetch_far(const struct rte_mbuf *m)
 		rte_prefetch1(b + o);
 }
 
+/* Only a packet of @p lo to @p hi - 1 bytes. */
 static inline void
-prefetch_near(const struct rte_mbuf *m)
+prefetch_near(const struct rte_mbuf *m, uint32_t lo, uint32_t hi)
 {
 	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = RTE_MIN(rte_pktmbuf_data_len(m), (uint32_t)PREFETCH_BYTES);
 
+	if (len < lo || len >= hi)
+		return;
 	for (uint32_t o = RTE_CACHE_LINE_SIZE; o < len; o += RTE_CACHE_LINE_SIZE)
 		rte_prefetch0(b + o);
+}
+
+/* What the turns before the burst's first would have asked for. */
+static inline void
+prefetch_start(struct rte_mbuf *const *pkts, uint16_t n)
+{
+	for (uint16_t k = PREFETCH_NEAR; k < PREFETCH_FAR && k < n; k++)
+		prefetch_far(pkts[k]);
+	for (uint16_t k = 1; k < PREFETCH_NEAR_SMALL && k < n; k++)
+		prefetch_near(pkts[k], 0, k < PREFETCH_NEAR ? UINT32_MAX : PREFETCH_FAR_MIN);
+}
+
+/* The requests made in packet @p i's turn, for the packets after it. */
+static inline void
+prefetch_turn(struct rte_mbuf *const *pkts, uint16_t i, uint16_t n)
+{
+	if (i + PREFETCH_FAR < n)
+		prefetch_far(pkts[i + PREFETCH_FAR]);
+	if (i + PREFETCH_NEAR < n)
+		prefetch_near(pkts[i + PREFETCH_NEAR], PREFETCH_FAR_MIN, UINT32_MAX);
+	if (i + PREFETCH_NEAR_SMALL < n)
+		prefetch_near(pkts[i + PREFETCH_NEAR_SMALL], 0, PREFETCH_FAR_MIN);
 }
 
 void
@@ -505,29 +575,21 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	struct droce_rx *rx = arg;
 	int wi = droce_lcore_worker_index(ctx);
 	struct rx_last_stream last = { .st = NULL };
-	struct rx_icrc_ahead icrc = { .m = NULL };
+	struct rx_icrc_ahead icrc = { .count = 0 };
 	struct fast_run run = { .st = NULL };
 	bool fast = rx_fast_path;
 	struct rx_burst b;
 
 	rx_burst_init(&b, ctx, &rx->workers[wi], (unsigned int)wi + 1);
+	prefetch_start(pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct droce_rx_stream *st;
 		struct rx_packet p;
 
-		if (i == 0) {
-			for (uint16_t k = PREFETCH_NEAR; k < PREFETCH_FAR && k < n; k++)
-				prefetch_far(pkts[k]);
-			for (uint16_t k = 1; k < PREFETCH_NEAR && k < n; k++)
-				prefetch_near(pkts[k]);
-		}
-		if (i + PREFETCH_FAR < n)
-			prefetch_far(pkts[i + PREFETCH_FAR]);
-		if (i + PREFETCH_NEAR < n)
-			prefetch_near(pkts[i + PREFETCH_NEAR]);
+		prefetch_turn(pkts, i, n);
 		if (fast && (run.st != NULL || fast_run_begin(&run, &b, &last)) &&
-		    fast_take(&b, &run, m, &icrc)) {
+		    fast_take(&b, &run, m, icrc_ahead_verdict(&icrc, i))) {
 			st = run.st;
 		} else {
 			fast_run_end(&run);
@@ -539,10 +601,10 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 					const struct rte_ipv4_hdr *, DROCE_UDP_PKT_L3_OFFSET), &last);
 			if (st == NULL)
 				continue;
-			packet_input(rx, &b, st, port, &p, &icrc);
+			packet_input(rx, &b, st, port, &p, icrc_ahead_verdict(&icrc, i));
 		}
-		if (st->icrc_first && i + 1 < n)
-			icrc_ahead_take(&icrc, pkts[i + 1]);
+		if (st->icrc_first && i + 1 < n && icrc_ahead_verdict(&icrc, i + 1) < 0)
+			icrc_ahead_take(&icrc, pkts, i + 1, n);
 	}
 	fast_run_end(&run);
 	b.w->fast_taken += run.taken;
@@ -558,7 +620,6 @@ take_handed_over(struct droce_rx *rx, struct rx_burst *b)
 {
 	struct rte_mbuf *pkts[RX_HANDOFF_BURST];
 	struct rx_last_stream last = { .st = NULL };
-	struct rx_icrc_ahead none = { .m = NULL };
 	unsigned int n = rte_ring_sc_dequeue_burst(b->w->handoff, (void **)pkts,
 						   RX_HANDOFF_BURST, NULL);
 
@@ -579,7 +640,7 @@ take_handed_over(struct droce_rx *rx, struct rx_burst *b)
 		p.handed_over = true;
 		st = stream_of(rx, b->w, port, DROCE_RX_ANY_QUEUE, &p, ip, &last);
 		if (st != NULL)
-			packet_input(rx, b, st, port, &p, &none);
+			packet_input(rx, b, st, port, &p, -1);
 	}
 	return n;
 }

@@ -265,6 +265,50 @@ test_icrc_matches_definition(void **state)
 	droce_crc_select(DROCE_CRC_AUTO);
 }
 
+/* Four packets at a time: every length from the shortest to past the
+ * four-at-once pass's longest, any of the four with a bad ICRC or
+ * another header (taken one by one), each verdict droce_icrc_ok()'s.
+ */
+static void
+test_icrc_ok_x4(void **state)
+{
+	static uint8_t pkt[4][512];
+	unsigned int seed = 11;
+
+	(void)state;
+	for (unsigned int k = 0; k < RTE_DIM(impls); k++) {
+		if (droce_crc_select(impls[k]) < 0)
+			continue;
+		for (uint32_t len = 0; len <= 300; len++)
+			for (int t = 0; t < 8; t++) {
+				const void *l3[4];
+				unsigned int want = 0;
+
+				for (int q = 0; q < 4; q++) {
+					uint8_t *p = pkt[q] + (uint32_t)rand_r(&seed) % 64;
+
+					for (uint32_t i = 0; i < len; i++)
+						p[i] = (uint8_t)rand_r(&seed);
+					if (len > 0)
+						p[0] = t == 7 && q == 2 ? 0x46 : 0x45;
+					if (len >= 4 + DROCE_ICRC_LEN) {
+						uint32_t v = droce_icrc(p, len - DROCE_ICRC_LEN);
+
+						if ((rand_r(&seed) & 3) == 0)
+							v ^= 1u << (rand_r(&seed) % 32);
+						memcpy(p + len - DROCE_ICRC_LEN, &v, sizeof(v));
+					}
+					want |= (unsigned int)droce_icrc_ok(p, len) << q;
+					l3[q] = p;
+				}
+				if (droce_icrc_ok_x4(l3, len) != want)
+					fail_msg("%s: %u bytes: %#x, want %#x", droce_crc_impl_name(),
+						 len, droce_icrc_ok_x4(l3, len), want);
+			}
+	}
+	droce_crc_select(DROCE_CRC_AUTO);
+}
+
 static void
 test_icrc_copy(void **state)
 {
@@ -703,6 +747,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_crc32_matches_zlib),
 		cmocka_unit_test(test_icrc_hardware_vector),
 		cmocka_unit_test(test_icrc_matches_definition),
+		cmocka_unit_test(test_icrc_ok_x4),
 		cmocka_unit_test(test_icrc_copy),
 		cmocka_unit_test(test_psn_arithmetic),
 		cmocka_unit_test(test_opcode_table),

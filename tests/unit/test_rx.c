@@ -2451,6 +2451,60 @@ test_icrc_modes(void **state)
 	}
 }
 
+/* Which packet of a frame corrupt_one() spoils. */
+struct corrupt_at {
+	struct fixture *f;
+	unsigned int index;
+};
+
+static bool
+corrupt_one(struct droce_frame_spec *spec, unsigned int i, void *arg)
+{
+	const struct corrupt_at *c = arg;
+	struct rte_mbuf *m = build(spec);
+
+	if (i == c->index)   /* its first payload byte */
+		rte_pktmbuf_mtod_offset(m, uint8_t *, 70)[0] ^= 0x01;
+	inject(c->f->port, m);
+	return false;
+}
+
+/* Small packets have their ICRCs checked four at once, ahead of their
+ * turn: a bad one first, last or amid a group, at a burst's end or start,
+ * is refused, and only it, before a byte of it lands.
+ */
+static void
+test_icrc_small_packets(void **state)
+{
+	static const unsigned int bad[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 30, 31, 32, 33, 39 };
+	const unsigned int payload = 128; /* the sender's least */
+	const unsigned int packets = (FRAME + payload - 1) / payload + 1; /* and metadata */
+	struct fixture f;
+
+	(void)state;
+	fixture_init(&f, 0, FRAME, PAGES, 8);
+	f.payload = payload;
+	f.params.icrc = DROCE_RX_ICRC_ON;
+	start(&f);
+	monitor_start(&f);
+	for (unsigned int k = 0; k < RTE_DIM(bad); k++) {
+		struct corrupt_at c = { .f = &f, .index = bad[k] };
+		size_t off = (size_t)f.tx.page * f.layout.page_size + bad[k] * payload;
+		uint64_t before = refused(&f, DROCE_RX_BAD_ICRC);
+		struct droce_rx_frame_info info;
+		uint8_t old[128];
+
+		memcpy(old, f.g.model + off, payload);
+		send_frame_faulty(&f, corrupt_one, &c, true);
+		memcpy(f.g.model + off, old, payload);
+		take(&f, &info);
+		assert_true(info.lossy);
+		assert_int_equal(info.packets, packets - 1);
+		assert_int_equal(refused(&f, DROCE_RX_BAD_ICRC), before + 1);
+	}
+	fixture_fini(&f);
+}
+
 /* Take @p n clean frames, sequences 1..n, polling the worker while the
  * gather engine (on its own thread) finishes them.
  */
@@ -3214,6 +3268,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_rc_acks),
 		cmocka_unit_test(test_rc_psn_24_bits_with_hsb_immediates),
 		cmocka_unit_test(test_icrc_modes),
+		cmocka_unit_test(test_icrc_small_packets),
 		cmocka_unit_test(test_gather_placement),
 		cmocka_unit_test(test_frames_waiting_across_runs),
 		cmocka_unit_test(test_embedded_metadata),

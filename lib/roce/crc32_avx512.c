@@ -145,3 +145,88 @@ crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n,
 		return copy_fold(reg, src, dst, n, true);
 	return copy_fold(reg, src, dst, n, false);
 }
+
+/*
+ * Short messages four at a time, one to each 128-bit lane of a register:
+ * the 256-bit pass of crc32_avx2.c at twice the width, so that one
+ * multiplication moves the same lane of all four.
+ */
+static inline __m512i
+load_quad(const uint8_t *const p[4], const uint8_t *ones, size_t off)
+{
+	__m512i z = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(p[0] + off)));
+
+	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[1] + off)), 1);
+	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[2] + off)), 2);
+	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[3] + off)), 3);
+	return _mm512_or_si512(z, _mm512_broadcast_i32x4(
+				       _mm_loadu_si128((const __m128i *)(ones + off))));
+}
+
+/* The constant pair moving a lane @p m lanes ahead, in every lane. */
+static inline __m512i
+load_lane_k(size_t m)
+{
+	return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)crc_k.lane[m]));
+}
+
+static inline __m512i
+fold_lanes(__m512i z, __m512i k)
+{
+	return _mm512_xor_si512(_mm512_clmulepi64_epi128(z, k, 0x00),
+				_mm512_clmulepi64_epi128(z, k, 0x11));
+}
+
+/* crc32_pclmul.c's reduce128() on every lane; the registers in 32-bit
+ * elements 1, 5, 9 and 13.
+ */
+static inline __m512i
+reduce_lanes(__m512i x)
+{
+	const __m512i mask32 = _mm512_set4_epi32(0, 0, 0, -1);
+	const __m512i k64v = _mm512_set4_epi64(0, (long long)crc_k.k64, 0, (long long)crc_k.k64);
+	const __m512i k128 = pair512(crc_k.k160, crc_k.k96);
+	const __m512i barrett = pair512(crc_k.poly, crc_k.mu);
+	__m512i t;
+
+	t = _mm512_xor_si512(_mm512_clmulepi64_epi128(x, k128, 0x10),
+			     _mm512_bsrli_epi128(x, 8));
+	t = _mm512_xor_si512(_mm512_clmulepi64_epi128(_mm512_and_si512(t, mask32),
+						      k64v, 0x00),
+			     _mm512_bsrli_epi128(t, 4));
+	x = _mm512_clmulepi64_epi128(_mm512_and_si512(t, mask32), barrett, 0x10);
+	x = _mm512_clmulepi64_epi128(_mm512_and_si512(x, mask32), barrett, 0x00);
+	return _mm512_xor_si512(t, x);
+}
+
+void
+crc_reg_ones_short_x4_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
+			     const uint8_t *ones, uint32_t out[4])
+{
+	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
+	__m512i regv = _mm512_set4_epi32(0, 0, 0, (int)reg);
+	__m512i up = _mm512_broadcast_i32x4(
+		_mm_loadu_si128((const __m128i *)(crc_shift_table + 16 - zeros)));
+	__m512i x = _mm512_shuffle_epi8(_mm512_xor_si512(load_quad(p, ones, 0), regv), up);
+	uint32_t r[16];
+
+	if (lanes > 1) {
+		x = _mm512_xor_si512(fold_lanes(x, load_lane_k(lanes - 1)),
+				     load_quad(p, ones, n - 16));
+		for (size_t j = 1; j < lanes - 1; j++)
+			x = _mm512_xor_si512(x, fold_lanes(load_quad(p, ones, 16 * j - zeros),
+							   load_lane_k(lanes - 1 - j)));
+		if (zeros > 12) {
+			__m512i spill = _mm512_shuffle_epi8(regv, _mm512_broadcast_i32x4(
+				_mm_loadu_si128((const __m128i *)(crc_shift_table + 32 - zeros))));
+
+			x = _mm512_xor_si512(x, lanes == 2 ? spill
+					     : fold_lanes(spill, load_lane_k(lanes - 2)));
+		}
+	}
+	_mm512_storeu_si512(r, reduce_lanes(x));
+	out[0] = r[1];
+	out[1] = r[5];
+	out[2] = r[9];
+	out[3] = r[13];
+}

@@ -76,6 +76,8 @@ void crc_reg_ones_short_x4_vpclmul256(uint32_t reg, const uint8_t *const p[4], s
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
 				 uint8_t *dst, size_t n, bool stream);
+void crc_reg_ones_short_x4_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
+				  const uint8_t *ones, uint32_t out[4]);
 uint32_t crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n, bool stream);
@@ -168,7 +170,10 @@ crc_reg_ones_x4(uint32_t reg, const uint8_t *const p[4], size_t n,
 	if ((impl != DROCE_CRC_VPCLMUL256 && impl != DROCE_CRC_AVX512) ||
 	    n < 16 || n > CRC_SHORT_MAX)
 		return false;
-	crc_reg_ones_short_x4_vpclmul256(reg, p, n, ones, out);
+	if (impl == DROCE_CRC_AVX512)
+		crc_reg_ones_short_x4_avx512(reg, p, n, ones, out);
+	else
+		crc_reg_ones_short_x4_vpclmul256(reg, p, n, ones, out);
 	return true;
 #else
 	RTE_SET_USED(reg);

@@ -109,17 +109,17 @@ write_opcode(uint8_t op)
 #define ICRC_GROUP_MAX_FRAME (DROCE_UDP_PKT_L3_OFFSET + 256 + DROCE_ICRC_LEN)
 
 struct rx_icrc_ahead {
-	uint16_t first, count;  /* the burst's packets first.. first + count - 1 */
+	uint16_t first, end;    /* the burst's packets first.. end - 1 */
 	unsigned int ok;        /* bit k: packet first + k's ICRC is good */
 };
 
-/* The verdict on the burst's packet @p i: 1 good, 0 bad, -1 not taken. */
+/* The verdict on the burst's packet @p i, taken in order: 1 good, 0 bad,
+ * -1 not taken.
+ */
 static inline int
 icrc_ahead_verdict(const struct rx_icrc_ahead *a, uint16_t i)
 {
-	uint16_t k = (uint16_t)(i - a->first);
-
-	return k < a->count ? (int)(a->ok >> k) & 1 : -1;
+	return i < a->end ? (int)(a->ok >> (i - a->first)) & 1 : -1;
 }
 
 /* Whether @p m, whose IP header is at @p l3_off, has a good ICRC. */
@@ -158,11 +158,11 @@ icrc_ahead_take(struct rx_icrc_ahead *a, struct rte_mbuf *const *burst, uint16_t
 						DROCE_UDP_PKT_L3_OFFSET);
 	}
 	if (k == ICRC_GROUP && len >= DROCE_UDP_PKT_L3_OFFSET) {
-		a->count = ICRC_GROUP;
+		a->end = first + ICRC_GROUP;
 		a->ok = droce_icrc_ok_x4(l3, len - DROCE_UDP_PKT_L3_OFFSET);
 		return;
 	}
-	a->count = 1;
+	a->end = first + 1;
 	a->ok = packet_icrc_ok(pkts[0], DROCE_UDP_PKT_L3_OFFSET);
 }
 
@@ -575,7 +575,7 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	struct droce_rx *rx = arg;
 	int wi = droce_lcore_worker_index(ctx);
 	struct rx_last_stream last = { .st = NULL };
-	struct rx_icrc_ahead icrc = { .count = 0 };
+	struct rx_icrc_ahead icrc = { .end = 0 };
 	struct fast_run run = { .st = NULL };
 	bool fast = rx_fast_path;
 	struct rx_burst b;
@@ -603,7 +603,7 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 				continue;
 			packet_input(rx, &b, st, port, &p, icrc_ahead_verdict(&icrc, i));
 		}
-		if (st->icrc_first && i + 1 < n && icrc_ahead_verdict(&icrc, i + 1) < 0)
+		if (st->icrc_first && i + 1 < n && i + 1 >= icrc.end)
 			icrc_ahead_take(&icrc, pkts, i + 1, n);
 	}
 	fast_run_end(&run);

@@ -409,7 +409,7 @@ bool droce_icrc_ok(const void *l3, uint32_t len);
 /**
  * Check the ICRCs of four contiguous packets of the same length at once:
  * for small packets (IPv4 without options, up to 256 bytes from the IP
- * header to the ICRC) on CPUs with VPCLMULQDQ, several times the rate of
+ * header on, the ICRC included) on CPUs with VPCLMULQDQ, several times the rate of
  * four droce_icrc_ok() calls. Any other packets are checked one by one.
  *
  * @param l3

@@ -161,6 +161,8 @@ load_pair(const uint8_t *a, const uint8_t *b, const uint8_t *ones, size_t off)
 	__m256i y = _mm256_loadu2_m128i((const __m128i *)(b + off),
 					(const __m128i *)(a + off));
 
+	if (off >= CRC_ONES_LEN)
+		return y;
 	return _mm256_or_si256(y, _mm256_broadcastsi128_si256(
 				       _mm_loadu_si128((const __m128i *)(ones + off))));
 }
@@ -231,15 +233,23 @@ short_fold_pair(uint32_t reg, const uint8_t *a, const uint8_t *b, size_t n,
 	return reduce_lanes(x);
 }
 
-void
-crc_reg_ones_short_x4_vpclmul256(uint32_t reg, const uint8_t *const p[4], size_t n,
-				 const uint8_t *ones, uint32_t out[4])
+/* Bits 0 and 1: whether the registers in elements 1 and 5 equal @p want. */
+static inline unsigned int
+lanes_equal(__m256i r, __m256i want)
+{
+	unsigned int m = (unsigned int)_mm256_movemask_ps(
+		_mm256_castsi256_ps(_mm256_cmpeq_epi32(r, want)));
+
+	return (m >> 1 & 1) | (m >> 4 & 2);
+}
+
+unsigned int
+crc_ones_short_x4_equal_vpclmul256(uint32_t reg, const uint8_t *const p[4], size_t n,
+				   const uint8_t *ones, uint32_t want)
 {
 	__m256i r01 = short_fold_pair(reg, p[0], p[1], n, ones);
 	__m256i r23 = short_fold_pair(reg, p[2], p[3], n, ones);
+	__m256i w = _mm256_set1_epi32((int)want);
 
-	out[0] = (uint32_t)_mm256_extract_epi32(r01, 1);
-	out[1] = (uint32_t)_mm256_extract_epi32(r01, 5);
-	out[2] = (uint32_t)_mm256_extract_epi32(r23, 1);
-	out[3] = (uint32_t)_mm256_extract_epi32(r23, 5);
+	return lanes_equal(r01, w) | lanes_equal(r23, w) << 2;
 }

@@ -159,6 +159,8 @@ load_quad(const uint8_t *const p[4], const uint8_t *ones, size_t off)
 	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[1] + off)), 1);
 	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[2] + off)), 2);
 	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[3] + off)), 3);
+	if (off >= CRC_ONES_LEN)
+		return z;
 	return _mm512_or_si512(z, _mm512_broadcast_i32x4(
 				       _mm_loadu_si128((const __m128i *)(ones + off))));
 }
@@ -199,16 +201,16 @@ reduce_lanes(__m512i x)
 	return _mm512_xor_si512(t, x);
 }
 
-void
-crc_reg_ones_short_x4_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
-			     const uint8_t *ones, uint32_t out[4])
+unsigned int
+crc_ones_short_x4_equal_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
+			       const uint8_t *ones, uint32_t want)
 {
 	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
 	__m512i regv = _mm512_set4_epi32(0, 0, 0, (int)reg);
 	__m512i up = _mm512_broadcast_i32x4(
 		_mm_loadu_si128((const __m128i *)(crc_shift_table + 16 - zeros)));
 	__m512i x = _mm512_shuffle_epi8(_mm512_xor_si512(load_quad(p, ones, 0), regv), up);
-	uint32_t r[16];
+	unsigned int eq;
 
 	if (lanes > 1) {
 		x = _mm512_xor_si512(fold_lanes(x, load_lane_k(lanes - 1)),
@@ -224,9 +226,7 @@ crc_reg_ones_short_x4_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
 					     : fold_lanes(spill, load_lane_k(lanes - 2)));
 		}
 	}
-	_mm512_storeu_si512(r, reduce_lanes(x));
-	out[0] = r[1];
-	out[1] = r[5];
-	out[2] = r[9];
-	out[3] = r[13];
+	/* The registers lie in elements 1, 5, 9 and 13. */
+	eq = _mm512_mask_cmpeq_epi32_mask(0x2222, reduce_lanes(x), _mm512_set1_epi32((int)want));
+	return (eq >> 1 & 1) | (eq >> 4 & 2) | (eq >> 7 & 4) | (eq >> 10 & 8);
 }

@@ -23,6 +23,8 @@
 #define CRC_POLY_REFLECTED 0xedb88320u
 /* Longest message (bytes) the one-step folding of short messages takes. */
 #define CRC_SHORT_MAX 256
+/* Bytes at the start of a message that a mask of ones may cover. */
+#define CRC_ONES_LEN 64
 
 /* Folding constants, computed at start from the polynomial (crc32.c):
  * k(n) is x^n mod P, bit-reflected and shifted left by one, so that a
@@ -70,14 +72,16 @@ uint32_t crc_reg_ones_vpclmul256(uint32_t reg, const uint8_t *p, size_t n,
 				 const uint8_t *ones);
 uint32_t crc_reg_ones_avx512(uint32_t reg, const uint8_t *p, size_t n,
 			     const uint8_t *ones);
-/* crc_reg_ones_short_pclmul() of four messages of @p n bytes each. */
-void crc_reg_ones_short_x4_vpclmul256(uint32_t reg, const uint8_t *const p[4], size_t n,
-				      const uint8_t *ones, uint32_t out[4]);
+/* Bit k set where crc_reg_ones_short_pclmul() of message @p p[k] (@p n
+ * bytes each) is @p want.
+ */
+unsigned int crc_ones_short_x4_equal_vpclmul256(uint32_t reg, const uint8_t *const p[4],
+						size_t n, const uint8_t *ones, uint32_t want);
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
 				 uint8_t *dst, size_t n, bool stream);
-void crc_reg_ones_short_x4_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
-				  const uint8_t *ones, uint32_t out[4]);
+unsigned int crc_ones_short_x4_equal_avx512(uint32_t reg, const uint8_t *const p[4],
+					    size_t n, const uint8_t *ones, uint32_t want);
 uint32_t crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n, bool stream);
@@ -157,12 +161,14 @@ crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[CRC_SHORT
 }
 
 /* crc_reg_ones() of four messages of @p n bytes each (16..CRC_SHORT_MAX)
- * at once, into @p out. False where the implementation has no such pass
- * (one of less than 256 bits), and the caller takes them one by one.
+ * at once, compared with @p want: bit k of @p *equal set where message
+ * @p p[k]'s register is @p want. False where the implementation has no
+ * such pass (one of less than 256 bits), and the caller takes them one
+ * by one.
  */
 static inline bool
-crc_reg_ones_x4(uint32_t reg, const uint8_t *const p[4], size_t n,
-		const uint8_t ones[CRC_SHORT_MAX], uint32_t out[4])
+crc_ones_x4_equal(uint32_t reg, const uint8_t *const p[4], size_t n,
+		  const uint8_t ones[CRC_SHORT_MAX], uint32_t want, unsigned int *equal)
 {
 #if CRC_HAVE_X86
 	enum droce_crc_impl impl = crc_impl_now();
@@ -171,16 +177,17 @@ crc_reg_ones_x4(uint32_t reg, const uint8_t *const p[4], size_t n,
 	    n < 16 || n > CRC_SHORT_MAX)
 		return false;
 	if (impl == DROCE_CRC_AVX512)
-		crc_reg_ones_short_x4_avx512(reg, p, n, ones, out);
+		*equal = crc_ones_short_x4_equal_avx512(reg, p, n, ones, want);
 	else
-		crc_reg_ones_short_x4_vpclmul256(reg, p, n, ones, out);
+		*equal = crc_ones_short_x4_equal_vpclmul256(reg, p, n, ones, want);
 	return true;
 #else
 	RTE_SET_USED(reg);
 	RTE_SET_USED(p);
 	RTE_SET_USED(n);
 	RTE_SET_USED(ones);
-	RTE_SET_USED(out);
+	RTE_SET_USED(want);
+	RTE_SET_USED(equal);
 	return false;
 #endif
 }

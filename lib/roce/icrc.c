@@ -20,6 +20,10 @@
 
 /* Register value after the 8-byte 0xFF prefix from the initial ~0. */
 #define ICRC_SEED 0xdebb20e3u
+/* Register value after a message and its good CRC, whatever the message
+ * (CRC-32's residue; by chance the seed's value too).
+ */
+#define CRC_RESIDUE 0xdebb20e3u
 /* The headers whose variant fields are masked: IPv4 with options at most. */
 #define MASKED_MAX (60 + sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth))
 
@@ -117,20 +121,23 @@ droce_icrc_ok(const void *l3, uint32_t len)
 	       wire_icrc((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
 }
 
+#define ICRC_X4_MIN (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) + \
+		     sizeof(struct droce_bth) + DROCE_ICRC_LEN)
+
 unsigned int
 droce_icrc_ok_x4(const void *const l3[4], uint32_t len)
 {
 	const uint8_t *const *p = (const uint8_t *const *)l3;
 	unsigned int ok = 0;
-	uint32_t reg[4];
 
-	if (len >= DROCE_ICRC_LEN && p[0][0] == 0x45 && p[1][0] == 0x45 &&
+	/* The ICRC bytes go through the CRC too: a good packet leaves the
+	 * residue, and there is no value to take out of each lane. They must
+	 * lie past the masked fields, after a whole BTH.
+	 */
+	if (len >= ICRC_X4_MIN && p[0][0] == 0x45 && p[1][0] == 0x45 &&
 	    p[2][0] == 0x45 && p[3][0] == 0x45 &&
-	    crc_reg_ones_x4(ICRC_SEED, p, len - DROCE_ICRC_LEN, ipv4_ones, reg)) {
-		for (unsigned int k = 0; k < 4; k++)
-			ok |= (unsigned int)(~reg[k] == wire_icrc(p[k] + len - DROCE_ICRC_LEN)) << k;
+	    crc_ones_x4_equal(ICRC_SEED, p, len, ipv4_ones, CRC_RESIDUE, &ok))
 		return ok;
-	}
 	for (unsigned int k = 0; k < 4; k++)
 		ok |= (unsigned int)droce_icrc_ok(p[k], len) << k;
 	return ok;

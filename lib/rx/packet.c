@@ -106,7 +106,7 @@ write_opcode(uint8_t op)
  */
 #define ICRC_GROUP 4
 /* The longest frame checked in a group: the four-at-once pass's limit. */
-#define ICRC_GROUP_MAX_FRAME (DROCE_UDP_PKT_L3_OFFSET + 256 + DROCE_ICRC_LEN)
+#define ICRC_GROUP_MAX_FRAME (DROCE_UDP_PKT_L3_OFFSET + 256)
 
 struct rx_icrc_ahead {
 	uint16_t first, end;    /* the burst's packets first.. end - 1 */

@@ -138,7 +138,9 @@ icrc_good(int ahead, const struct rte_mbuf *m, uint32_t l3_off)
 }
 
 /* Take the verdicts on the burst's packet @p first and, where they are
- * small, one segment each and of one length, on the packets after it.
+ * small, one segment each and of one length, on up to three after it. A
+ * short group (a burst's last packets) fills up with its last packet
+ * again: cheaper than one at a time from two on.
  */
 static inline void
 icrc_ahead_take(struct rx_icrc_ahead *a, struct rte_mbuf *const *burst, uint16_t first,
@@ -157,8 +159,10 @@ icrc_ahead_take(struct rx_icrc_ahead *a, struct rte_mbuf *const *burst, uint16_t
 		l3[k] = rte_pktmbuf_mtod_offset(pkts[k], const void *,
 						DROCE_UDP_PKT_L3_OFFSET);
 	}
-	if (k == ICRC_GROUP && len >= DROCE_UDP_PKT_L3_OFFSET) {
-		a->end = first + ICRC_GROUP;
+	if (k >= 2 && len >= DROCE_UDP_PKT_L3_OFFSET) {
+		a->end = first + k;
+		for (unsigned int j = k; j < ICRC_GROUP; j++)
+			l3[j] = l3[k - 1];
 		a->ok = droce_icrc_ok_x4(l3, len - DROCE_UDP_PKT_L3_OFFSET);
 		return;
 	}
@@ -576,12 +580,15 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 	int wi = droce_lcore_worker_index(ctx);
 	struct rx_last_stream last = { .st = NULL };
 	struct rx_icrc_ahead icrc = { .end = 0 };
+	bool icrc_guess = rx->workers[wi].icrc_guess;
 	struct fast_run run = { .st = NULL };
 	bool fast = rx_fast_path;
 	struct rx_burst b;
 
 	rx_burst_init(&b, ctx, &rx->workers[wi], (unsigned int)wi + 1);
 	prefetch_start(pkts, n);
+	if (icrc_guess && n > 0)
+		icrc_ahead_take(&icrc, pkts, 0, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct droce_rx_stream *st;
@@ -603,9 +610,11 @@ rx_udp_handler(struct droce_lcore_ctx *ctx, uint16_t port, uint16_t queue,
 				continue;
 			packet_input(rx, &b, st, port, &p, icrc_ahead_verdict(&icrc, i));
 		}
-		if (st->icrc_first && i + 1 < n && i + 1 >= icrc.end)
+		icrc_guess = st->icrc_first;
+		if (icrc_guess && i + 1 < n && i + 1 >= icrc.end)
 			icrc_ahead_take(&icrc, pkts, i + 1, n);
 	}
+	b.w->icrc_guess = icrc_guess;
 	fast_run_end(&run);
 	b.w->fast_taken += run.taken;
 	rx_burst_end(&b);

@@ -210,6 +210,10 @@ struct rx_worker {
 	struct rx_waiting waiting[2 * DROCE_RX_MAX_STREAMS];
 	uint64_t refused[DROCE_RX_REFUSAL_MAX];   /* before a stream is known */
 	uint64_t fast_taken;            /* packets the fast path took (packet.c) */
+	/* The last burst ended with a stream that checks ICRCs first: the
+	 * next one's first packets are checked ahead too (packet.c).
+	 */
+	bool icrc_guess;
 } __rte_cache_aligned;
 
 /* A burst's work on a worker: the ACKs it owes and the mbufs it frees,

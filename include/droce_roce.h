@@ -406,18 +406,26 @@ uint32_t droce_icrc(const void *l3, uint32_t len);
  */
 bool droce_icrc_ok(const void *l3, uint32_t len);
 
+/** The longest packet (from the IP header on, ICRC included) that
+ * droce_icrc_ok_x4() checks four at once.
+ */
+#define DROCE_ICRC_X4_MAX_LEN 256
+
 /**
- * Check the ICRCs of four contiguous packets of the same length at once:
- * for small packets (IPv4 without options, up to 256 bytes from the IP
- * header on, the ICRC included) on CPUs with VPCLMULQDQ, several times the rate of
- * four droce_icrc_ok() calls. Any other packets are checked one by one.
+ * Check the ICRCs of four packets of the same length, each contiguous, at
+ * once. Small IPv4 packets without options (up to DROCE_ICRC_X4_MAX_LEN
+ * bytes) go through one pass several times the rate of four
+ * droce_icrc_ok() calls, where the CRC in use is VPCLMULQDQ's (the CPU has
+ * it and the EAL's SIMD bitwidth allows 256 bits); any others are checked
+ * one by one, with the same verdicts.
  *
  * @param l3
- *   The four packets' IP headers.
+ *   The four packets' IP headers; one packet may be given more than once
+ *   (it is checked once where the pass is not used).
  * @param len
  *   From each @p l3 to the end of its packet, ICRC included.
  * @return
- *   Bit k set where packet k's ICRC is good.
+ *   Bit k set where packet k's ICRC is good (none for @p len under 4).
  */
 unsigned int droce_icrc_ok_x4(const void *const l3[4], uint32_t len);
 

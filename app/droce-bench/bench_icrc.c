@@ -63,8 +63,9 @@ make_packet(uint8_t *l3, uint32_t len, uint32_t seed)
 	return hdr;
 }
 
-/* M_DROCE_X4: droce_icrc_ok_x4(), four packets a call (a check, not a
- * value: its verdicts are counted so that none is thrown away).
+/* M_DROCE_X4: droce_icrc_ok_x4(), four packets a call: a check, its
+ * compare included, where M_DROCE computes the value alone (one compare
+ * more a packet); its verdicts are summed so that none is thrown away.
  */
 enum method { M_DROCE, M_DROCE_X4, M_ZLIB, M_RTE, M_MAX };
 

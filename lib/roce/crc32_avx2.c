@@ -204,7 +204,9 @@ reduce_lanes(__m256i x)
 	return _mm256_xor_si256(t, x);
 }
 
-/* Messages @p a and @p b of @p n bytes, 16..CRC_SHORT_MAX. */
+/* Messages @p a and @p b of @p n bytes, CRC_X4_MIN..CRC_SHORT_MAX: three
+ * lanes or more.
+ */
 static inline __attribute__((always_inline)) __m256i
 short_fold_pair(uint32_t reg, const uint8_t *a, const uint8_t *b, size_t n,
 		const uint8_t *ones)
@@ -216,8 +218,6 @@ short_fold_pair(uint32_t reg, const uint8_t *a, const uint8_t *b, size_t n,
 	__m256i first = _mm256_shuffle_epi8(_mm256_xor_si256(load_pair(a, b, ones, 0), regv), up);
 	__m256i x;
 
-	if (lanes == 1)
-		return reduce_lanes(first);
 	x = _mm256_xor_si256(fold_lanes(first, load_lane_k(lanes - 1)),
 			     load_pair(a, b, ones, n - 16));
 	for (size_t j = 1; j < lanes - 1; j++)
@@ -227,8 +227,7 @@ short_fold_pair(uint32_t reg, const uint8_t *a, const uint8_t *b, size_t n,
 		__m256i spill = _mm256_shuffle_epi8(regv, _mm256_broadcastsi128_si256(
 			_mm_loadu_si128((const __m128i *)(crc_shift_table + 32 - zeros))));
 
-		x = _mm256_xor_si256(x, lanes == 2 ? spill
-				     : fold_lanes(spill, load_lane_k(lanes - 2)));
+		x = _mm256_xor_si256(x, fold_lanes(spill, load_lane_k(lanes - 2)));
 	}
 	return reduce_lanes(x);
 }
@@ -244,7 +243,7 @@ lanes_equal(__m256i r, __m256i want)
 }
 
 unsigned int
-crc_ones_short_x4_equal_vpclmul256(uint32_t reg, const uint8_t *const p[4], size_t n,
+crc_ones_short_x4_equal_vpclmul256(uint32_t reg, const void *const p[4], size_t n,
 				   const uint8_t *ones, uint32_t want)
 {
 	__m256i r01 = short_fold_pair(reg, p[0], p[1], n, ones);

@@ -152,13 +152,14 @@ crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst, size_t n,
  * multiplication moves the same lane of all four.
  */
 static inline __m512i
-load_quad(const uint8_t *const p[4], const uint8_t *ones, size_t off)
+load_quad(const void *const p[4], const uint8_t *ones, size_t off)
 {
-	__m512i z = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(p[0] + off)));
+	__m512i z = _mm512_castsi128_si512(
+		_mm_loadu_si128((const __m128i *)((const uint8_t *)p[0] + off)));
 
-	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[1] + off)), 1);
-	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[2] + off)), 2);
-	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p[3] + off)), 3);
+	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)((const uint8_t *)p[1] + off)), 1);
+	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)((const uint8_t *)p[2] + off)), 2);
+	z = _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)((const uint8_t *)p[3] + off)), 3);
 	if (off >= CRC_ONES_LEN)
 		return z;
 	return _mm512_or_si512(z, _mm512_broadcast_i32x4(
@@ -202,7 +203,7 @@ reduce_lanes(__m512i x)
 }
 
 unsigned int
-crc_ones_short_x4_equal_avx512(uint32_t reg, const uint8_t *const p[4], size_t n,
+crc_ones_short_x4_equal_avx512(uint32_t reg, const void *const p[4], size_t n,
 			       const uint8_t *ones, uint32_t want)
 {
 	size_t zeros = (16 - n % 16) % 16, lanes = (n + zeros) / 16;
@@ -212,19 +213,15 @@ crc_ones_short_x4_equal_avx512(uint32_t reg, const uint8_t *const p[4], size_t n
 	__m512i x = _mm512_shuffle_epi8(_mm512_xor_si512(load_quad(p, ones, 0), regv), up);
 	unsigned int eq;
 
-	if (lanes > 1) {
-		x = _mm512_xor_si512(fold_lanes(x, load_lane_k(lanes - 1)),
-				     load_quad(p, ones, n - 16));
-		for (size_t j = 1; j < lanes - 1; j++)
-			x = _mm512_xor_si512(x, fold_lanes(load_quad(p, ones, 16 * j - zeros),
-							   load_lane_k(lanes - 1 - j)));
-		if (zeros > 12) {
-			__m512i spill = _mm512_shuffle_epi8(regv, _mm512_broadcast_i32x4(
-				_mm_loadu_si128((const __m128i *)(crc_shift_table + 32 - zeros))));
+	x = _mm512_xor_si512(fold_lanes(x, load_lane_k(lanes - 1)), load_quad(p, ones, n - 16));
+	for (size_t j = 1; j < lanes - 1; j++)
+		x = _mm512_xor_si512(x, fold_lanes(load_quad(p, ones, 16 * j - zeros),
+						   load_lane_k(lanes - 1 - j)));
+	if (zeros > 12) {
+		__m512i spill = _mm512_shuffle_epi8(regv, _mm512_broadcast_i32x4(
+			_mm_loadu_si128((const __m128i *)(crc_shift_table + 32 - zeros))));
 
-			x = _mm512_xor_si512(x, lanes == 2 ? spill
-					     : fold_lanes(spill, load_lane_k(lanes - 2)));
-		}
+		x = _mm512_xor_si512(x, fold_lanes(spill, load_lane_k(lanes - 2)));
 	}
 	/* The registers lie in elements 1, 5, 9 and 13. */
 	eq = _mm512_mask_cmpeq_epi32_mask(0x2222, reduce_lanes(x), _mm512_set1_epi32((int)want));

@@ -25,6 +25,10 @@
 #define CRC_SHORT_MAX 256
 /* Bytes at the start of a message that a mask of ones may cover. */
 #define CRC_ONES_LEN 64
+/* The shortest message the four-at-once passes take: three lanes or more,
+ * so that the register and the first lane never reach the last.
+ */
+#define CRC_X4_MIN 33
 
 /* Folding constants, computed at start from the polynomial (crc32.c):
  * k(n) is x^n mod P, bit-reflected and shifted left by one, so that a
@@ -72,19 +76,19 @@ uint32_t crc_reg_ones_vpclmul256(uint32_t reg, const uint8_t *p, size_t n,
 				 const uint8_t *ones);
 uint32_t crc_reg_ones_avx512(uint32_t reg, const uint8_t *p, size_t n,
 			     const uint8_t *ones);
-/* Bit k set where crc_reg_ones_short_pclmul() of message @p p[k] (@p n
- * bytes each) is @p want.
- */
-unsigned int crc_ones_short_x4_equal_vpclmul256(uint32_t reg, const uint8_t *const p[4],
-						size_t n, const uint8_t *ones, uint32_t want);
 uint32_t crc_reg_vpclmul256(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_vpclmul256(uint32_t reg, const uint8_t *src,
 				 uint8_t *dst, size_t n, bool stream);
-unsigned int crc_ones_short_x4_equal_avx512(uint32_t reg, const uint8_t *const p[4],
-					    size_t n, const uint8_t *ones, uint32_t want);
 uint32_t crc_reg_avx512(uint32_t reg, const uint8_t *p, size_t n);
 uint32_t crc_reg_copy_avx512(uint32_t reg, const uint8_t *src, uint8_t *dst,
 			     size_t n, bool stream);
+/* Bit k set where crc_reg_ones_short_pclmul() of message @p p[k] (@p n
+ * bytes each, CRC_X4_MIN..CRC_SHORT_MAX) is @p want.
+ */
+unsigned int crc_ones_short_x4_equal_vpclmul256(uint32_t reg, const void *const p[4],
+						size_t n, const uint8_t *ones, uint32_t want);
+unsigned int crc_ones_short_x4_equal_avx512(uint32_t reg, const void *const p[4],
+					    size_t n, const uint8_t *ones, uint32_t want);
 #else
 #define CRC_HAVE_X86 0
 #endif
@@ -160,21 +164,21 @@ crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[CRC_SHORT
 #endif
 }
 
-/* crc_reg_ones() of four messages of @p n bytes each (16..CRC_SHORT_MAX)
- * at once, compared with @p want: bit k of @p *equal set where message
+/* crc_reg_ones() of four messages of @p n bytes each
+ * (CRC_X4_MIN..CRC_SHORT_MAX) at once, compared with @p want: bit k of @p *equal set where message
  * @p p[k]'s register is @p want. False where the implementation has no
  * such pass (one of less than 256 bits), and the caller takes them one
  * by one.
  */
 static inline bool
-crc_ones_x4_equal(uint32_t reg, const uint8_t *const p[4], size_t n,
+crc_ones_x4_equal(uint32_t reg, const void *const p[4], size_t n,
 		  const uint8_t ones[CRC_SHORT_MAX], uint32_t want, unsigned int *equal)
 {
 #if CRC_HAVE_X86
 	enum droce_crc_impl impl = crc_impl_now();
 
 	if ((impl != DROCE_CRC_VPCLMUL256 && impl != DROCE_CRC_AVX512) ||
-	    n < 16 || n > CRC_SHORT_MAX)
+	    n < CRC_X4_MIN || n > CRC_SHORT_MAX)
 		return false;
 	if (impl == DROCE_CRC_AVX512)
 		*equal = crc_ones_short_x4_equal_avx512(reg, p, n, ones, want);

@@ -20,10 +20,11 @@
 
 /* Register value after the 8-byte 0xFF prefix from the initial ~0. */
 #define ICRC_SEED 0xdebb20e3u
-/* Register value after a message and its good CRC, whatever the message
- * (CRC-32's residue; by chance the seed's value too).
+/* Register value after any message and its good CRC (CRC-32's residue):
+ * the CRC of four 0xFF bytes from a zero register, as the seed is (the
+ * first four bytes of ones cancel the initial ~0).
  */
-#define CRC_RESIDUE 0xdebb20e3u
+#define CRC_RESIDUE ICRC_SEED
 /* The headers whose variant fields are masked: IPv4 with options at most. */
 #define MASKED_MAX (60 + sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth))
 
@@ -121,25 +122,33 @@ droce_icrc_ok(const void *l3, uint32_t len)
 	       wire_icrc((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
 }
 
+/* The four-at-once pass runs the ICRC bytes through the CRC too (a good
+ * packet leaves the residue: no value to take out of each lane), so they
+ * must lie past the masked fields, after a whole BTH.
+ */
 #define ICRC_X4_MIN (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) + \
 		     sizeof(struct droce_bth) + DROCE_ICRC_LEN)
+
+static inline uint8_t
+first_byte(const void *p)
+{
+	return *(const uint8_t *)p;
+}
 
 unsigned int
 droce_icrc_ok_x4(const void *const l3[4], uint32_t len)
 {
-	const uint8_t *const *p = (const uint8_t *const *)l3;
 	unsigned int ok = 0;
 
-	/* The ICRC bytes go through the CRC too: a good packet leaves the
-	 * residue, and there is no value to take out of each lane. They must
-	 * lie past the masked fields, after a whole BTH.
-	 */
-	if (len >= ICRC_X4_MIN && p[0][0] == 0x45 && p[1][0] == 0x45 &&
-	    p[2][0] == 0x45 && p[3][0] == 0x45 &&
-	    crc_ones_x4_equal(ICRC_SEED, p, len, ipv4_ones, CRC_RESIDUE, &ok))
+	if (len >= ICRC_X4_MIN && len <= DROCE_ICRC_X4_MAX_LEN &&
+	    first_byte(l3[0]) == 0x45 && first_byte(l3[1]) == 0x45 &&
+	    first_byte(l3[2]) == 0x45 && first_byte(l3[3]) == 0x45 &&
+	    crc_ones_x4_equal(ICRC_SEED, l3, len, ipv4_ones, CRC_RESIDUE, &ok))
 		return ok;
+	/* One by one; a packet given twice (a short group filled up) once. */
 	for (unsigned int k = 0; k < 4; k++)
-		ok |= (unsigned int)droce_icrc_ok(p[k], len) << k;
+		ok |= (k > 0 && l3[k] == l3[k - 1] ? ok >> (k - 1) & 1
+			: (unsigned int)droce_icrc_ok(l3[k], len)) << k;
 	return ok;
 }
 

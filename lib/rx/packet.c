@@ -95,18 +95,19 @@ write_opcode(uint8_t op)
 }
 
 /*
- * The ICRC verdicts on a burst's next packets, taken as soon as the packet
- * before them is placed: the placement ends in streaming stores that drain
- * for a while after they issue, and the CRC, pure arithmetic on lines
- * already prefetched, runs in that while. Small packets of one length are
- * checked four at once (droce_icrc_ok_x4()): one small packet's CRC
- * leaves the multiplier idle while its steps wait on each other. Guessed
- * from the stream before (a burst of one sensor's packets is the rule); a
- * packet of another stream is checked in its turn.
+ * The ICRC verdicts on a burst's next packets, taken at the end of the
+ * packet before them; each verdict waits for its packet's turn. A large
+ * packet's is taken while the placement before it drains its streaming
+ * stores. Small packets of one length are checked four at once
+ * (droce_icrc_ok_x4()): one small packet's CRC leaves the multiplier idle
+ * while its steps wait on each other, four share each step. Whether to
+ * take them is guessed from the stream before, across bursts too (a
+ * sensor's packets come in long runs); a packet of another stream is
+ * checked in its turn.
  */
 #define ICRC_GROUP 4
 /* The longest frame checked in a group: the four-at-once pass's limit. */
-#define ICRC_GROUP_MAX_FRAME (DROCE_UDP_PKT_L3_OFFSET + 256)
+#define ICRC_GROUP_MAX_FRAME (DROCE_UDP_PKT_L3_OFFSET + DROCE_ICRC_X4_MAX_LEN)
 
 struct rx_icrc_ahead {
 	uint16_t first, end;    /* the burst's packets first.. end - 1 */
@@ -140,26 +141,28 @@ icrc_good(int ahead, const struct rte_mbuf *m, uint32_t l3_off)
 /* Take the verdicts on the burst's packet @p first and, where they are
  * small, one segment each and of one length, on up to three after it. A
  * short group (a burst's last packets) fills up with its last packet
- * again: cheaper than one at a time from two on.
+ * again: one pass costs about what two packets checked one at a time do.
  */
 static inline void
 icrc_ahead_take(struct rx_icrc_ahead *a, struct rte_mbuf *const *burst, uint16_t first,
 		uint16_t n)
 {
 	struct rte_mbuf *const *pkts = burst + first;
+	/* At least Ethernet, IPv4 and UDP headers: the worker checked them. */
 	uint32_t len = rte_pktmbuf_data_len(pkts[0]);
 	const void *l3[ICRC_GROUP];
-	unsigned int k;
+	unsigned int k = 0;
 
 	a->first = first;
-	for (k = 0; k < ICRC_GROUP && first + k < n; k++) {
-		if (rte_pktmbuf_data_len(pkts[k]) != len ||
-		    rte_pktmbuf_pkt_len(pkts[k]) != len || len > ICRC_GROUP_MAX_FRAME)
-			break;
-		l3[k] = rte_pktmbuf_mtod_offset(pkts[k], const void *,
-						DROCE_UDP_PKT_L3_OFFSET);
-	}
-	if (k >= 2 && len >= DROCE_UDP_PKT_L3_OFFSET) {
+	if (len <= ICRC_GROUP_MAX_FRAME)
+		for (; k < ICRC_GROUP && first + k < n; k++) {
+			if (rte_pktmbuf_data_len(pkts[k]) != len ||
+			    rte_pktmbuf_pkt_len(pkts[k]) != len)
+				break;
+			l3[k] = rte_pktmbuf_mtod_offset(pkts[k], const void *,
+							DROCE_UDP_PKT_L3_OFFSET);
+		}
+	if (k >= 2) {
 		a->end = first + k;
 		for (unsigned int j = k; j < ICRC_GROUP; j++)
 			l3[j] = l3[k - 1];

@@ -165,10 +165,10 @@ crc_reg_ones(uint32_t reg, const void *p, size_t n, const uint8_t ones[CRC_SHORT
 }
 
 /* crc_reg_ones() of four messages of @p n bytes each
- * (CRC_X4_MIN..CRC_SHORT_MAX) at once, compared with @p want: bit k of @p *equal set where message
- * @p p[k]'s register is @p want. False where the implementation has no
- * such pass (one of less than 256 bits), and the caller takes them one
- * by one.
+ * (CRC_X4_MIN..CRC_SHORT_MAX) at once, compared with @p want: bit k of
+ * @p *equal set where message @p p[k]'s register is @p want. False where
+ * the implementation has no such pass (one of less than 256 bits), and
+ * the caller takes them one by one.
  */
 static inline bool
 crc_ones_x4_equal(uint32_t reg, const void *const p[4], size_t n,

@@ -25,6 +25,9 @@
  * first four bytes of ones cancel the initial ~0).
  */
 #define CRC_RESIDUE ICRC_SEED
+/* IPv4 without options, UDP and BTH: the masked fields lie in these. */
+#define MASKED_IPV4_LEN (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) + \
+			 sizeof(struct droce_bth))
 /* The headers whose variant fields are masked: IPv4 with options at most. */
 #define MASKED_MAX (60 + sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth))
 
@@ -126,8 +129,7 @@ droce_icrc_ok(const void *l3, uint32_t len)
  * packet leaves the residue: no value to take out of each lane), so they
  * must lie past the masked fields, after a whole BTH.
  */
-#define ICRC_X4_MIN (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr) + \
-		     sizeof(struct droce_bth) + DROCE_ICRC_LEN)
+#define ICRC_X4_MIN (MASKED_IPV4_LEN + DROCE_ICRC_LEN)
 
 static inline uint8_t
 first_byte(const void *p)
@@ -209,6 +211,24 @@ crc_mbuf_range(uint32_t reg, const struct rte_mbuf *m, uint32_t from,
 	return reg;
 }
 
+/* The ICRC register over the packet's first segment into @p reg, where
+ * that segment holds an IPv4 header without options and every masked
+ * field after it (a built frame's headers): the masked fields are ORed in
+ * as the CRC loads them, with no copy. Returns the bytes from @p l3_off it
+ * covered; 0 where it does not apply.
+ */
+static uint32_t
+first_segment_masked(const struct rte_mbuf *m, uint32_t l3_off, uint32_t end, uint32_t *reg)
+{
+	uint32_t seg_end = RTE_MIN((uint32_t)rte_pktmbuf_data_len(m), end);
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+
+	if (seg_end < l3_off + MASKED_IPV4_LEN || l3[0] != 0x45 ||
+	    !crc_reg_ones(ICRC_SEED, l3, seg_end - l3_off, ipv4_ones, reg))
+		return 0;
+	return seg_end - l3_off;
+}
+
 /* Write @len bytes at packet offset @off, across segments. */
 static void
 mbuf_write(struct rte_mbuf *m, uint32_t off, const uint8_t *src, uint32_t len)
@@ -239,12 +259,16 @@ droce_icrc_fill_mbuf(struct rte_mbuf *m, uint32_t l3_off)
 	if (pkt_len < l3_off + DROCE_ICRC_LEN)
 		return -EINVAL;
 	end = pkt_len - DROCE_ICRC_LEN;
-	first = rte_pktmbuf_read(m, l3_off,
-				 RTE_MIN(end - l3_off, (uint32_t)MASKED_MAX), copy);
-	if (first == NULL)
-		return -EINVAL;
-	n = masked_headers(first, end - l3_off, hdr);
-	reg = ~crc_mbuf_range(crc_reg(ICRC_SEED, hdr, n), m, l3_off + n, end);
+	n = first_segment_masked(m, l3_off, end, &reg);
+	if (n == 0) {
+		first = rte_pktmbuf_read(m, l3_off,
+					 RTE_MIN(end - l3_off, (uint32_t)MASKED_MAX), copy);
+		if (first == NULL)
+			return -EINVAL;
+		n = masked_headers(first, end - l3_off, hdr);
+		reg = crc_reg(ICRC_SEED, hdr, n);
+	}
+	reg = ~crc_mbuf_range(reg, m, l3_off + n, end);
 	for (int i = 0; i < DROCE_ICRC_LEN; i++)
 		value[i] = (uint8_t)(reg >> (8 * i));
 	mbuf_write(m, end, value, DROCE_ICRC_LEN);

@@ -647,6 +647,68 @@ test_fill_mbuf_chain(void **state)
 	rte_pktmbuf_free(whole);
 }
 
+/* droce_icrc_fill_mbuf() against the definition: IPv4 with and without
+ * options and IPv6, whole and cut into two or three segments anywhere
+ * (before, within and after the headers), with every CRC the CPU has.
+ */
+static void
+test_fill_mbuf_matches_definition(void **state)
+{
+	static uint8_t frame[1600];
+	unsigned int seed = 5;
+
+	(void)state;
+	for (unsigned int k = 0; k < RTE_DIM(impls); k++) {
+		if (droce_crc_select(impls[k]) < 0)
+			continue;
+		for (int t = 0; t < 900; t++) {
+			uint32_t len = RTE_ETHER_HDR_LEN + 80 + (uint32_t)rand_r(&seed) % 1400;
+			uint8_t *l3 = frame + RTE_ETHER_HDR_LEN;
+			uint32_t cut[2], want, got;
+			struct rte_mbuf *head = NULL;
+			const uint8_t *v;
+			uint8_t copy[DROCE_ICRC_LEN];
+
+			for (uint32_t i = 0; i < len; i++)
+				frame[i] = (uint8_t)rand_r(&seed);
+			switch (t % 3) {
+			case 0: l3[0] = 0x45; break;
+			case 1: l3[0] = 0x40 | (6 + t % 10); break;
+			default: l3[0] = 0x60 | (l3[0] & 0x0f); break;
+			}
+			want = icrc_by_definition(l3, len - RTE_ETHER_HDR_LEN - DROCE_ICRC_LEN);
+			/* Whole; cut anywhere; cut around the end of the headers. */
+			cut[0] = t % 5 == 0 ? len : t % 5 == 1
+				 ? RTE_ETHER_HDR_LEN + 30 + (uint32_t)rand_r(&seed) % 16
+				 : 1 + (uint32_t)rand_r(&seed) % (len - 1);
+			cut[1] = cut[0] + (cut[0] < len ? (uint32_t)rand_r(&seed) % (len - cut[0]) : 0);
+			for (uint32_t from = 0, c = 0; from < len; c++) {
+				uint32_t to = c < 2 && cut[c] > from ? cut[c] : len;
+				struct rte_mbuf *seg = rte_pktmbuf_alloc(pool);
+
+				assert_non_null(seg);
+				memcpy(rte_pktmbuf_append(seg, (uint16_t)(to - from)), frame + from,
+				       to - from);
+				if (head == NULL)
+					head = seg;
+				else
+					assert_int_equal(rte_pktmbuf_chain(head, seg), 0);
+				from = to;
+			}
+			assert_int_equal(droce_icrc_fill_mbuf(head, RTE_ETHER_HDR_LEN), 0);
+			v = rte_pktmbuf_read(head, len - DROCE_ICRC_LEN, DROCE_ICRC_LEN, copy);
+			assert_non_null(v);
+			got = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 |
+			      (uint32_t)v[3] << 24;
+			if (got != want)
+				fail_msg("%s: header %#x, %u bytes cut at %u and %u",
+					 droce_crc_impl_name(), l3[0], len, cut[0], cut[1]);
+			rte_pktmbuf_free(head);
+		}
+	}
+	droce_crc_select(DROCE_CRC_AUTO);
+}
+
 static void
 ext_free_none(void *addr, void *opaque)
 {
@@ -762,6 +824,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_udp_source_port),
 		cmocka_unit_test(test_parse_refusals),
 		cmocka_unit_test(test_fill_mbuf_chain),
+		cmocka_unit_test(test_fill_mbuf_matches_definition),
 		cmocka_unit_test(test_build_chained),
 	};
 	int ret;

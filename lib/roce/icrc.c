@@ -166,12 +166,18 @@ icrc_copy(const void *l3_bytes, uint32_t len, uint32_t payload_off,
 	    (uint64_t)payload_off + payload_len > len - DROCE_ICRC_LEN)
 		return false;
 	end = len - DROCE_ICRC_LEN;
-	/* All headers up to the payload in one run where they fit. */
-	n = masked_headers(l3, payload_off, head);
-	h = payload_off <= HEAD_MAX ? payload_off : n;
-	memcpy(head + n, l3 + n, h - n);
-	reg = crc_reg(ICRC_SEED, head, h);
-	reg = crc_reg(reg, l3 + h, payload_off - h);
+	/* The headers with their masked fields ORed in as they load, where
+	 * they are IPv4 without options; else all headers up to the payload
+	 * in one masked copy where they fit.
+	 */
+	if (payload_off < MASKED_IPV4_LEN || l3[0] != 0x45 ||
+	    !crc_reg_ones(ICRC_SEED, l3, payload_off, ipv4_ones, &reg)) {
+		n = masked_headers(l3, payload_off, head);
+		h = payload_off <= HEAD_MAX ? payload_off : n;
+		memcpy(head + n, l3 + n, h - n);
+		reg = crc_reg(ICRC_SEED, head, h);
+		reg = crc_reg(reg, l3 + h, payload_off - h);
+	}
 	reg = crc_reg_copy(reg, l3 + payload_off, dst, payload_len, stream);
 	reg = crc_reg(reg, l3 + payload_off + payload_len,
 		      end - payload_off - payload_len);

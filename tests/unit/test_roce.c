@@ -649,7 +649,8 @@ test_fill_mbuf_chain(void **state)
 
 /* droce_icrc_fill_mbuf() against the definition: IPv4 with and without
  * options and IPv6, whole and cut into two or three segments anywhere
- * (before, within and after the headers), with every CRC the CPU has.
+ * (before, within and after the headers), with every CRC the CPU has; and
+ * droce_icrc_copy_ok() on the frame it filled.
  */
 static void
 test_fill_mbuf_matches_definition(void **state)
@@ -704,6 +705,26 @@ test_fill_mbuf_matches_definition(void **state)
 				fail_msg("%s: header %#x, %u bytes cut at %u and %u",
 					 droce_crc_impl_name(), l3[0], len, cut[0], cut[1]);
 			rte_pktmbuf_free(head);
+			/* The check fused with a copy, the payload from anywhere
+			 * after the masked headers: good as filled, bad with a
+			 * bit flipped.
+			 */
+			{
+				static uint8_t dst[1600];
+				uint32_t l3_len = len - RTE_ETHER_HDR_LEN;
+				uint32_t hdrs = ((l3[0] >> 4) == 6 ? 40u : (l3[0] & 0x0fu) * 4) + 20;
+				uint32_t off = hdrs + (uint32_t)rand_r(&seed) % (l3_len - 4 - hdrs + 1);
+				uint32_t plen = (uint32_t)rand_r(&seed) % (l3_len - 4 - off + 1);
+
+				memcpy(frame + len - DROCE_ICRC_LEN, v, DROCE_ICRC_LEN);
+				if (!droce_icrc_copy_ok(l3, l3_len, off, plen, dst) ||
+				    memcmp(dst, l3 + off, plen) != 0)
+					fail_msg("%s: copy: header %#x, %u bytes, payload %u at %u",
+						 droce_crc_impl_name(), l3[0], l3_len, plen, off);
+				l3[l3_len - DROCE_ICRC_LEN - 1] ^= 0x10; /* never masked */
+				if (droce_icrc_copy_stream_ok(l3, l3_len, off, plen, dst))
+					fail_msg("%s: copy: a flipped bit passed", droce_crc_impl_name());
+			}
 		}
 	}
 	droce_crc_select(DROCE_CRC_AUTO);

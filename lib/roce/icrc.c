@@ -66,9 +66,11 @@ masked_headers(const uint8_t *l3, uint32_t len, uint8_t *out)
 	return n;
 }
 
-/* The masked headers go through the CRC from a copy; the copy takes in
- * the bytes after them up to a whole 16-byte block (a short packet whole),
- * so that the folding code sees few, long runs.
+/* Where the masked fields cannot be ORed in as the CRC loads them (IPv6,
+ * IPv4 options, the table CRC), the masked headers go through the CRC
+ * from a copy; the copy takes in the bytes after them up to a whole
+ * 16-byte block (a short packet whole), so that the folding code sees
+ * few, long runs.
  */
 #define HEAD_MAX 256
 

@@ -91,6 +91,18 @@ static const uint8_t ipv4_ones[CRC_SHORT_MAX] __rte_aligned(64) = {
 	[20 + 6] = 0xff, [20 + 7] = 0xff, [20 + 8 + 4] = 0xff,
 };
 
+/* The register over the first @p n bytes of a packet where every masked
+ * field lies in them (IPv4 without options, a whole BTH), the fields ORed
+ * in as the CRC loads them: no masked copy. False where that does not
+ * apply, or the CRC in use has no such pass.
+ */
+static bool
+headers_one_pass(const uint8_t *l3, uint32_t n, uint32_t *reg)
+{
+	return n >= MASKED_IPV4_LEN && l3[0] == 0x45 &&
+	       crc_reg_ones(ICRC_SEED, l3, n, ipv4_ones, reg);
+}
+
 static uint32_t
 icrc_reg(const uint8_t *l3, uint32_t len)
 {
@@ -168,12 +180,8 @@ icrc_copy(const void *l3_bytes, uint32_t len, uint32_t payload_off,
 	    (uint64_t)payload_off + payload_len > len - DROCE_ICRC_LEN)
 		return false;
 	end = len - DROCE_ICRC_LEN;
-	/* The headers with their masked fields ORed in as they load, where
-	 * they are IPv4 without options; else all headers up to the payload
-	 * in one masked copy where they fit.
-	 */
-	if (payload_off < MASKED_IPV4_LEN || l3[0] != 0x45 ||
-	    !crc_reg_ones(ICRC_SEED, l3, payload_off, ipv4_ones, &reg)) {
+	/* The headers in one pass, or in one masked copy where they fit. */
+	if (!headers_one_pass(l3, payload_off, &reg)) {
 		n = masked_headers(l3, payload_off, head);
 		h = payload_off <= HEAD_MAX ? payload_off : n;
 		memcpy(head + n, l3 + n, h - n);
@@ -219,11 +227,8 @@ crc_mbuf_range(uint32_t reg, const struct rte_mbuf *m, uint32_t from,
 	return reg;
 }
 
-/* The ICRC register over the packet's first segment into @p reg, where
- * that segment holds an IPv4 header without options and every masked
- * field after it (a built frame's headers): the masked fields are ORed in
- * as the CRC loads them, with no copy. Returns the bytes from @p l3_off it
- * covered; 0 where it does not apply.
+/* headers_one_pass() over the packet's first segment (a built frame's
+ * headers): the bytes from @p l3_off it covered; 0 where it does not apply.
  */
 static uint32_t
 first_segment_masked(const struct rte_mbuf *m, uint32_t l3_off, uint32_t end, uint32_t *reg)
@@ -231,8 +236,7 @@ first_segment_masked(const struct rte_mbuf *m, uint32_t l3_off, uint32_t end, ui
 	uint32_t seg_end = RTE_MIN((uint32_t)rte_pktmbuf_data_len(m), end);
 	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
 
-	if (seg_end < l3_off + MASKED_IPV4_LEN || l3[0] != 0x45 ||
-	    !crc_reg_ones(ICRC_SEED, l3, seg_end - l3_off, ipv4_ones, reg))
+	if (seg_end < l3_off || !headers_one_pass(l3, seg_end - l3_off, reg))
 		return 0;
 	return seg_end - l3_off;
 }

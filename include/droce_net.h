@@ -229,7 +229,18 @@ void droce_stack_run(struct droce_stack *s);
 /** Ask the control loop and the workers to return; async-signal-safe. */
 void droce_stack_request_stop(struct droce_stack *s);
 
-/** Stop: wait for the workers, stop the ports. */
+/**
+ * Stop polling and leave the ports started: ask the control loop and the
+ * workers to return, wait for them and handle what they left for the
+ * control lcore. An application that shares a link with a peer that may
+ * leave calls it first: DPDK 22.11's net_memif unmaps the link's rings from
+ * its interrupt thread when the peer goes, with nothing to hold off a
+ * poller inside them. Nothing polls until the application calls
+ * droce_worker_poll() or droce_control_poll() itself.
+ */
+void droce_stack_stop_polling(struct droce_stack *s);
+
+/** Stop: droce_stack_stop_polling(), then stop the ports. */
 void droce_stack_stop(struct droce_stack *s);
 
 /** Free everything; the stack must be stopped. NULL is allowed. */

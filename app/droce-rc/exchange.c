@@ -37,6 +37,35 @@ oob_close(struct oob *o)
 	o->fd = -1;
 }
 
+bool
+oob_part(struct oob *o, unsigned int wait_ms)
+{
+	uint64_t deadline = rcapp_now_ms() + wait_ms;
+	bool parted = false;
+	char scratch[64];
+
+	if (o->fd < 0)
+		return false;
+	if (shutdown(o->fd, SHUT_WR) == 0)
+		while (!rcapp_interrupted) {
+			struct pollfd p = { .fd = o->fd, .events = POLLIN };
+			uint64_t now = rcapp_now_ms();
+			ssize_t n;
+
+			if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
+				break;
+			n = read(o->fd, scratch, sizeof(scratch));
+			if (n == 0) {
+				parted = true;
+				break;
+			}
+			if (n < 0 && errno != EINTR && errno != EAGAIN)
+				break;
+		}
+	oob_close(o);
+	return parted;
+}
+
 static int
 set_nonblocking(int fd)
 {

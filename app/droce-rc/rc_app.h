@@ -180,6 +180,14 @@ long oob_read_upto(struct oob *o, void *buf, size_t len, const char *what, char 
 int oob_write(struct oob *o, const void *buf, size_t len, const char *what, char *err,
 	      size_t errlen);
 void oob_close(struct oob *o);
+/* Half-close, wait at most @p wait_ms without running idle() for the peer's
+ * close, then close; true when the peer closed (or half-closed) in time.
+ */
+bool oob_part(struct oob *o, unsigned int wait_ms);
+/* Leave the peer of @p oob in an order a net_memif link survives (see
+ * rc_setup.c); @p server: the end that stops its port second.
+ */
+void rcapp_part(struct rcapp *app, struct oob *oob, bool server);
 
 /* ---- the modes ------------------------------------------------------------------ */
 

@@ -94,6 +94,46 @@ rcapp_linger(struct rcapp *app, unsigned int ms)
 		rcapp_poll(app);
 }
 
+/* How long each end waits for the other's half-close, and the server for
+ * the client's port to go; a gone peer answers at once, a wedged one costs
+ * this much.
+ */
+#define PART_WAIT_MS 3000
+#define LINK_DOWN_WAIT_MS 2000
+/* net_memif marks the link down first and frees the connection after. */
+#define LINK_DOWN_SETTLE_US 200000
+
+static bool
+port_is_memif(const struct rcapp *app)
+{
+	struct rte_eth_dev_info info;
+
+	return rte_eth_dev_info_get(droce_port_ethdev(app->stack, 0), &info) == 0 &&
+	       info.driver_name != NULL && strcmp(info.driver_name, "net_memif") == 0;
+}
+
+/*
+ * DPDK 22.11's net_memif unmaps a link's rings from its interrupt thread
+ * when the peer goes, whatever a poller is doing in them, and a port
+ * stopped while that thread tears the link down is freed twice. So both
+ * ends stop polling and say so with a half-close; then the client stops
+ * its port (droce_stack_stop() after this), and the server waits to see
+ * its link go down before it stops its own.
+ */
+void
+rcapp_part(struct rcapp *app, struct oob *oob, bool server)
+{
+	uint64_t until = rcapp_now_ms() + LINK_DOWN_WAIT_MS;
+
+	droce_stack_stop_polling(app->stack);
+	if (!oob_part(oob, PART_WAIT_MS) || !server || !port_is_memif(app))
+		return;
+	while (rcapp_link_up(app) && rcapp_now_ms() < until && !rcapp_interrupted)
+		rte_delay_us_sleep(1000);
+	if (!rcapp_link_up(app))
+		rte_delay_us_sleep(LINK_DOWN_SETTLE_US);
+}
+
 enum droce_mtu
 rcapp_port_mtu(const struct rcapp *app)
 {

@@ -632,11 +632,11 @@ rcapp_stress(struct rcapp *app, const struct rcapp_opts *o)
 	ret = 0;
 	rcapp_linger(app, STRESS_LINGER_MS);
 out:
-	oob_close(&oob);
 	if (ret != 0 && err[0] != '\0')
 		fprintf(stderr, "droce-rc: stress: %s\n", err);
 	rcapp_print_stats(app);
 	rcapp_qp_destroy(app);
+	rcapp_part(app, &oob, o->server);
 	free(r.expect);
 	free(r.got);
 	free(r.read_region);

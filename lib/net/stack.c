@@ -734,7 +734,7 @@ droce_stack_request_stop(struct droce_stack *s)
 }
 
 void
-droce_stack_stop(struct droce_stack *s)
+droce_stack_stop_polling(struct droce_stack *s)
 {
 	droce_stack_request_stop(s);
 	if (s->launched) {
@@ -745,6 +745,12 @@ droce_stack_stop(struct droce_stack *s)
 	rte_timer_stop_sync(&s->stats_timer);
 	/* What the workers left for the control lcore is handled, not lost. */
 	droce_control_poll(s);
+}
+
+void
+droce_stack_stop(struct droce_stack *s)
+{
+	droce_stack_stop_polling(s);
 	for (uint16_t i = 0; i < s->nb_ports; i++)
 		net_port_stop(s->port[i]);
 	s->started = false;

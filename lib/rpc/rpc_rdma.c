@@ -57,11 +57,12 @@
 #define RD_ATOMIC 8
 /* One-sided operations in flight on a session. The requester sends
  * nothing while a READ's response PSNs fill its window (rxe's does the
- * same), so a SEND posted behind a READ waits for it: one at a time,
- * short (rendezvous reads in pieces), and the SENDs a completion frees
- * posted before the next one keep replies and heartbeats moving.
+ * same), so a SEND posted behind a READ waits for it: two at a time, the
+ * second asked for while the first comes in, short (rendezvous reads in
+ * pieces), and the SENDs a completion frees posted before the next one
+ * keep replies and heartbeats moving.
  */
-#define OPS_IN_FLIGHT 1
+#define OPS_IN_FLIGHT 2
 #define SEND_DEPTH (SEND_BUFFERS + OPS_IN_FLIGHT)
 /* More receives than the peer has sends in flight: RNR waits are rare. */
 #define RECV_BUFFERS 32

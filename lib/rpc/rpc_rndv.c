@@ -31,13 +31,26 @@
  * and on a lossy link a piece still comes within a heartbeat.
  */
 #define READ_PIECE (64u * 1024)
+/* A buffer's pieces asked for at once: the next one is on its way while
+ * one comes in, so no round trip leaves the link idle between them.
+ */
+#define PIECES_IN_FLIGHT 2
+
+struct rndv_buf;
+
+struct rndv_piece {
+	struct rpc_rdma_op op;
+	struct rndv_buf *buf;
+};
 
 struct rndv_buf {
-	struct rpc_rdma_op op;
+	struct rndv_piece piece[PIECES_IN_FLIGHT];
 	struct rpc_rndv_in *in;
 	uintptr_t addr;                 /* from rndv malloc; 0: none yet */
 	uint32_t len;
 	uint32_t read;                  /* bytes asked for so far */
+	unsigned int out;               /* pieces in flight */
+	uint32_t lkey, rkey;
 	uint64_t remote;
 	struct droce_mr *own_mr;        /* registered for this message alone */
 	uint8_t nonce[RPC_SEAL_NONCE], tag[RPC_SEAL_TAG];       /* sealed */
@@ -110,24 +123,32 @@ step_done(struct rpc_rndv_in *in)
 		deliver(in);
 }
 
-/* The next piece of @p b's READ. */
+static void read_done(struct rpc_rdma_op *op, enum droce_wc_status status);
+
+/* The next piece of @p b's READ, in @p p (one of its pieces, not out). */
 static void
-read_piece(struct rndv_buf *b)
+read_piece(struct rndv_buf *b, struct rndv_piece *p)
 {
 	uint32_t n = RTE_MIN(b->len - b->read, READ_PIECE);
 
-	b->op.local.addr = b->addr + b->read;
-	b->op.local.length = n;
-	b->op.remote = b->remote + b->read;
+	p->buf = b;
+	p->op = (struct rpc_rdma_op){
+		.done = read_done, .opcode = DROCE_WR_RDMA_READ,
+		.local = { .addr = b->addr + b->read, .length = n, .lkey = b->lkey },
+		.remote = b->remote + b->read, .rkey = b->rkey,
+	};
 	b->read += n;
-	rpc_rdma_post(b->in->ctx->s, &b->op);
+	b->out++;
+	rpc_rdma_post(b->in->ctx->s, &p->op);
 }
 
 static void
 read_done(struct rpc_rdma_op *op, enum droce_wc_status status)
 {
-	struct rndv_buf *b = container_of(op, struct rndv_buf, op);
+	struct rndv_piece *p = container_of(op, struct rndv_piece, op);
+	struct rndv_buf *b = p->buf;
 
+	b->out--;
 	if (status != DROCE_WC_SUCCESS && !b->in->failed) {
 		b->in->failed = true;
 		RPC_LOG(NOTICE, "session with %s: a rendezvous READ of %" PRIu32 " bytes failed: %s",
@@ -137,10 +158,12 @@ read_done(struct rpc_rdma_op *op, enum droce_wc_status status)
 	if (status == DROCE_WC_SUCCESS)
 		rpc_session_peer_alive(b->in->ctx->s);
 	if (!b->in->failed && b->read < b->len) {
-		read_piece(b);
+		read_piece(b, p);
 		return;
 	}
-	step_done(b->in);
+	/* The buffer is done when its last piece is in. */
+	if (b->out == 0)
+		step_done(b->in);
 }
 
 /* Buffer @p b of @p len bytes for the READ of @p d; false when none. */
@@ -171,8 +194,8 @@ buffer_for(struct rpc_session *s, struct rndv_buf *b, const struct rpc_rndv *d)
 	b->remote = d->addr;
 	memcpy(b->nonce, d->nonce, sizeof(b->nonce));
 	memcpy(b->tag, d->tag, sizeof(b->tag));
-	b->op = (struct rpc_rdma_op){ .done = read_done, .opcode = DROCE_WR_RDMA_READ,
-				      .local.lkey = mr->lkey, .rkey = d->rkey };
+	b->lkey = mr->lkey;
+	b->rkey = d->rkey;
 	return true;
 }
 
@@ -237,8 +260,14 @@ rpc_rndv_take(struct rpc_session *s, const struct rpc_frame *f, const uint8_t *p
 	}
 	/* The guard: READs that fail at once must not end it mid-loop. */
 	in->pending = in->count + 1;
-	for (unsigned int i = 0; i < in->count; i++)
-		read_piece(&in->buf[i]);
+	for (unsigned int i = 0; i < in->count; i++) {
+		struct rndv_buf *b = &in->buf[i];
+
+		/* At least one READ each, of no bytes for an empty buffer. */
+		read_piece(b, &b->piece[0]);
+		for (unsigned int k = 1; k < PIECES_IN_FLIGHT && !in->failed && b->read < b->len; k++)
+			read_piece(b, &b->piece[k]);
+	}
 	step_done(in);
 }
 

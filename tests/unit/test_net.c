@@ -1781,6 +1781,47 @@ test_quiesce_on_own_worker(void **state)
 	assert_true(returned);
 }
 
+/* droce_stack_stop_polling(): the launched worker returns and polls no
+ * more, and the port stays started (net_null's link up) until
+ * droce_stack_stop().
+ */
+static void
+test_stop_polling_leaves_ports_started(void **state)
+{
+	char *kv[] = { "port.0.device=net_null_part", "port.0.address=198.18.9.1/24",
+		       "port.0.rxd=256", "port.0.txd=256", "stats.period=0" };
+	struct droce_counters before = { 0 }, after;
+	struct rte_eth_link link;
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s;
+	uint16_t port_id;
+
+	(void)state;
+	s = other_stack(kv, RTE_DIM(kv), err, sizeof(err));
+	if (s == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_null_part", &port_id), 0);
+	assert_int_equal(droce_stack_start(s, true), 0);
+	/* net_null's queues always have packets: the worker counts them. */
+	for (int i = 0; i < 2000 && before.rx_packets == 0; i++) {
+		usleep(1000);
+		droce_port_counters(s, 0, &before);
+	}
+	assert_true(before.rx_packets > 0);
+	droce_stack_stop_polling(s);
+	assert_int_equal(rte_eal_get_lcore_state(s->worker[0]->lcore_id), WAIT);
+	droce_port_counters(s, 0, &before);
+	usleep(20000);
+	droce_port_counters(s, 0, &after);
+	assert_int_equal(after.rx_packets, before.rx_packets);
+	assert_int_equal(rte_eth_link_get_nowait(port_id, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
+	droce_stack_stop(s);
+	assert_int_equal(rte_eth_link_get_nowait(port_id, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_DOWN);
+	droce_stack_destroy(s);
+}
+
 static void
 test_create_errors(void **state)
 {
@@ -1852,6 +1893,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_stack_poll_here),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
+		cmocka_unit_test(test_stop_polling_leaves_ports_started),
 		cmocka_unit_test(test_create_errors),
 		cmocka_unit_test(test_configured_mac),
 	};

@@ -32,12 +32,23 @@ retry_ticks(void)
 	return rte_get_timer_hz() * NET_ARP_RETRY_MS / 1000;
 }
 
+/* The last entry found is looked at first: the control lcore sends to
+ * one peer frame after frame, and a compare costs less than the hash. A
+ * freed entry says so (ARP_FREE), one taken again holds its new address.
+ */
 static struct arp_entry *
 arp_lookup(struct net_port *p, rte_be32_t ip)
 {
-	int pos = rte_hash_lookup(p->arp_hash, &ip);
+	struct arp_entry *e = p->arp_last;
+	int pos;
 
-	return pos >= 0 ? &p->arp[pos] : NULL;
+	if (e != NULL && e->ip == ip && e->state != ARP_FREE)
+		return e;
+	pos = rte_hash_lookup(p->arp_hash, &ip);
+	if (pos < 0)
+		return NULL;
+	p->arp_last = &p->arp[pos];
+	return p->arp_last;
 }
 
 /* Drop the held packets of an entry that will not resolve. */

@@ -119,6 +119,7 @@ struct net_port {
 	/* ARP cache, touched only by the control lcore. */
 	struct rte_hash *arp_hash;
 	struct arp_entry arp[NET_ARP_ENTRIES];
+	struct arp_entry *arp_last; /* the entry found last; NULL: none */
 	unsigned int arp_incomplete;  /* entries INCOMPLETE */
 	double arp_tokens;            /* new resolutions it may start now */
 	uint64_t arp_tokens_tsc;      /* when they were counted */

@@ -410,8 +410,9 @@ net_arp_output(struct droce_lcore_ctx *ctx, struct net_port *p,
 			e->pending[e->nb_pending++] = m;
 		return;
 	}
-	if (e->state == ARP_REACHABLE &&
-	    rte_get_timer_cycles() - e->confirmed_tsc > p->stack->arp_timeout_tsc) {
+	/* An entry confirmed since the round's time was read is fresh. */
+	if (e->state == ARP_REACHABLE && net_round_tsc(ctx) > e->confirmed_tsc &&
+	    net_round_tsc(ctx) - e->confirmed_tsc > p->stack->arp_timeout_tsc) {
 		/* Keep sending to the known MAC while asking again. */
 		arp_set_state(p, e, ARP_STALE);
 		e->tries = 0;

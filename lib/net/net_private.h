@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_epoll.h>
 #include <rte_ethdev.h>
 #include <rte_hash.h>
@@ -147,6 +148,9 @@ struct droce_lcore_ctx {
 	int worker_index;          /* -1: control */
 	/* Poll rounds done; droce_stack_quiesce() watches it change. */
 	uint64_t rounds;
+	/* The TSC as net_round_tsc() read it, and rounds + 1 then (0: never). */
+	uint64_t round_tsc;
+	uint64_t round_tsc_of;
 	bool in_loop;              /* worker_main runs */
 	bool stopping;             /* its last rounds: the stack stops */
 	uint16_t ip_id;
@@ -233,6 +237,20 @@ static inline struct droce_lcore_ctx *
 net_ctx(const struct droce_stack *s, uint32_t i)
 {
 	return i == 0 ? s->control : s->worker[i - 1];
+}
+
+/* The TSC once a round, read when the round first asks: ARP's ageing
+ * needs no finer time than a round, and a read costs as much as a frame's
+ * lookup. Outside rounds it is the last round's.
+ */
+static inline uint64_t
+net_round_tsc(struct droce_lcore_ctx *ctx)
+{
+	if (ctx->round_tsc_of != ctx->rounds + 1) {
+		ctx->round_tsc = rte_get_timer_cycles();
+		ctx->round_tsc_of = ctx->rounds + 1;
+	}
+	return ctx->round_tsc;
 }
 
 static inline uint32_t

@@ -123,11 +123,13 @@ port_is_memif(const struct rcapp *app)
 void
 rcapp_part(struct rcapp *app, struct oob *oob, bool server)
 {
-	uint64_t until = rcapp_now_ms() + LINK_DOWN_WAIT_MS;
+	uint64_t until;
 
 	droce_stack_stop_polling(app->stack);
 	if (!oob_part(oob, PART_WAIT_MS) || !server || !port_is_memif(app))
 		return;
+	/* From the client's half-close: its port goes after it. */
+	until = rcapp_now_ms() + LINK_DOWN_WAIT_MS;
 	while (rcapp_link_up(app) && rcapp_now_ms() < until && !rcapp_interrupted)
 		rte_delay_us_sleep(1000);
 	if (!rcapp_link_up(app))

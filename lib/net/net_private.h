@@ -146,8 +146,12 @@ struct droce_lcore_ctx {
 	struct net_poll_queue poll[DROCE_MAX_PORTS * DROCE_MAX_PORT_QUEUES];
 	struct rte_ring *to_control;
 	int worker_index;          /* -1: control */
-	/* Poll rounds done; droce_stack_quiesce() watches it change. */
+	/* Poll rounds done (only this lcore writes or reads it). */
 	uint64_t rounds;
+	/* The stack's quiesce token as this lcore read it at its last round's
+	 * end: droce_stack_quiesce() waits for it to reach its own.
+	 */
+	uint64_t quiesce_seen;
 	/* The TSC as net_round_tsc() read it, and rounds + 1 then (0: never). */
 	uint64_t round_tsc;
 	uint64_t round_tsc_of;
@@ -172,7 +176,11 @@ struct net_capture_file {
 };
 
 struct droce_stack {
-	struct droce_conf conf;
+	/* Raised by each droce_stack_quiesce(); read at every round's end.
+	 * Its own line: rounds read it all the time, a quiesce writes it.
+	 */
+	uint64_t quiesce_token __rte_cache_aligned;
+	struct droce_conf conf __rte_cache_aligned;
 	struct droce_lcore_layout layout;
 	unsigned int instance;     /* makes memory object names unique */
 	uint16_t nb_ports;

@@ -234,14 +234,20 @@ run_hooks(struct droce_lcore_ctx *ctx)
 	return total;
 }
 
-/* Seen by droce_stack_quiesce(). Sequentially consistent: the next
- * round's loads must not pass this store, or a quiescing thread could
- * count as finished a round that still reads what it unlinked.
+/* The end of a round, as droce_stack_quiesce() sees it: the lcore
+ * publishes the quiesce token it reads now. A quiescer whose token it
+ * read had unlinked before raising it, and the next round's loads come
+ * after this load, so they cannot see what was unlinked. No locked
+ * instruction: one here would wait for this round's stores to lines of
+ * other cores (a memif ring, a peer's buffers) to complete, every round.
  */
 static inline void
 round_done(struct droce_lcore_ctx *ctx)
 {
-	__atomic_store_n(&ctx->rounds, ctx->rounds + 1, __ATOMIC_SEQ_CST);
+	uint64_t token = __atomic_load_n(&ctx->stack->quiesce_token, __ATOMIC_ACQUIRE);
+
+	ctx->rounds++;
+	__atomic_store_n(&ctx->quiesce_seen, token, __ATOMIC_RELEASE);
 }
 
 static unsigned int
@@ -439,13 +445,11 @@ droce_control_wake(struct droce_stack *s)
 void
 droce_stack_quiesce(struct droce_stack *s)
 {
-	uint64_t seen[RTE_MAX_LCORE + 1];
+	/* A locked add: the caller's unlinking stores are seen by anyone
+	 * who sees the new token.
+	 */
+	uint64_t token = __atomic_add_fetch(&s->quiesce_token, 1, __ATOMIC_SEQ_CST);
 
-	/* The caller's unlinking stores before the loads below. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
-		seen[i] = __atomic_load_n(&s->worker[i]->rounds, __ATOMIC_ACQUIRE);
-	seen[s->layout.nb_workers] = __atomic_load_n(&s->control->rounds, __ATOMIC_ACQUIRE);
 	/* A control lcore asleep waits for an event or its next timer. */
 	if (__atomic_load_n(&s->control->in_loop, __ATOMIC_ACQUIRE))
 		net_wake_control(s);
@@ -461,7 +465,7 @@ droce_stack_quiesce(struct droce_stack *s)
 		 * sleep is bounded by SLEEP_MS.
 		 */
 		while (__atomic_load_n(&w->in_loop, __ATOMIC_ACQUIRE) &&
-		       __atomic_load_n(&w->rounds, __ATOMIC_ACQUIRE) == seen[i])
+		       __atomic_load_n(&w->quiesce_seen, __ATOMIC_ACQUIRE) < token)
 			rte_pause();
 	}
 }

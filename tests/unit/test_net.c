@@ -1781,6 +1781,68 @@ test_quiesce_on_own_worker(void **state)
 	assert_true(returned);
 }
 
+/* droce_stack_quiesce() from another thread waits for the round each
+ * polling lcore is in to end: a worker held inside its hook keeps it
+ * waiting, and the hook's return (the round's end) lets it go.
+ */
+static atomic_bool hook_hold, hook_inside, quiesce_returned;
+
+static unsigned int
+holding_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	(void)ctx;
+	(void)arg;
+	if (!atomic_load(&hook_hold))
+		return 0;
+	atomic_store(&hook_inside, true);
+	for (int i = 0; i < 4000 && atomic_load(&hook_hold); i++)
+		usleep(500);    /* bounded: a failed test cannot hang here */
+	return 0;
+}
+
+static void *
+quiesce_thread(void *arg)
+{
+	droce_stack_quiesce(arg);
+	atomic_store(&quiesce_returned, true);
+	return NULL;
+}
+
+static void
+test_quiesce_waits_for_round(void **state)
+{
+	char *kv[] = { "port.0.device=net_null_quiesce", "port.0.address=198.18.9.1/24",
+		       "port.0.rxd=256", "port.0.txd=256", "stats.period=0" };
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s;
+	pthread_t t;
+	bool early;
+
+	(void)state;
+	s = other_stack(kv, RTE_DIM(kv), err, sizeof(err));
+	if (s == NULL)
+		fail_msg("%s", err);
+	atomic_store(&hook_hold, true);
+	atomic_store(&hook_inside, false);
+	atomic_store(&quiesce_returned, false);
+	assert_int_equal(droce_worker_hook_register(s, holding_hook, NULL), 0);
+	assert_int_equal(droce_stack_start(s, true), 0);
+	for (int i = 0; i < 2000 && !atomic_load(&hook_inside); i++)
+		usleep(1000);
+	assert_true(atomic_load(&hook_inside));
+	assert_int_equal(pthread_create(&t, NULL, quiesce_thread, s), 0);
+	usleep(50000);
+	early = atomic_load(&quiesce_returned);
+	atomic_store(&hook_hold, false);
+	for (int i = 0; i < 2000 && !atomic_load(&quiesce_returned); i++)
+		usleep(1000);
+	assert_true(atomic_load(&quiesce_returned));
+	pthread_join(t, NULL);
+	droce_stack_stop(s);
+	droce_stack_destroy(s);
+	assert_false(early);
+}
+
 /* droce_stack_stop_polling(): the launched worker returns and polls no
  * more, and the port stays started (net_null's link up) until
  * droce_stack_stop().
@@ -1893,6 +1955,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_stack_poll_here),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
+		cmocka_unit_test(test_quiesce_waits_for_round),
 		cmocka_unit_test(test_stop_polling_leaves_ports_started),
 		cmocka_unit_test(test_create_errors),
 		cmocka_unit_test(test_configured_mac),

@@ -60,11 +60,20 @@ gpu_copy_lines_t *
 gpu_copy_lines_select(void)
 {
 #ifdef RTE_ARCH_X86
+	/* Looked up once: each stream start asks, and CPUID traps to the
+	 * hypervisor in a VM (tens of microseconds).
+	 */
+	static int avx2 = -1;
+	int have = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+
+	if (have < 0) {
+		have = rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0;
+		__atomic_store_n(&avx2, have, __ATOMIC_RELAXED);
+	}
 	/* 256-bit stores write a line in two, 128-bit ones in four: fewer
 	 * stores, where the vectors are allowed.
 	 */
-	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0 &&
-	    rte_vect_get_max_simd_bitwidth() >= RTE_VECT_SIMD_256)
+	if (have && rte_vect_get_max_simd_bitwidth() >= RTE_VECT_SIMD_256)
 		return lines_avx2;
 	return lines_sse2;
 #else

@@ -13,7 +13,10 @@
  *   - 64-byte SENDs, 64 in flight: messages per second, against a TCP
  *     pipeline of the same messages (a write(2) each).
  * The peer is this program again (--rc-peer), started with its own EAL;
- * the two exchange QP numbers over its stdin and stdout.
+ * the two exchange QP numbers over its stdin and stdout. For reference, the
+ * transport alone: frames of the ping's size bounced off the peer's lcore
+ * over a second memif pair that no stack owns (the floor under any
+ * protocol on memif between these two cpus).
  */
 
 #include <errno.h>
@@ -54,6 +57,9 @@
 #define IMM_ECHO 1                  /* a SEND with this immediate is sent back */
 #define OUR_IP "198.18.0.1"
 #define PEER_IP "198.18.0.2"
+/* The ping's frame: Ethernet, IPv4, UDP, BTH, ImmDt, 64 bytes, ICRC. */
+#define RAW_FRAME_BYTES (14 + 20 + 8 + 12 + 4 + PING_BYTES + 4)
+#define RAW_DEVICE "net_memif_rcraw0"
 
 /* One end: a stack on the memif port and a QP with a big region. */
 struct rc_end {
@@ -222,6 +228,61 @@ post(struct rc_end *e, enum droce_wr_opcode op, uint64_t offset, uint32_t len, b
 	return droce_post_send(e->qp, &wr, &bad);
 }
 
+/* ---- the memif pair no stack owns -------------------------------------------- */
+
+/* Port @p name (probed already) up with one queue each way; its pool. */
+static int
+raw_port_up(const char *name, uint16_t *port_id, struct rte_mempool **pool, char *err,
+	    size_t errlen)
+{
+	struct rte_eth_conf ec = { 0 };
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	int ret = rte_eth_dev_get_port_by_name(name, port_id);
+
+	snprintf(pool_name, sizeof(pool_name), "rcraw_%d", getpid());
+	*pool = ret == 0 ? rte_pktmbuf_pool_create(pool_name, 2047, 64, 0,
+						   RTE_MBUF_DEFAULT_BUF_SIZE,
+						   SOCKET_ID_ANY) : NULL;
+	if (ret == 0)
+		ret = *pool == NULL ? -ENOMEM : rte_eth_dev_configure(*port_id, 1, 1, &ec);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL, *pool);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(*port_id);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+raw_port_down(uint16_t port_id, struct rte_mempool *pool)
+{
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port_id, &info);
+
+	rte_eth_dev_stop(port_id);
+	rte_eth_dev_close(port_id);
+	if (ret == 0 && info.device != NULL)
+		rte_dev_remove(info.device);
+	rte_mempool_free(pool);
+}
+
+/* The peer's side: every frame that comes goes back as it is. */
+static void
+raw_echo(uint16_t port_id)
+{
+	struct rte_mbuf *pkts[32];
+	uint16_t n = rte_eth_rx_burst(port_id, 0, pkts, RTE_DIM(pkts));
+	uint16_t sent = n != 0 ? rte_eth_tx_burst(port_id, 0, pkts, n) : 0;
+
+	if (sent < n)
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+}
+
 /* ---- the peer process --------------------------------------------------------- */
 
 int
@@ -231,8 +292,12 @@ bench_rc_peer(void)
 	char err[DROCE_ERR_LEN], line[128];
 	unsigned int peer_qpn, peer_psn, loops = 0;
 	uint64_t until = rte_get_timer_cycles() + 600 * rte_get_timer_hz();
+	struct rte_mempool *raw_pool = NULL;
+	uint16_t raw_port;
+	bool raw = false;
 
-	if (end_up(&e, "net_memif_rc0", PEER_IP, (size_t)PEER_RECVS * RECV_SIZE, err,
+	if (raw_port_up(RAW_DEVICE, &raw_port, &raw_pool, err, sizeof(err)) != 0 ||
+	    end_up(&e, "net_memif_rc0", PEER_IP, (size_t)PEER_RECVS * RECV_SIZE, err,
 		   sizeof(err)) != 0) {
 		fprintf(stderr, "droce-bench rc peer: %s\n", err);
 		return 1;
@@ -254,6 +319,8 @@ bench_rc_peer(void)
 		struct droce_wc wc[32];
 		int n;
 
+		if (raw)
+			raw_echo(raw_port);
 		end_poll(&e);
 		n = droce_poll_cq(e.rcq, 32, wc);
 		for (int i = 0; i < n; i++) {
@@ -274,16 +341,21 @@ bench_rc_peer(void)
 			struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 
 			/* "pause": sleep until the next line, so that the kernel
-			 * TCP baseline has this cpu to itself; EOF: the end.
+			 * TCP baseline has this cpu to itself; "raw" and "rc":
+			 * echo the other memif pair's frames or not; EOF: the end.
 			 */
-			if (poll(&pfd, 1, 0) > 0 &&
-			    (fgets(line, sizeof(line), stdin) == NULL ||
-			     (strncmp(line, "pause", 5) == 0 &&
-			      fgets(line, sizeof(line), stdin) == NULL)))
-				break;
+			if (poll(&pfd, 1, 0) > 0) {
+				if (fgets(line, sizeof(line), stdin) == NULL ||
+				    (strncmp(line, "pause", 5) == 0 &&
+				     fgets(line, sizeof(line), stdin) == NULL))
+					break;
+				if (strncmp(line, "raw", 3) == 0 || strncmp(line, "rc", 2) == 0)
+					raw = line[1] == 'a';
+			}
 		}
 	}
 	end_down(&e);
+	raw_port_down(raw_port, raw_pool);
 	return 0;
 }
 
@@ -292,13 +364,13 @@ bench_rc_peer(void)
 struct peer {
 	pid_t pid;
 	FILE *to, *from;
-	char prefix[64], socket[96];
+	char prefix[64], socket[96], raw_socket[96];
 };
 
 static int
 peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
 {
-	char lcores[160], vdev[160], self[4096];
+	char lcores[160], vdev[160], raw_vdev[160], self[4096];
 	const char *peer_cpu = strchr(o->cpus, ',') ? strchr(o->cpus, ',') + 1 : o->cpus;
 	int to[2], from[2];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -311,6 +383,8 @@ peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
 	snprintf(p->prefix, sizeof(p->prefix), "droce-bench-rcpeer-%d", getpid());
 	snprintf(lcores, sizeof(lcores), "0@%s,1@%s", peer_cpu, peer_cpu);
 	snprintf(vdev, sizeof(vdev), "net_memif_rc0,role=client,socket=%s", p->socket);
+	snprintf(raw_vdev, sizeof(raw_vdev), "%s,role=client,socket=%s", RAW_DEVICE,
+		 p->raw_socket);
 	if (pipe(to) != 0 || pipe(from) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
@@ -330,7 +404,8 @@ peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
 		 */
 		execl(self, self, "--no-pci", "--no-huge", "-m", "1536", "--no-shconf",
 		      "--no-telemetry", "--file-prefix", p->prefix,
-		      "--lcores", lcores, "--vdev", vdev, "--log-level", "lib.eal:error",
+		      "--lcores", lcores, "--vdev", vdev, "--vdev", raw_vdev,
+		      "--log-level", "lib.eal:error",
 		      "--", "--rc-peer", (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", self, strerror(errno));
 		_exit(127);
@@ -430,6 +505,72 @@ rc_pingpong(struct rc_end *e, uint64_t *rtt, unsigned int iters)
 			return false;
 	}
 	return true;
+}
+
+/* Our end of the memif pair no stack owns. */
+struct raw_link {
+	uint16_t port_id;
+	struct rte_mempool *pool;       /* NULL: not up */
+};
+
+/* One frame there and back: its round trip in TSC cycles, 0 when none
+ * came back within @p wait_ms.
+ */
+static uint64_t
+raw_bounce(const struct raw_link *r, unsigned int wait_ms)
+{
+	uint64_t until, t0, rtt = 0;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(r->pool), *back[32];
+	uint16_t n = 0;
+
+	if (m == NULL || rte_pktmbuf_append(m, RAW_FRAME_BYTES) == NULL) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	memset(rte_pktmbuf_mtod(m, uint8_t *), 0x5a, RAW_FRAME_BYTES);
+	t0 = rte_rdtsc();
+	until = t0 + rte_get_tsc_hz() / 1000 * wait_ms;
+	if (rte_eth_tx_burst(r->port_id, 0, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	while (n == 0 && rte_rdtsc() < until)
+		n = rte_eth_rx_burst(r->port_id, 0, back, RTE_DIM(back));
+	if (n != 0)
+		rtt = rte_rdtsc() - t0;
+	rte_pktmbuf_free_bulk(back, n);
+	return rtt;
+}
+
+/* The transport alone: @p iters frames of the ping's size echoed by the
+ * peer's lcore, one at a time.
+ */
+static bool
+raw_pingpong(const struct raw_link *r, struct peer *p, uint64_t *rtt, unsigned int iters)
+{
+	uint64_t until = rte_get_timer_cycles() + 3 * rte_get_timer_hz();
+	bool ok = false;
+
+	fputs("raw\n", p->to);
+	fflush(p->to);
+	/* The link comes up when the peer has connected, and the peer looks
+	 * at its stdin every few thousand rounds.
+	 */
+	while (raw_bounce(r, 1) == 0)
+		if (rte_get_timer_cycles() > until)
+			goto out;
+		else
+			rte_delay_us_sleep(1000);
+	for (unsigned int i = 0; i < iters; i++) {
+		rtt[i] = raw_bounce(r, 100);
+		if (rtt[i] == 0)
+			goto out;
+	}
+	ok = true;
+out:
+	fputs("rc\n", p->to);
+	fflush(p->to);
+	return ok;
 }
 
 /* GB/s of WRITE_COUNT 64 KiB WRITEs, WRITE_WINDOW in flight. */
@@ -614,8 +755,8 @@ bench_tcp_rate(void)
 /* ---- the case ------------------------------------------------------------------- */
 
 static int
-rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, uint32_t *peer_rkey,
-	  uint64_t *peer_va, char *err, size_t errlen)
+rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, struct raw_link *r,
+	  uint32_t *peer_rkey, uint64_t *peer_va, char *err, size_t errlen)
 {
 	char devargs[160], line[128];
 	unsigned int qpn, psn, rkey;
@@ -623,13 +764,21 @@ rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, uint32_t
 	int ret;
 
 	snprintf(p->socket, sizeof(p->socket), "/tmp/droce-bench-rc-%d.sock", getpid());
+	snprintf(p->raw_socket, sizeof(p->raw_socket), "/tmp/droce-bench-rcraw-%d.sock",
+		 getpid());
 	snprintf(devargs, sizeof(devargs), "net_memif_rc0,role=server,socket=%s", p->socket);
 	ret = rte_dev_probe(devargs);
+	if (ret == 0) {
+		snprintf(devargs, sizeof(devargs), "%s,role=server,socket=%s", RAW_DEVICE,
+			 p->raw_socket);
+		ret = rte_dev_probe(devargs);
+	}
 	if (ret != 0) {
-		snprintf(err, errlen, "net_memif_rc0: %s", rte_strerror(-ret));
+		snprintf(err, errlen, "%s: %s", devargs, rte_strerror(-ret));
 		return -1;
 	}
-	if (end_up(e, "net_memif_rc0", OUR_IP, 4u << 20, err, errlen) != 0 ||
+	if (raw_port_up(RAW_DEVICE, &r->port_id, &r->pool, err, errlen) != 0 ||
+	    end_up(e, "net_memif_rc0", OUR_IP, 4u << 20, err, errlen) != 0 ||
 	    peer_start(p, o, err, errlen) != 0)
 		return -1;
 	if (fgets(line, sizeof(line), p->from) == NULL ||
@@ -657,11 +806,16 @@ rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, uint32_t
 }
 
 static void
-rc_rig_down(struct rc_end *e, struct peer *p)
+rc_rig_down(struct rc_end *e, struct peer *p, struct raw_link *r)
 {
 	uint16_t port_id;
 
 	end_down(e);
+	/* Ours goes first, while the peer polls it no more (memif unmaps a
+	 * leaving peer's rings under a port that is polled).
+	 */
+	if (r->pool != NULL)
+		raw_port_down(r->port_id, r->pool);
 	peer_stop(p);
 	/* The stack leaves the port to whoever probed it. */
 	if (rte_eth_dev_get_port_by_name("net_memif_rc0", &port_id) == 0) {
@@ -673,6 +827,7 @@ rc_rig_down(struct rc_end *e, struct peer *p)
 			rte_dev_remove(info.device);
 	}
 	unlink(p->socket);
+	unlink(p->raw_socket);
 }
 
 int
@@ -680,11 +835,13 @@ bench_rc(const struct bench_opts *o)
 {
 	static uint64_t rtt[PING_ITERS];
 	double rc_p50[BENCH_MAX_ROUNDS], rc_p99[BENCH_MAX_ROUNDS];
+	double raw_p50[BENCH_MAX_ROUNDS], raw_p99[BENCH_MAX_ROUNDS];
 	double tcp_p50[BENCH_MAX_ROUNDS], tcp_p99[BENCH_MAX_ROUNDS];
 	double wr[BENCH_MAX_ROUNDS], wr_zc[BENCH_MAX_ROUNDS], mc[BENCH_MAX_ROUNDS];
 	double rr[BENCH_MAX_ROUNDS], tr[BENCH_MAX_ROUNDS];
 	struct rc_end e = { 0 };
 	struct peer p = { 0 };
+	struct raw_link raw = { .pool = NULL };
 	char err[DROCE_ERR_LEN];
 	uint32_t peer_rkey;
 	uint64_t peer_va;
@@ -692,7 +849,7 @@ bench_rc(const struct bench_opts *o)
 	bool zero_copy;
 	int ret = 1;
 
-	if (rc_rig_up(o, &e, &p, &peer_rkey, &peer_va, err, sizeof(err)) != 0) {
+	if (rc_rig_up(o, &e, &p, &raw, &peer_rkey, &peer_va, err, sizeof(err)) != 0) {
 		fprintf(stderr, "droce-bench rc: %s\n", err);
 		goto out;
 	}
@@ -710,6 +867,11 @@ bench_rc(const struct bench_opts *o)
 			goto out;
 		}
 		bench_percentiles(rtt, PING_ITERS, &rc_p50[r], &rc_p99[r]);
+		if (!raw_pingpong(&raw, &p, rtt, PING_ITERS)) {
+			fprintf(stderr, "droce-bench rc: no frame came back over %s\n", RAW_DEVICE);
+			goto out;
+		}
+		bench_percentiles(rtt, PING_ITERS, &raw_p50[r], &raw_p99[r]);
 		wr[r] = rc_write(&e, peer_rkey, peer_va);
 		/* The same WRITEs sent from the MR. */
 		if (zero_copy) {
@@ -733,9 +895,9 @@ bench_rc(const struct bench_opts *o)
 			fprintf(stderr, "droce-bench rc: a WRITE or rate pass failed\n");
 			goto out;
 		}
-		printf("  round %u: ping-pong p50 %.1f us (TCP %.1f), p99 %.1f us (TCP %.1f); WRITE %.2f GB/s (zero copy %.2f, memcpy %.2f); rate %.0f msg/s (TCP %.0f)\n",
-		       r + 1, rc_p50[r], tcp_p50[r], rc_p99[r], tcp_p99[r], wr[r], wr_zc[r],
-		       mc[r], rr[r], tr[r]);
+		printf("  round %u: ping-pong p50 %.1f us (TCP %.1f, memif alone %.2f), p99 %.1f us (TCP %.1f); WRITE %.2f GB/s (zero copy %.2f, memcpy %.2f); rate %.0f msg/s (TCP %.0f)\n",
+		       r + 1, rc_p50[r], tcp_p50[r], raw_p50[r], rc_p99[r], tcp_p99[r], wr[r],
+		       wr_zc[r], mc[r], rr[r], tr[r]);
 		fflush(stdout);
 	}
 	printf("  ping-pong 64 B: p50 %.1f us vs TCP %.1f us = %.2fx; p99 %.1f us vs %.1f us = %.2fx\n",
@@ -743,6 +905,11 @@ bench_rc(const struct bench_opts *o)
 	       bench_median(rc_p50, o->rounds) / bench_median(tcp_p50, o->rounds),
 	       bench_median(rc_p99, o->rounds), bench_median(tcp_p99, o->rounds),
 	       bench_median(rc_p99, o->rounds) / bench_median(tcp_p99, o->rounds));
+	printf("  the transport alone (%u-byte frames echoed over memif): p50 %.2f us = %.2fx TCP, p99 %.2f us; RC adds %.2f us at p50\n",
+	       RAW_FRAME_BYTES, bench_median(raw_p50, o->rounds),
+	       bench_median(raw_p50, o->rounds) / bench_median(tcp_p50, o->rounds),
+	       bench_median(raw_p99, o->rounds),
+	       bench_median(rc_p50, o->rounds) - bench_median(raw_p50, o->rounds));
 	printf("  RDMA WRITE 64 KiB x%u in flight: %.2f GB/s vs memcpy %.2f GB/s = %.2fx\n",
 	       WRITE_WINDOW, bench_median(wr, o->rounds), bench_median(mc, o->rounds),
 	       bench_median(wr, o->rounds) / bench_median(mc, o->rounds));
@@ -759,6 +926,6 @@ bench_rc(const struct bench_opts *o)
 out:
 	free(src);
 	free(dst);
-	rc_rig_down(&e, &p);
+	rc_rig_down(&e, &p, &raw);
 	return ret;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 #include <rte_udp.h>
 
 #include "rc_private.h"
@@ -412,6 +413,12 @@ resp_complete(struct droce_qp *qp, const struct resp_req *r)
 		}
 		/* The slot is free before its CQE shows (see wqe_retire()). */
 		atomic_store_explicit(&qp->rq.consumer, consumer + 1, memory_order_release);
+		if (consumer + 1 != atomic_load_explicit(&qp->rq.producer, memory_order_relaxed)) {
+			const struct rc_recv_wqe *next = rc_queue_slot(&qp->rq, consumer + 1);
+
+			if (next->num_sge != 0)
+				rte_prefetch0_write((const void *)(uintptr_t)next->sge[0].addr);
+		}
 		rc_complete(qp, qp->init.recv_cq, &wc);
 		resp->have_wqe = false;
 	}

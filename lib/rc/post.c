@@ -168,7 +168,7 @@ qp_flush_locked(struct droce_qp *qp)
 {
 	rte_spinlock_lock(&qp->lock);
 	rc_qp_flush(qp);
-	rte_spinlock_unlock(&qp->lock);
+	rc_unlock(&qp->lock);
 }
 
 static bool
@@ -208,7 +208,7 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send
 		producer++;
 	}
 	atomic_store_explicit(&q->producer, producer, memory_order_release);
-	rte_spinlock_unlock(&q->post_lock);
+	rc_unlock(&q->post_lock);
 	if (ret != 0)
 		*bad_wr = wr;
 	if (state == DROCE_QPS_ERR)
@@ -263,7 +263,7 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv
 		producer++;
 	}
 	atomic_store_explicit(&q->producer, producer, memory_order_release);
-	rte_spinlock_unlock(&q->post_lock);
+	rc_unlock(&q->post_lock);
 	if (ret != 0)
 		*bad_wr = wr;
 	if (state == DROCE_QPS_ERR)

@@ -335,7 +335,7 @@ droce_destroy_qp(struct droce_qp *qp)
 	qp->init.send_cq->users--;
 	qp->init.recv_cq->users--;
 	qp->dead = true;
-	rte_spinlock_unlock(&qp->lock);
+	rc_unlock(&qp->lock);
 	rc_qp_release(qp);
 	return 0;
 }
@@ -550,7 +550,7 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 	if (ret == 0)
 		ret = attr_check(qp, attr, attr_mask);
 	if (ret != 0) {
-		rte_spinlock_unlock(&qp->lock);
+		rc_unlock(&qp->lock);
 		return ret;
 	}
 	if (to == DROCE_QPS_RESET) {
@@ -579,7 +579,7 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 			rc_qp_flush(qp);
 		}
 	}
-	rte_spinlock_unlock(&qp->lock);
+	rc_unlock(&qp->lock);
 	/* A worker owner's next hop, looked up by the control lcore (its
 	 * list's lock is not taken under the QP's).
 	 */

@@ -416,4 +416,15 @@ rc_queue_slot(const struct rc_queue *q, uint32_t index)
 	return q->wqe + (size_t)(index & (q->size - 1)) * q->wqe_size;
 }
 
+/* A spinlock's release as a plain store, which on x86 already orders
+ * every earlier load and store before it (DPDK's x86 unlock is an xchg,
+ * a locked instruction that waits for the core's pending stores, and
+ * after a memif burst those are stores to lines of the other cpu).
+ */
+static inline void
+rc_unlock(rte_spinlock_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
 #endif /* DROCE_RC_PRIVATE_H */

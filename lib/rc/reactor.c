@@ -201,7 +201,7 @@ qp_settled_in_err(struct droce_qp *qp)
 
 	rte_spinlock_lock(&qp->lock);
 	in_err = qp->attr.qp_state == DROCE_QPS_ERR;
-	rte_spinlock_unlock(&qp->lock);
+	rc_unlock(&qp->lock);
 	return in_err;
 }
 
@@ -382,7 +382,7 @@ droce_rc_send_socket_destroy(struct droce_rc_send_socket *sock)
 		rte_spinlock_lock(&sock->lock);
 		cq_drain(sock->cq, sock->qp->qpn, send_slot_release, sock);
 		in_flight = sock->nb_slots - sock->nb_free;
-		rte_spinlock_unlock(&sock->lock);
+		rc_unlock(&sock->lock);
 		/* In ERR the transport has let go of the buffers: a completion
 		 * the CQ lost (an overrun) does not keep them.
 		 */
@@ -414,11 +414,11 @@ slot_take(struct droce_rc_send_socket *sock, uint64_t key, uint32_t *index)
 {
 	rte_spinlock_lock(&sock->lock);
 	if (sock->nb_free == 0) {
-		rte_spinlock_unlock(&sock->lock);
+		rc_unlock(&sock->lock);
 		return -EAGAIN;
 	}
 	*index = sock->free_slots[--sock->nb_free];
-	rte_spinlock_unlock(&sock->lock);
+	rc_unlock(&sock->lock);
 	/* Set before the post: the completion may be read on another
 	 * thread before droce_post_send() returns here.
 	 */
@@ -432,7 +432,7 @@ slot_put_back(struct droce_rc_send_socket *sock, uint32_t index)
 {
 	rte_spinlock_lock(&sock->lock);
 	send_slot_release(sock, index);
-	rte_spinlock_unlock(&sock->lock);
+	rc_unlock(&sock->lock);
 }
 
 /* Post one signalled SEND from slot @p index; the slot goes back on failure. */
@@ -578,7 +578,7 @@ droce_cq_reactor_on_send_cq_event(struct droce_cq_reactor *reactor,
 	rte_spinlock_lock(&sock->lock);
 	for (int i = 0; i < n; i++)
 		known[i] = send_completion_claim(sock, &wc[i]);
-	rte_spinlock_unlock(&sock->lock);
+	rc_unlock(&sock->lock);
 	for (int i = 0; i < n; i++) {
 		if (known[i] && wc[i].status == DROCE_WC_SUCCESS) {
 			keys[nb_keys++] = wc[i].wr_id;

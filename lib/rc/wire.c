@@ -434,7 +434,7 @@ rc_neigh_add(struct droce_qp *qp)
 		qp->on_neigh = true;
 		TAILQ_INSERT_TAIL(&dev->neigh, qp, neigh_link);
 	}
-	rte_spinlock_unlock(&dev->neigh_lock);
+	rc_unlock(&dev->neigh_lock);
 	atomic_store(&dev->neigh_new, true);
 	droce_control_wake(dev->stack); /* an application thread: it may */
 }
@@ -451,7 +451,7 @@ rc_neigh_remove(struct droce_qp *qp)
 		qp->on_neigh = false;
 		TAILQ_REMOVE(&dev->neigh, qp, neigh_link);
 	}
-	rte_spinlock_unlock(&dev->neigh_lock);
+	rc_unlock(&dev->neigh_lock);
 }
 
 /* Look up the MACs of the QPs: at once for a new one, every millisecond
@@ -483,7 +483,7 @@ neigh_round(struct droce_lcore_ctx *ctx, void *arg)
 		atomic_store_explicit(&qp->peer_mac, v, memory_order_relaxed);
 		atomic_store_explicit(&qp->mac_known, true, memory_order_release);
 	}
-	rte_spinlock_unlock(&dev->neigh_lock);
+	rc_unlock(&dev->neigh_lock);
 	dev->neigh_next_tsc = now + (all_known ? rte_get_timer_hz() : rte_get_timer_hz() / 1000);
 	return 0;
 }
@@ -566,7 +566,7 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 	}
 	if (qp != *locked) {
 		if (*locked != NULL)
-			rte_spinlock_unlock(&(*locked)->lock);
+			rc_unlock(&(*locked)->lock);
 		rte_spinlock_lock(&qp->lock);
 		*locked = qp;
 	}
@@ -664,7 +664,7 @@ qp_turn(struct droce_qp *qp)
 	rte_spinlock_lock(&qp->lock);
 	if (qp->dead) {
 		/* Destroyed: its CQs may be gone; the doorbell frees it. */
-		rte_spinlock_unlock(&qp->lock);
+		rc_unlock(&qp->lock);
 		return false;
 	}
 	/* Nothing goes out until ARP knows the peer: it would hold a few
@@ -680,7 +680,7 @@ qp_turn(struct droce_qp *qp)
 		if (qp->attr.qp_state == DROCE_QPS_RTS)
 			rc_completer_path_wait(qp);
 		more = qp->attr.qp_state != DROCE_QPS_ERR;
-		rte_spinlock_unlock(&qp->lock);
+		rc_unlock(&qp->lock);
 		return more;
 	}
 	qp->comp.path_wait_since = 0;
@@ -701,7 +701,7 @@ qp_turn(struct droce_qp *qp)
 	}
 	if (qp->attr.qp_state == DROCE_QPS_ERR)
 		rc_qp_flush(qp); /* receives posted since still complete */
-	rte_spinlock_unlock(&qp->lock);
+	rc_unlock(&qp->lock);
 	return more;
 }
 
@@ -722,7 +722,7 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 		for (unsigned int i = 0; i < n; i++)
 			packet_input(o, pkts[i], &locked);
 		if (locked != NULL)
-			rte_spinlock_unlock(&locked->lock);
+			rc_unlock(&locked->lock);
 		taken += n;
 	}
 	take_doorbells(o);

@@ -392,6 +392,14 @@ rc_qp_ring_doorbell(struct droce_qp *qp)
 	struct rc_owner *o = qp->owner;
 	bool rung = false;
 
+	/* The owner's own thread between its rounds: nothing walks the
+	 * active list now, and the doorbell's locked instructions would wait
+	 * for the stores of the round's TX burst.
+	 */
+	if (o->lcore_id == rte_lcore_id() && !o->in_round) {
+		rc_qp_activate(qp);
+		return;
+	}
 	if (!atomic_compare_exchange_strong(&qp->doorbell_rung, &rung, true))
 		return; /* the owner has not taken the last one yet */
 	/* The ring holds every QP once: it cannot be full. */
@@ -714,6 +722,7 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 
 	o->ctx = ctx;
 	o->lcore_id = rte_lcore_id();
+	o->in_round = true;
 	while (taken < RC_RX_ROUND &&
 	       (n = rte_ring_sc_dequeue_burst(o->rx_ring, (void **)pkts, RC_RX_BURST,
 					      NULL)) != 0) {
@@ -731,6 +740,7 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 		if (!qp_turn(qp))
 			qp_deactivate(qp);
 	}
+	o->in_round = false;
 	return taken + !TAILQ_EMPTY(&o->active) + !rte_ring_empty(o->rx_ring);
 }
 

@@ -341,7 +341,7 @@ rnr_timer_expired(struct rte_timer *t, void *arg)
 		qp->comp.rnr_waiting = false;
 		rc_requester_rewind(qp);
 	}
-	rc_unlock(&qp->lock);
+	rc_qp_unlock_owner(qp);
 }
 
 static enum comp_step
@@ -461,7 +461,7 @@ retransmit_timer_expired(struct rte_timer *t, void *arg)
 		qp->comp.went_back = true;
 		comp_retry(qp);
 	}
-	rc_unlock(&qp->lock);
+	rc_qp_unlock_owner(qp);
 }
 
 /* The local ACK timeout in timer ticks: 4.096 us * 2^timeout. */

@@ -142,18 +142,27 @@ droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 	return 0;
 }
 
-int
-rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc)
+unsigned int
+rc_cq_add_burst(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n)
 {
-	if (rte_ring_mp_enqueue_elem(cq->entries, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
-		__atomic_fetch_add(&cq->overruns, 1, __ATOMIC_RELAXED);
-		return -ENOSPC;
-	}
+	unsigned int added = rte_ring_mp_enqueue_burst_elem(cq->entries, wc, sizeof(*wc), n,
+							    NULL);
+
+	if (added < n)
+		__atomic_fetch_add(&cq->overruns, n - added, __ATOMIC_RELAXED);
+	if (added == 0)
+		return 0;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&cq->armed, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel))
 		rc_cq_signal(cq);
-	return 0;
+	return added;
+}
+
+int
+rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc)
+{
+	return rc_cq_add_burst(cq, wc, 1) == 1 ? 0 : -ENOSPC;
 }
 
 void

@@ -315,8 +315,16 @@ flush_queue(struct droce_qp *qp, struct rc_queue *q, struct droce_cq *cq, bool s
 void
 rc_qp_flush(struct droce_qp *qp)
 {
-	uint32_t lost = flush_queue(qp, &qp->sq, qp->init.send_cq, true) +
-			flush_queue(qp, &qp->rq, qp->init.recv_cq, false);
+	uint32_t lost;
+
+	/* The owner's completions go before the flushed ones. On another
+	 * thread its stage holds none of this QP's: the owner empties it
+	 * before it lets go of the lock this caller holds.
+	 */
+	if (rte_lcore_id() == qp->owner->lcore_id)
+		rc_owner_publish(qp->owner);
+	lost = flush_queue(qp, &qp->sq, qp->init.send_cq, true) +
+	       flush_queue(qp, &qp->rq, qp->init.recv_cq, false);
 
 	if (lost != 0)
 		RC_LOG(ERR, "QP 0x%x: %u flushed work requests found their CQ full (an overrun)",

@@ -79,6 +79,21 @@ TAILQ_HEAD(rc_qp_list, droce_qp);
 /* An lcore that runs QPs: the control lcore, or one worker of several.
  * Everything here but the rings is its own.
  */
+/* Completions an owner made while it held one QP's lock, added to their
+ * CQ together before it lets go: one locked enqueue and one fence for all
+ * of them instead of each (a locked instruction waits for the stores
+ * before it: the payloads just copied, a memif burst's). Added before the
+ * lock is released, they stay in order with the flushes of another
+ * thread, which takes the lock.
+ */
+#define RC_CQ_STAGE 32
+
+struct rc_cq_stage {
+	struct droce_cq *cq;
+	uint32_t n;
+	struct droce_wc wc[RC_CQ_STAGE];
+};
+
 struct rc_owner {
 	struct droce_rc_device *dev;
 	int worker;                     /* its index; -1: the control lcore */
@@ -91,6 +106,7 @@ struct rc_owner {
 	atomic_uint nb_qps;             /* QPs it runs */
 	uint32_t tx_reclaimed;          /* the device's tx_reclaim it last did */
 	struct droce_rc_stats stats;
+	struct rc_cq_stage stage;       /* empty whenever no QP lock is held */
 } __rte_cache_aligned;
 
 struct droce_rc_device {
@@ -319,6 +335,8 @@ rc_mr_cpu(const struct droce_mr *mr, uint64_t addr)
 /* cq.c */
 /* Add a completion; -ENOSPC when the CQ is full (counted as an overrun). */
 int rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc);
+/* Add @p n completions in order: how many fit (the rest are overruns). */
+unsigned int rc_cq_add_burst(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n);
 
 /* qp.c */
 struct droce_qp *rc_qp_of_num(const struct droce_rc_device *dev, uint32_t qpn);
@@ -364,7 +382,12 @@ void *rc_sge_place(const struct droce_qp *qp, const struct droce_sge *sge, uint3
  */
 bool rc_sge_copy_in(const struct droce_qp *qp, const struct droce_sge *sge, uint32_t nb_sge,
 		    uint32_t offset, const void *src, uint32_t len);
+/* A completion the owner made, holding @p qp's lock: staged (see
+ * struct rc_cq_stage) until rc_owner_publish().
+ */
 void rc_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc);
+/* The owner's staged completions into their CQ, on the owner's lcore. */
+void rc_owner_publish(struct rc_owner *o);
 /* QP -> ERR from the transport: log why, flush everything. */
 void rc_qp_fail(struct droce_qp *qp, const char *why);
 
@@ -426,6 +449,14 @@ static inline void
 rc_unlock(rte_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+/* The owner lets go of @p qp: its staged completions first. */
+static inline void
+rc_qp_unlock_owner(struct droce_qp *qp)
+{
+	rc_owner_publish(qp->owner);
+	rc_unlock(&qp->lock);
 }
 
 #endif /* DROCE_RC_PRIVATE_H */

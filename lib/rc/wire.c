@@ -365,11 +365,29 @@ rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 /* ---- completions and errors --------------------------------------------------- */
 
 void
+rc_owner_publish(struct rc_owner *o)
+{
+	struct rc_cq_stage *st = &o->stage;
+	unsigned int added;
+
+	if (st->n == 0)
+		return;
+	added = rc_cq_add_burst(st->cq, st->wc, st->n);
+	for (unsigned int i = added; i < st->n; i++)
+		RC_LOG(ERR, "QP 0x%x: CQ full, a completion (wr_id %" PRIu64 ", %s) is lost",
+		       st->wc[i].qp_num, st->wc[i].wr_id, droce_wc_status_str(st->wc[i].status));
+	st->n = 0;
+}
+
+void
 rc_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc)
 {
-	if (rc_cq_add(cq, wc) != 0)
-		RC_LOG(ERR, "QP 0x%x: CQ full, a completion (wr_id %" PRIu64 ", %s) is lost",
-		       qp->qpn, wc->wr_id, droce_wc_status_str(wc->status));
+	struct rc_cq_stage *st = &qp->owner->stage;
+
+	if (st->n != 0 && (st->cq != cq || st->n == RC_CQ_STAGE))
+		rc_owner_publish(qp->owner);
+	st->cq = cq;
+	st->wc[st->n++] = *wc;
 }
 
 void
@@ -574,7 +592,7 @@ packet_input(struct rc_owner *o, struct rte_mbuf *m, struct droce_qp **locked)
 	}
 	if (qp != *locked) {
 		if (*locked != NULL)
-			rc_unlock(&(*locked)->lock);
+			rc_qp_unlock_owner(*locked);
 		rte_spinlock_lock(&qp->lock);
 		*locked = qp;
 	}
@@ -672,7 +690,7 @@ qp_turn(struct droce_qp *qp)
 	rte_spinlock_lock(&qp->lock);
 	if (qp->dead) {
 		/* Destroyed: its CQs may be gone; the doorbell frees it. */
-		rc_unlock(&qp->lock);
+		rc_qp_unlock_owner(qp);
 		return false;
 	}
 	/* Nothing goes out until ARP knows the peer: it would hold a few
@@ -688,7 +706,7 @@ qp_turn(struct droce_qp *qp)
 		if (qp->attr.qp_state == DROCE_QPS_RTS)
 			rc_completer_path_wait(qp);
 		more = qp->attr.qp_state != DROCE_QPS_ERR;
-		rc_unlock(&qp->lock);
+		rc_qp_unlock_owner(qp);
 		return more;
 	}
 	qp->comp.path_wait_since = 0;
@@ -709,7 +727,7 @@ qp_turn(struct droce_qp *qp)
 	}
 	if (qp->attr.qp_state == DROCE_QPS_ERR)
 		rc_qp_flush(qp); /* receives posted since still complete */
-	rc_unlock(&qp->lock);
+	rc_qp_unlock_owner(qp);
 	return more;
 }
 
@@ -731,7 +749,7 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 		for (unsigned int i = 0; i < n; i++)
 			packet_input(o, pkts[i], &locked);
 		if (locked != NULL)
-			rc_unlock(&locked->lock);
+			rc_qp_unlock_owner(locked);
 		taken += n;
 	}
 	take_doorbells(o);

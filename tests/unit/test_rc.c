@@ -494,6 +494,64 @@ test_cq_limits_and_event(void **state)
 	assert_string_equal(droce_wc_status_str((enum droce_wc_status)99), "unknown");
 }
 
+/* Completions the owner makes under a QP's lock wait in its stage and
+ * reach their CQ together, in order: when published, when one for
+ * another CQ comes, before a flush on the owner's lcore, and what does
+ * not fit is an overrun, logged.
+ */
+static void
+test_completions_staged(void **state)
+{
+	struct droce_wc got[8];
+	struct droce_recv_wr rwr = { .wr_id = 200 }, *bad;
+	struct droce_qp_attr err = { .qp_state = DROCE_QPS_ERR };
+	struct qp_fixture f;
+	struct droce_cq *tiny;
+	struct rc_owner *o;
+
+	(void)state;
+	qp_fixture_up(&f, DROCE_QPT_RC, 8);
+	o = f.qp->owner;
+	for (uint64_t i = 0; i < 3; i++)
+		rc_complete(f.qp, f.rcq, &(struct droce_wc){ .wr_id = 100 + i });
+	assert_int_equal(droce_poll_cq(f.rcq, 8, got), 0);
+	rc_owner_publish(o);
+	assert_int_equal(droce_poll_cq(f.rcq, 8, got), 3);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(got[i].wr_id, 100 + i);
+	/* Another CQ's completion: the staged ones go first. */
+	rc_complete(f.qp, f.rcq, &(struct droce_wc){ .wr_id = 1 });
+	rc_complete(f.qp, f.scq, &(struct droce_wc){ .wr_id = 2 });
+	assert_int_equal(droce_poll_cq(f.rcq, 8, got), 1);
+	assert_int_equal(droce_poll_cq(f.scq, 8, got), 0);
+	rc_owner_publish(o);
+	assert_int_equal(droce_poll_cq(f.scq, 8, got), 1);
+	/* A flush on the owner's lcore comes after what the owner staged. */
+	assert_int_equal(o->lcore_id, rte_lcore_id());
+	assert_int_equal(to_init(f.qp), 0);
+	assert_int_equal(droce_post_recv(f.qp, &rwr, &bad), 0);
+	rc_complete(f.qp, f.rcq, &(struct droce_wc){ .wr_id = 100 });
+	assert_int_equal(droce_modify_qp(f.qp, &err, DROCE_QP_STATE), 0);
+	rc_owner_publish(o);
+	assert_int_equal(droce_poll_cq(f.rcq, 8, got), 2);
+	assert_int_equal(got[0].wr_id, 100);
+	assert_int_equal(got[1].wr_id, 200);
+	assert_int_equal(got[1].status, DROCE_WC_WR_FLUSH_ERR);
+	/* Three for a CQ of two: one overrun, logged with its wr_id. */
+	tiny = droce_create_cq(dev, 2);
+	assert_non_null(tiny);
+	log_clear();
+	for (uint64_t i = 0; i < 3; i++)
+		rc_complete(f.qp, tiny, &(struct droce_wc){ .wr_id = 300 + i });
+	rc_owner_publish(o);
+	assert_int_equal(tiny->overruns, 1);
+	log_says("CQ full, a completion (wr_id 302");
+	assert_int_equal(droce_poll_cq(tiny, 8, got), 2);
+	assert_int_equal(got[1].wr_id, 301);
+	assert_int_equal(droce_destroy_cq(tiny), 0);
+	qp_fixture_down(&f);
+}
+
 /* More CQs than DPDK has memzones (RTE_MAX_MEMZONE): a thousand
  * sessions hold two each, and their rings must not take one apiece.
  */
@@ -949,6 +1007,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_mr_keys_not_guessable),
 		cmocka_unit_test(test_mr_gpu),
 		cmocka_unit_test(test_cq_limits_and_event),
+		cmocka_unit_test(test_completions_staged),
 		cmocka_unit_test(test_cqs_past_the_memzone_limit),
 		cmocka_unit_test(test_create_qp_checks),
 		cmocka_unit_test(test_rc_path_to_rts),

@@ -55,6 +55,14 @@ double bench_tcp_rate(void);
 /* p50 and p99 of @p n round trips (TSC cycles, sorted here), in microseconds. */
 void bench_percentiles(uint64_t *tsc, unsigned int n, double *p50, double *p99);
 
+/* Port @p name, probed already, started with one queue each way of 512
+ * descriptors and a pool of its own (*@p pool, NULL if none was made);
+ * bench_port_down() undoes it and removes the device.
+ */
+int bench_port_up(const char *name, uint16_t *port_id, struct rte_mempool **pool, char *err,
+		  size_t errlen);
+void bench_port_down(uint16_t port_id, struct rte_mempool *pool);
+
 int bench_rx_drop(const struct bench_opts *o);
 int bench_icrc(const struct bench_opts *o);
 int bench_icrc_copy(const struct bench_opts *o);

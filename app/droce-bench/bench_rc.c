@@ -230,47 +230,6 @@ post(struct rc_end *e, enum droce_wr_opcode op, uint64_t offset, uint32_t len, b
 
 /* ---- the memif pair no stack owns -------------------------------------------- */
 
-/* Port @p name (probed already) up with one queue each way; its pool. */
-static int
-raw_port_up(const char *name, uint16_t *port_id, struct rte_mempool **pool, char *err,
-	    size_t errlen)
-{
-	struct rte_eth_conf ec = { 0 };
-	char pool_name[RTE_MEMPOOL_NAMESIZE];
-	int ret = rte_eth_dev_get_port_by_name(name, port_id);
-
-	snprintf(pool_name, sizeof(pool_name), "rcraw_%d", getpid());
-	*pool = ret == 0 ? rte_pktmbuf_pool_create(pool_name, 2047, 64, 0,
-						   RTE_MBUF_DEFAULT_BUF_SIZE,
-						   SOCKET_ID_ANY) : NULL;
-	if (ret == 0)
-		ret = *pool == NULL ? -ENOMEM : rte_eth_dev_configure(*port_id, 1, 1, &ec);
-	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL, *pool);
-	if (ret == 0)
-		ret = rte_eth_tx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL);
-	if (ret == 0)
-		ret = rte_eth_dev_start(*port_id);
-	if (ret != 0) {
-		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
-		return -1;
-	}
-	return 0;
-}
-
-static void
-raw_port_down(uint16_t port_id, struct rte_mempool *pool)
-{
-	struct rte_eth_dev_info info;
-	int ret = rte_eth_dev_info_get(port_id, &info);
-
-	rte_eth_dev_stop(port_id);
-	rte_eth_dev_close(port_id);
-	if (ret == 0 && info.device != NULL)
-		rte_dev_remove(info.device);
-	rte_mempool_free(pool);
-}
-
 /* The peer's side: every frame that comes goes back as it is. */
 static void
 raw_echo(uint16_t port_id)
@@ -296,7 +255,7 @@ bench_rc_peer(void)
 	uint16_t raw_port;
 	bool raw = false;
 
-	if (raw_port_up(RAW_DEVICE, &raw_port, &raw_pool, err, sizeof(err)) != 0 ||
+	if (bench_port_up(RAW_DEVICE, &raw_port, &raw_pool, err, sizeof(err)) != 0 ||
 	    end_up(&e, "net_memif_rc0", PEER_IP, (size_t)PEER_RECVS * RECV_SIZE, err,
 		   sizeof(err)) != 0) {
 		fprintf(stderr, "droce-bench rc peer: %s\n", err);
@@ -355,7 +314,7 @@ bench_rc_peer(void)
 		}
 	}
 	end_down(&e);
-	raw_port_down(raw_port, raw_pool);
+	bench_port_down(raw_port, raw_pool);
 	return 0;
 }
 
@@ -542,6 +501,20 @@ raw_bounce(const struct raw_link *r, unsigned int wait_ms)
 	return rtt;
 }
 
+/* The echoes of frames sent before the peer echoed (queued in the ring)
+ * still on their way: gone, so that none passes for a timed frame's.
+ */
+static void
+raw_drain(const struct raw_link *r)
+{
+	struct rte_mbuf *back[32];
+	uint16_t n;
+
+	rte_delay_us_sleep(10 * 1000);
+	while ((n = rte_eth_rx_burst(r->port_id, 0, back, RTE_DIM(back))) != 0)
+		rte_pktmbuf_free_bulk(back, n);
+}
+
 /* The transport alone: @p iters frames of the ping's size echoed by the
  * peer's lcore, one at a time.
  */
@@ -561,6 +534,7 @@ raw_pingpong(const struct raw_link *r, struct peer *p, uint64_t *rtt, unsigned i
 			goto out;
 		else
 			rte_delay_us_sleep(1000);
+	raw_drain(r);
 	for (unsigned int i = 0; i < iters; i++) {
 		rtt[i] = raw_bounce(r, 100);
 		if (rtt[i] == 0)
@@ -777,7 +751,7 @@ rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, struct r
 		snprintf(err, errlen, "%s: %s", devargs, rte_strerror(-ret));
 		return -1;
 	}
-	if (raw_port_up(RAW_DEVICE, &r->port_id, &r->pool, err, errlen) != 0 ||
+	if (bench_port_up(RAW_DEVICE, &r->port_id, &r->pool, err, errlen) != 0 ||
 	    end_up(e, "net_memif_rc0", OUR_IP, 4u << 20, err, errlen) != 0 ||
 	    peer_start(p, o, err, errlen) != 0)
 		return -1;
@@ -815,7 +789,7 @@ rc_rig_down(struct rc_end *e, struct peer *p, struct raw_link *r)
 	 * leaving peer's rings under a port that is polled).
 	 */
 	if (r->pool != NULL)
-		raw_port_down(r->port_id, r->pool);
+		bench_port_down(r->port_id, r->pool);
 	peer_stop(p);
 	/* The stack leaves the port to whoever probed it. */
 	if (rte_eth_dev_get_port_by_name("net_memif_rc0", &port_id) == 0) {

@@ -988,50 +988,20 @@ out:
 	return ret;
 }
 
-/* A net_null port to transmit to, as testpmd's io forwarding would. */
+/* A net_null port to transmit to, as testpmd's io forwarding would (its
+ * RX queue is never polled, but it needs a pool).
+ */
 static int
-null_port_up(const char *name, uint16_t *port_id, char *err, size_t errlen)
+null_port_up(const char *name, uint16_t *port_id, struct rte_mempool **pool, char *err,
+	     size_t errlen)
 {
-	struct rte_eth_conf ec = { 0 };
-	struct rte_mempool *mp;
-	int ret;
+	int ret = rte_dev_probe(name);
 
-	ret = rte_dev_probe(name);
-	if (ret == 0)
-		ret = rte_eth_dev_get_port_by_name(name, port_id);
 	if (ret != 0) {
 		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
 		return -1;
 	}
-	/* Its RX queue is never polled, but it needs a pool. */
-	mp = rte_pktmbuf_pool_create("bench_null", 1024, 0, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	ret = mp == NULL ? -ENOMEM : rte_eth_dev_configure(*port_id, 1, 1, &ec);
-	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL, mp);
-	if (ret == 0)
-		ret = rte_eth_tx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL);
-	if (ret == 0)
-		ret = rte_eth_dev_start(*port_id);
-	if (ret != 0) {
-		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
-		return -1;
-	}
-	return 0;
-}
-
-static void
-null_port_down(uint16_t port_id)
-{
-	struct rte_mempool *mp = rte_mempool_lookup("bench_null");
-	struct rte_eth_dev_info info;
-	int ret = rte_eth_dev_info_get(port_id, &info);
-
-	rte_eth_dev_stop(port_id);
-	rte_eth_dev_close(port_id);
-	if (ret == 0 && info.device != NULL)
-		rte_dev_remove(info.device);
-	rte_mempool_free(mp);
+	return bench_port_up(name, port_id, pool, err, errlen);
 }
 
 /* testpmd's io forwarding (pkt_burst_io_forward) on the same feed: one
@@ -1080,12 +1050,13 @@ bench_stream_pps(const struct bench_opts *o)
 	unsigned int samples = o->rounds * SAMPLES_PER_ROUND;
 	char err[DROCE_ERR_LEN];
 	uint16_t null_port = RTE_MAX_ETHPORTS;
+	struct rte_mempool *null_pool = NULL;
 	struct workload w = { 0 };
 	struct rig r;
 	int ret = 1;
 
 	if (rig_up(&r, err, sizeof(err)) != 0 ||
-	    null_port_up(null_name, &null_port, err, sizeof(err)) != 0 ||
+	    null_port_up(null_name, &null_port, &null_pool, err, sizeof(err)) != 0 ||
 	    workload_build(&r, &w, FIRST_QP, 1, 4096, pages, 0, ORDER_SEQUENTIAL, err,
 			   sizeof(err)) != 0)
 		goto out;
@@ -1124,7 +1095,7 @@ out:
 		fprintf(stderr, "droce-bench: stream-pps: %s\n", err);
 	workload_free(&w);
 	if (null_port != RTE_MAX_ETHPORTS)
-		null_port_down(null_port);
+		bench_port_down(null_port, null_pool);
 	rig_down(&r);
 	return ret;
 }

@@ -25,7 +25,9 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_mbuf.h>
 #include <rte_timer.h>
 #include <rte_vect.h>
 
@@ -64,6 +66,47 @@ bench_allow_512(void)
 	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0 &&
 	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
 	       rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) == 0;
+}
+
+int
+bench_port_up(const char *name, uint16_t *port_id, struct rte_mempool **pool, char *err,
+	      size_t errlen)
+{
+	static unsigned int pools_made;
+	struct rte_eth_conf ec = { 0 };
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	int ret = rte_eth_dev_get_port_by_name(name, port_id);
+
+	snprintf(pool_name, sizeof(pool_name), "bench_port_%u", pools_made++);
+	*pool = ret == 0 ? rte_pktmbuf_pool_create(pool_name, 2047, 64, 0,
+						   RTE_MBUF_DEFAULT_BUF_SIZE,
+						   SOCKET_ID_ANY) : NULL;
+	if (ret == 0)
+		ret = *pool == NULL ? -ENOMEM : rte_eth_dev_configure(*port_id, 1, 1, &ec);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL, *pool);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(*port_id, 0, 512, SOCKET_ID_ANY, NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(*port_id);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", name, rte_strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+void
+bench_port_down(uint16_t port_id, struct rte_mempool *pool)
+{
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port_id, &info);
+
+	rte_eth_dev_stop(port_id);
+	rte_eth_dev_close(port_id);
+	if (ret == 0 && info.device != NULL)
+		rte_dev_remove(info.device);
+	rte_mempool_free(pool);
 }
 
 static const struct bench_case cases[] = {

@@ -76,9 +76,6 @@ extern int droce_rc_logtype;
 
 TAILQ_HEAD(rc_qp_list, droce_qp);
 
-/* An lcore that runs QPs: the control lcore, or one worker of several.
- * Everything here but the rings is its own.
- */
 /* Completions an owner made while it held one QP's lock, added to their
  * CQ together before it lets go: one locked enqueue and one fence for all
  * of them instead of each (a locked instruction waits for the stores
@@ -94,6 +91,9 @@ struct rc_cq_stage {
 	struct droce_wc wc[RC_CQ_STAGE];
 };
 
+/* An lcore that runs QPs: the control lcore, or one worker of several.
+ * Everything here but the rings is its own.
+ */
 struct rc_owner {
 	struct droce_rc_device *dev;
 	int worker;                     /* its index; -1: the control lcore */

@@ -1588,17 +1588,20 @@ test_register_rules(void **state)
 					    worker_handler, NULL), -EBUSY);
 }
 
-/* A stack of its own on one port given by @kv; NULL when it fails. */
+/* A stack of its own on one port given by @kv; the test fails if none. */
 static struct droce_stack *
-other_stack(char **kv, unsigned int n, char *err, size_t errlen)
+other_stack(char **kv, unsigned int n)
 {
 	static struct droce_conf conf;
 	struct droce_lcore_layout layout;
+	char err[DROCE_ERR_LEN];
+	struct droce_stack *s = NULL;
 
-	if (droce_conf_load(&conf, NULL, kv, (int)n, err, errlen) != 0 ||
-	    droce_lcores_layout(&conf, "test", &layout, err, errlen) != 0)
+	if (droce_conf_load(&conf, NULL, kv, (int)n, err, sizeof(err)) != 0 ||
+	    droce_lcores_layout(&conf, "test", &layout, err, sizeof(err)) != 0 ||
+	    (s = droce_stack_create(&conf, &layout, err, sizeof(err))) == NULL)
 		fail_msg("%s", err);
-	return droce_stack_create(&conf, &layout, err, errlen);
+	return s;
 }
 
 /* Workers polled by the control lcore's thread (droce_lcores_layout_here,
@@ -1719,14 +1722,11 @@ test_configured_mac(void **state)
 			    "port.0.mac=02:00:00:00:07:01" };
 	struct rte_ring *rx, *tx[TX_RINGS];
 	struct rte_ether_addr mac, dev_mac;
-	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
 	uint16_t port_id;
 
 	(void)state;
-	s = other_stack(on_null, RTE_DIM(on_null), err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
+	s = other_stack(on_null, RTE_DIM(on_null));
 	droce_port_mac(s, 0, &mac);
 	assert_true(rte_is_same_ether_addr(&mac, &want));
 	assert_int_equal(rte_eth_dev_get_port_by_name("net_null_mac", &port_id), 0);
@@ -1739,9 +1739,7 @@ test_configured_mac(void **state)
 	tx[1] = rte_ring_create("ring_mac_tx1", 256, SOCKET_ID_ANY, 0);
 	assert_true(rte_eth_from_rings("mac", &rx, 1, tx, TX_RINGS,
 				       SOCKET_ID_ANY) >= 0);
-	s = other_stack(on_ring, RTE_DIM(on_ring), err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
+	s = other_stack(on_ring, RTE_DIM(on_ring));
 	droce_port_mac(s, 0, &mac);
 	assert_true(rte_is_same_ether_addr(&mac, &want));
 	assert_int_equal(droce_stack_start(s, false), 0);
@@ -1813,15 +1811,12 @@ test_quiesce_waits_for_round(void **state)
 {
 	char *kv[] = { "port.0.device=net_null_quiesce", "port.0.address=198.18.9.1/24",
 		       "port.0.rxd=256", "port.0.txd=256", "stats.period=0" };
-	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
 	pthread_t t;
 	bool early;
 
 	(void)state;
-	s = other_stack(kv, RTE_DIM(kv), err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
+	s = other_stack(kv, RTE_DIM(kv));
 	atomic_store(&hook_hold, true);
 	atomic_store(&hook_inside, false);
 	atomic_store(&quiesce_returned, false);
@@ -1854,14 +1849,11 @@ test_stop_polling_leaves_ports_started(void **state)
 		       "port.0.rxd=256", "port.0.txd=256", "stats.period=0" };
 	struct droce_counters before = { 0 }, after;
 	struct rte_eth_link link;
-	char err[DROCE_ERR_LEN];
 	struct droce_stack *s;
 	uint16_t port_id;
 
 	(void)state;
-	s = other_stack(kv, RTE_DIM(kv), err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
+	s = other_stack(kv, RTE_DIM(kv));
 	assert_int_equal(rte_eth_dev_get_port_by_name("net_null_part", &port_id), 0);
 	assert_int_equal(droce_stack_start(s, true), 0);
 	/* net_null's queues always have packets: the worker counts them. */

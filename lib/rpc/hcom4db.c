@@ -679,12 +679,11 @@ build_rndv_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
 		f.flags |= RPC_FLAG_WANT_RESPONSE;
 	f.seq = atomic_fetch_add_explicit(&s->next_seq, 1, memory_order_relaxed);
 	c->seq = f.seq;
-	c->frame_len = RPC_FRAME_HDR_SIZE + f.payload_len;
-	c->frame = malloc(c->frame_len);
-	if (c->frame == NULL)
+	c->out = rpc_out_alloc(RPC_FRAME_HDR_SIZE + f.payload_len);
+	if (c->out == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
-	rpc_frame_encode(&f, c->frame);
-	rpc_rndv_encode(body->rndv, body->nb_rndv, f.flags, c->frame + RPC_FRAME_HDR_SIZE);
+	rpc_frame_encode(&f, c->out->buf);
+	rpc_rndv_encode(body->rndv, body->nb_rndv, f.flags, c->out->buf + RPC_FRAME_HDR_SIZE);
 	return OCK_RPC_OK;
 }
 
@@ -721,12 +720,11 @@ build_request(struct rpc_session *s, struct rpc_call *c, uint16_t service,
 	f.flags = c->mode != RESPONSE_NONE ? RPC_FLAG_WANT_RESPONSE : 0;
 	f.seq = atomic_fetch_add_explicit(&s->next_seq, 1, memory_order_relaxed);
 	c->seq = f.seq;
-	c->frame_len = RPC_FRAME_HDR_SIZE + total;
-	c->frame = malloc(c->frame_len);
-	if (c->frame == NULL)
+	c->out = rpc_out_alloc(RPC_FRAME_HDR_SIZE + total);
+	if (c->out == NULL)
 		return OCK_RPC_ERR_NO_MEMORY;
-	rpc_frame_encode(&f, c->frame);
-	p = c->frame + RPC_FRAME_HDR_SIZE;
+	rpc_frame_encode(&f, c->out->buf);
+	p = c->out->buf + RPC_FRAME_HDR_SIZE;
 	for (size_t i = 0; i < count; i++) {
 		if (pieces[i].len != 0)
 			memcpy(p, pieces[i].data, pieces[i].len);
@@ -790,7 +788,7 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 		st = build_request(s, c, service, body);
 	if (st != OCK_RPC_OK) {
 		drop_sealed(s, body);
-		free(c->frame);
+		free(c->out);
 		free(c);
 		return st;
 	}
@@ -807,7 +805,7 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 	st = rpc_session_call(s, c);
 	if (st != OCK_RPC_OK) {
 		drop_sealed(s, body);
-		free(c->frame);
+		free(c->out);
 		free(c);
 		return st;
 	}

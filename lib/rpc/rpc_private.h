@@ -161,6 +161,11 @@ struct rpc_worker {
 	struct rpc_watch_list ready;
 	unsigned int nb_ready;
 	uint64_t next_epoll_ns;
+	/* The clock as its round last read it (what frames in stamp their
+	 * session with); hosted, the TSC says when to read it again.
+	 */
+	uint64_t round_ns;
+	uint64_t next_read_tsc;
 };
 
 /* Its threads end with rpc_engine_destroy(); its memory with the last
@@ -219,6 +224,10 @@ void rpc_worker_bury(struct rpc_worker *w, struct rpc_session *s);
 void rpc_worker_scan_by(struct rpc_worker *w, uint64_t when_ns);
 
 uint64_t rpc_now_ns(void);
+/* The clock as @p w's round read it: what its sessions' heartbeats and
+ * deadlines are measured by (never behind a time it stamped).
+ */
+uint64_t rpc_worker_now(const struct rpc_worker *w);
 
 /* ---- transports ------------------------------------------------------------------ */
 
@@ -279,8 +288,7 @@ struct rpc_call {
 	TAILQ_ENTRY(rpc_call) link;
 	struct rpc_session *s;
 	uint64_t seq;
-	uint8_t *frame;                 /* header and request */
-	size_t frame_len;
+	struct rpc_out *out;            /* its frame, until it goes out */
 	enum rpc_response_mode mode;
 	OckRpcMessage *response;        /* where the answer is told */
 	size_t response_count;          /* RESPONSE_IOV: buffers at response */
@@ -296,12 +304,16 @@ TAILQ_HEAD(rpc_call_list, rpc_call);
 /* Bytes waiting to go out, and who to tell when they went. */
 struct rpc_out {
 	STAILQ_ENTRY(rpc_out) link;
-	uint8_t *buf;
+	uint8_t *buf;                   /* bytes, behind the struct */
 	size_t len, off;
 	OckRpcCallDone done;            /* an asynchronous reply's */
 	struct rpc_call *call;          /* a call that awaits no response */
+	uint8_t bytes[];
 };
 STAILQ_HEAD(rpc_out_list, rpc_out);
+
+/* An out of @p len bytes, in one allocation with them; free() ends it. */
+struct rpc_out *rpc_out_alloc(size_t len);
 
 struct rpc_server;
 
@@ -535,12 +547,33 @@ enum rpc_counter {
 	RPC_COUNTER_MAX,
 };
 
-extern atomic_uint_fast64_t rpc_counters[RPC_COUNTER_MAX];
+/* A thread's own counters: only it writes them, so a count is a plain
+ * add, not a locked instruction on a line every worker shares.
+ */
+struct rpc_counter_block {
+	atomic_uint_fast64_t c[RPC_COUNTER_MAX];
+	struct rpc_counter_block *next;
+};
+
+extern __thread struct rpc_counter_block *rpc_thread_counters;
+/* This thread's block, made on its first count (NULL without memory). */
+struct rpc_counter_block *rpc_counters_attach(void);
+/* The process's count of @p c: every thread's, those that ended too. */
+uint64_t rpc_counter_read(enum rpc_counter c);
+/* A count where the thread has no block of its own. */
+void rpc_count_shared(enum rpc_counter c, uint64_t n);
 
 static inline void
 rpc_count(enum rpc_counter c, uint64_t n)
 {
-	atomic_fetch_add_explicit(&rpc_counters[c], n, memory_order_relaxed);
+	struct rpc_counter_block *b = rpc_thread_counters;
+
+	if (unlikely(b == NULL) && (b = rpc_counters_attach()) == NULL) {
+		rpc_count_shared(c, n);
+		return;
+	}
+	atomic_store_explicit(&b->c[c], atomic_load_explicit(&b->c[c], memory_order_relaxed) + n,
+			      memory_order_relaxed);
 }
 
 /* A BYE went out (the transports' say_bye). */

@@ -159,7 +159,7 @@ rpc_session_take_frames(struct rpc_session *s)
 void
 rpc_session_peer_alive(struct rpc_session *s)
 {
-	s->last_rx_ns = rpc_now_ns();
+	s->last_rx_ns = rpc_worker_now(s->w);
 	s->probe_ns = 0;
 }
 
@@ -206,7 +206,7 @@ adopt_task(struct rpc_task *t)
 	int ret;
 
 	TAILQ_INSERT_TAIL(&s->w->sessions, s, link);
-	s->last_rx_ns = rpc_now_ns();
+	s->last_rx_ns = rpc_worker_now(s->w);
 	s->attached = true;
 	rpc_worker_scan_by(s->w, s->last_rx_ns + (uint64_t)s->heartbeat_idle_s * 1000000000ull);
 	rpc_session_ref(s);
@@ -237,20 +237,27 @@ rpc_session_adopt(struct rpc_session *s)
 
 /* ---- sending ---------------------------------------------------------------------- */
 
+struct rpc_out *
+rpc_out_alloc(size_t len)
+{
+	struct rpc_out *o = malloc(sizeof(*o) + len);
+
+	if (o == NULL)
+		return NULL;
+	memset(o, 0, sizeof(*o));
+	o->buf = o->bytes;
+	o->len = len;
+	return o;
+}
+
 /* A frame of @p f with @p payload copied after its header. */
 static struct rpc_out *
 out_new(const struct rpc_frame *f, const void *payload)
 {
-	struct rpc_out *o = calloc(1, sizeof(*o));
+	struct rpc_out *o = rpc_out_alloc(RPC_FRAME_HDR_SIZE + f->payload_len);
 
 	if (o == NULL)
 		return NULL;
-	o->len = RPC_FRAME_HDR_SIZE + f->payload_len;
-	o->buf = malloc(o->len);
-	if (o->buf == NULL) {
-		free(o);
-		return NULL;
-	}
 	rpc_frame_encode(f, o->buf);
 	if (f->payload_len != 0 && payload != NULL)
 		memcpy(o->buf + RPC_FRAME_HDR_SIZE, payload, f->payload_len);
@@ -267,7 +274,6 @@ out_done(struct rpc_out *o, OckRpcStatus status)
 		finish_call(o->call, status);
 	if (o->done.cb != NULL)
 		o->done.cb(status, o->done.arg);
-	free(o->buf);
 	free(o);
 }
 
@@ -473,7 +479,7 @@ call_free(struct rpc_call *c)
 		if (c->sealed[i] != NULL)
 			rpc_sealed_put(c->s, c->sealed[i]);
 	rpc_session_unref(c->s);
-	free(c->frame);
+	free(c->out);
 	free(c);
 }
 
@@ -610,14 +616,8 @@ call_task(struct rpc_task *t)
 		call_free(c);   /* abandoned before it went */
 		return;
 	}
-	o = calloc(1, sizeof(*o));
-	if (o == NULL) {
-		finish_call(c, OCK_RPC_ERR_NO_MEMORY);
-		return;
-	}
-	o->buf = c->frame;
-	o->len = c->frame_len;
-	c->frame = NULL;
+	o = c->out;
+	c->out = NULL;
 	if (c->mode == RESPONSE_NONE) {
 		o->call = c;    /* done once written */
 	} else {
@@ -895,7 +895,7 @@ frame_allowed(const struct rpc_session *s, const struct rpc_frame *f)
 void
 rpc_session_frame_in(struct rpc_session *s, const struct rpc_frame *f, uint8_t *payload)
 {
-	s->last_rx_ns = rpc_now_ns();
+	s->last_rx_ns = rpc_worker_now(s->w);
 	s->probe_ns = 0;
 	rpc_count(RPC_FRAMES_IN, 1);
 	rpc_count(RPC_BYTES_IN, RPC_FRAME_HDR_SIZE + (uint64_t)f->payload_len);

@@ -3,14 +3,17 @@
  */
 
 /*
- * The process's RPC counters: one relaxed atomic each, shared by every
- * worker (a call already costs several atomics; these add one or two),
- * read by droce_rpc_stats_get(), the /droce/rpc telemetry command and a
- * lent stack's stats line and JSON.
+ * The process's RPC counters: a block per thread that counts (a worker,
+ * an application thread that calls), summed when read by
+ * droce_rpc_stats_get(), the /droce/rpc telemetry command and a lent
+ * stack's stats line and JSON. A thread that ends adds its block to
+ * the retired counts.
  */
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_telemetry.h>
 
@@ -18,7 +21,88 @@
 #include "droce_rpc.h"
 #include "rpc_private.h"
 
-atomic_uint_fast64_t rpc_counters[RPC_COUNTER_MAX];
+__thread struct rpc_counter_block *rpc_thread_counters;
+
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rpc_counter_block *blocks;        /* of the living threads */
+static atomic_uint_fast64_t retired[RPC_COUNTER_MAX];
+static pthread_key_t block_key;
+static pthread_once_t block_key_once = PTHREAD_ONCE_INIT;
+static bool block_key_made;
+
+/* A thread that counted ends: its counts stay, its block goes. */
+static void
+block_retire(void *arg)
+{
+	struct rpc_counter_block *b = arg, **p;
+
+	pthread_mutex_lock(&blocks_lock);
+	for (p = &blocks; *p != NULL && *p != b; p = &(*p)->next)
+		;
+	if (*p == b)
+		*p = b->next;
+	for (unsigned int i = 0; i < RPC_COUNTER_MAX; i++)
+		atomic_fetch_add_explicit(&retired[i], atomic_load(&b->c[i]), memory_order_relaxed);
+	pthread_mutex_unlock(&blocks_lock);
+	free(b);
+}
+
+static void
+block_key_make(void)
+{
+	block_key_made = pthread_key_create(&block_key, block_retire) == 0;
+}
+
+struct rpc_counter_block *
+rpc_counters_attach(void)
+{
+	struct rpc_counter_block *b;
+
+	if (pthread_once(&block_key_once, block_key_make) != 0 || !block_key_made)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return NULL;
+	if (pthread_setspecific(block_key, b) != 0) {
+		free(b);
+		return NULL;
+	}
+	pthread_mutex_lock(&blocks_lock);
+	b->next = blocks;
+	blocks = b;
+	pthread_mutex_unlock(&blocks_lock);
+	rpc_thread_counters = b;
+	return b;
+}
+
+void
+rpc_count_shared(enum rpc_counter c, uint64_t n)
+{
+	atomic_fetch_add_explicit(&retired[c], n, memory_order_relaxed);
+}
+
+uint64_t
+rpc_counter_read(enum rpc_counter c)
+{
+	uint64_t sum;
+
+	pthread_mutex_lock(&blocks_lock);
+	sum = atomic_load_explicit(&retired[c], memory_order_relaxed);
+	for (const struct rpc_counter_block *b = blocks; b != NULL; b = b->next)
+		sum += atomic_load_explicit(&b->c[c], memory_order_relaxed);
+	pthread_mutex_unlock(&blocks_lock);
+	return sum;
+}
+
+/* Sessions open now; 0 where an end was counted before its opening was. */
+static uint64_t
+sessions_open(void)
+{
+	uint64_t opened = rpc_counter_read(RPC_SESSIONS_OPENED);
+	uint64_t ended = rpc_counter_read(RPC_SESSIONS_ENDED);
+
+	return opened > ended ? opened - ended : 0;
+}
 
 /* Each counter's name (telemetry, JSON) and its place in the struct. */
 static const struct {
@@ -51,8 +135,7 @@ void
 droce_rpc_stats_get(struct droce_rpc_stats *stats)
 {
 	for (unsigned int i = 0; i < RPC_COUNTER_MAX; i++)
-		*(uint64_t *)((char *)stats + counter_info[i].offset) =
-			atomic_load_explicit(&rpc_counters[i], memory_order_relaxed);
+		*(uint64_t *)((char *)stats + counter_info[i].offset) = rpc_counter_read(i);
 }
 
 static int
@@ -62,12 +145,8 @@ tel_rpc(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	rte_tel_data_start_dict(d);
 	for (unsigned int i = 0; i < RPC_COUNTER_MAX; i++)
-		rte_tel_data_add_dict_u64(d, counter_info[i].name,
-					  atomic_load_explicit(&rpc_counters[i],
-							       memory_order_relaxed));
-	rte_tel_data_add_dict_u64(d, "sessions_open",
-				  atomic_load(&rpc_counters[RPC_SESSIONS_OPENED]) -
-				  atomic_load(&rpc_counters[RPC_SESSIONS_ENDED]));
+		rte_tel_data_add_dict_u64(d, counter_info[i].name, rpc_counter_read(i));
+	rte_tel_data_add_dict_u64(d, "sessions_open", sessions_open());
 	return 0;
 }
 
@@ -83,13 +162,11 @@ static void
 stats_line(FILE *out, double seconds, void *arg)
 {
 	static uint64_t last_calls;
-	uint64_t calls = atomic_load(&rpc_counters[RPC_CALLS_SERVED]) +
-			 atomic_load(&rpc_counters[RPC_CALLS_MADE]);
+	uint64_t calls = rpc_counter_read(RPC_CALLS_SERVED) + rpc_counter_read(RPC_CALLS_MADE);
 
 	(void)arg;
 	fprintf(out, " | rpc %" PRIu64 " sessions, %.0f calls/s",
-		atomic_load(&rpc_counters[RPC_SESSIONS_OPENED]) -
-		atomic_load(&rpc_counters[RPC_SESSIONS_ENDED]),
+		sessions_open(),
 		seconds > 0 ? (double)(calls - last_calls) / seconds : 0.0);
 	last_calls = calls;
 }
@@ -101,7 +178,7 @@ stats_json(FILE *out, void *arg)
 	fputs("\"rpc\": {", out);
 	for (unsigned int i = 0; i < RPC_COUNTER_MAX; i++)
 		fprintf(out, "%s\"%s\": %" PRIu64, i == 0 ? "" : ", ", counter_info[i].name,
-			(uint64_t)atomic_load(&rpc_counters[i]));
+			rpc_counter_read(i));
 	fputc('}', out);
 }
 

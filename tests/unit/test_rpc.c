@@ -4,9 +4,11 @@
 
 /*
  * lib/rpc: the frames, byte by byte against rpc_frame.h's layout; what
- * each kind may carry; a stream cut anywhere; rendezvous descriptors.
+ * each kind may carry; a stream cut anywhere; rendezvous descriptors;
+ * the counters each thread keeps.
  */
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "droce_rpc.h"
 #include "rpc_frame.h"
+#include "rpc_private.h"
 
 #define MAX_PAYLOAD (4u << 20)
 
@@ -300,6 +304,65 @@ test_sealed_pieces(void **state)
 	expect_frame(&f, RPC_FRAME_OK);
 }
 
+#define COUNTING_THREADS 4
+#define COUNTS_EACH 1000
+
+static void *
+count_and_end(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < COUNTS_EACH; i++)
+		rpc_count(RPC_FRAMES_IN, 1);
+	rpc_count(RPC_BYTES_IN, 7);
+	return NULL;
+}
+
+static pthread_barrier_t counted, read_done;
+
+static void *
+count_and_stay(void *arg)
+{
+	(void)arg;
+	rpc_count(RPC_FRAMES_IN, 500);
+	pthread_barrier_wait(&counted);
+	pthread_barrier_wait(&read_done);
+	return NULL;
+}
+
+/* Every thread counts in a block of its own: the sum has the counts of
+ * threads that ended (their blocks retired) and of one still running,
+ * and of this thread.
+ */
+static void
+test_counters_of_threads(void **state)
+{
+	struct droce_rpc_stats a, b, c;
+	pthread_t t[COUNTING_THREADS], stays;
+
+	(void)state;
+	droce_rpc_stats_get(&a);
+	for (int i = 0; i < COUNTING_THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, count_and_end, NULL), 0);
+	for (int i = 0; i < COUNTING_THREADS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_int_equal(pthread_barrier_init(&counted, NULL, 2), 0);
+	assert_int_equal(pthread_barrier_init(&read_done, NULL, 2), 0);
+	assert_int_equal(pthread_create(&stays, NULL, count_and_stay, NULL), 0);
+	pthread_barrier_wait(&counted);
+	rpc_count(RPC_FRAMES_IN, 10);
+	droce_rpc_stats_get(&b);
+	pthread_barrier_wait(&read_done);
+	assert_int_equal(pthread_join(stays, NULL), 0);
+	droce_rpc_stats_get(&c);
+	assert_int_equal(b.frames_in - a.frames_in, COUNTING_THREADS * COUNTS_EACH + 500 + 10);
+	assert_int_equal(b.bytes_in - a.bytes_in, COUNTING_THREADS * 7);
+	/* The one that stayed has ended too: nothing of it is lost. */
+	assert_int_equal(c.frames_in, b.frames_in);
+	assert_int_equal(c.frames_out, a.frames_out);
+	pthread_barrier_destroy(&counted);
+	pthread_barrier_destroy(&read_done);
+}
+
 int
 main(void)
 {
@@ -311,7 +374,8 @@ main(void)
 		cmocka_unit_test(test_stream_cut_anywhere),
 		cmocka_unit_test(test_rndv_descriptors),
 		cmocka_unit_test(test_sealed_pieces),
+		cmocka_unit_test(test_counters_of_threads),
 	};
 
-	return cmocka_run_group_tests_name("RPC frames", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("RPC frames and counters", tests, NULL, NULL);
 }

@@ -14,9 +14,10 @@
  *     pipeline of the same messages (a write(2) each).
  * The peer is this program again (--rc-peer), started with its own EAL;
  * the two exchange QP numbers over its stdin and stdout. For reference, the
- * transport alone: frames of the ping's size bounced off the peer's lcore
- * over a second memif pair that no stack owns (the floor under any
- * protocol on memif between these two cpus).
+ * transport alone, over a second memif pair that no stack owns: frames of
+ * the ping's size bounced off the peer's lcore, and a stream of frames the
+ * size of the WRITEs' packets (the floor and the ceiling of any protocol
+ * on memif between these two cpus).
  */
 
 #include <errno.h>
@@ -60,6 +61,18 @@
 /* The ping's frame: Ethernet, IPv4, UDP, BTH, ImmDt, 64 bytes, ICRC. */
 #define RAW_FRAME_BYTES (14 + 20 + 8 + 12 + 4 + PING_BYTES + 4)
 #define RAW_DEVICE "net_memif_rcraw0"
+/* A WRITE's middle packet at path MTU 1024: Ethernet, IPv4, UDP, BTH,
+ * 1 KiB, ICRC; the transport alone streams them as the WRITEs do.
+ */
+#define RAW_STREAM_PAYLOAD 1024u
+#define RAW_STREAM_FRAME (14 + 20 + 8 + 12 + RAW_STREAM_PAYLOAD + 4)
+#define RAW_STREAM_COUNT (WRITE_COUNT * (WRITE_BYTES / RAW_STREAM_PAYLOAD))
+#define RAW_STREAM_WINDOW 256
+/* One frame in so many asks for an answer (its first payload byte set),
+ * as RC asks for an ACK every few packets.
+ */
+#define RAW_STREAM_ANSWER_EVERY 16
+#define RAW_STREAM_MARK_OFFSET (14 + 20 + 8 + 12)
 
 /* One end: a stack on the memif port and a QP with a big region. */
 struct rc_end {
@@ -230,13 +243,31 @@ post(struct rc_end *e, enum droce_wr_opcode op, uint64_t offset, uint32_t len, b
 
 /* ---- the memif pair no stack owns -------------------------------------------- */
 
-/* The peer's side: every frame that comes goes back as it is. */
+/* The peer's side: a frame of the ping's size goes back as it is; of a
+ * stream's frames, those that ask for an answer go back cut to that size.
+ */
 static void
 raw_echo(uint16_t port_id)
 {
-	struct rte_mbuf *pkts[32];
-	uint16_t n = rte_eth_rx_burst(port_id, 0, pkts, RTE_DIM(pkts));
-	uint16_t sent = n != 0 ? rte_eth_tx_burst(port_id, 0, pkts, n) : 0;
+	struct rte_mbuf *pkts[32], *back[32];
+	uint16_t n = rte_eth_rx_burst(port_id, 0, pkts, RTE_DIM(pkts)), nb_back = 0, sent;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (rte_pktmbuf_pkt_len(m) > RAW_FRAME_BYTES) {
+			if (!rte_pktmbuf_is_contiguous(m) ||
+			    *rte_pktmbuf_mtod_offset(m, uint8_t *, RAW_STREAM_MARK_OFFSET) == 0) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - RAW_FRAME_BYTES);
+		}
+		back[nb_back++] = m;
+	}
+	n = nb_back;
+	memcpy(pkts, back, n * sizeof(back[0]));
+	sent = n != 0 ? rte_eth_tx_burst(port_id, 0, pkts, n) : 0;
 
 	if (sent < n)
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
@@ -515,11 +546,53 @@ raw_drain(const struct raw_link *r)
 		rte_pktmbuf_free_bulk(back, n);
 }
 
+/* GB/s of payload in RAW_STREAM_COUNT frames of RAW_STREAM_FRAME bytes,
+ * RAW_STREAM_WINDOW unanswered at most; -1 when the answers stop.
+ */
+static double
+raw_stream(const struct raw_link *r)
+{
+	unsigned int sent = 0, answered = 0;
+
+	RTE_BUILD_BUG_ON(RAW_STREAM_WINDOW % RAW_STREAM_ANSWER_EVERY != 0 ||
+			 RAW_STREAM_COUNT % RAW_STREAM_ANSWER_EVERY != 0);
+	double t0 = bench_now();
+	uint64_t until = rte_get_timer_cycles() + 30 * rte_get_timer_hz();
+
+	while (answered < RAW_STREAM_COUNT) {
+		struct rte_mbuf *m[32], *back[32];
+		unsigned int want = RTE_MIN(RTE_MIN(32u, RAW_STREAM_COUNT - sent),
+					    RAW_STREAM_WINDOW - (sent - answered));
+		uint16_t n = 0, tx = 0;
+
+		if (want != 0 && rte_pktmbuf_alloc_bulk(r->pool, m, want) == 0) {
+			for (n = 0; n < want; n++)
+				*(uint8_t *)rte_pktmbuf_append(m[n], RAW_STREAM_FRAME) = 0;
+			for (n = 0; n < want; n++)
+				*rte_pktmbuf_mtod_offset(m[n], uint8_t *, RAW_STREAM_MARK_OFFSET) =
+					(sent + n) % RAW_STREAM_ANSWER_EVERY ==
+					RAW_STREAM_ANSWER_EVERY - 1;
+			tx = rte_eth_tx_burst(r->port_id, 0, m, n);
+			if (tx < n)
+				rte_pktmbuf_free_bulk(m + tx, n - tx);
+			sent += tx;
+		}
+		n = rte_eth_rx_burst(r->port_id, 0, back, RTE_DIM(back));
+		rte_pktmbuf_free_bulk(back, n);
+		answered += n * RAW_STREAM_ANSWER_EVERY;
+		if (rte_get_timer_cycles() > until)
+			return -1;
+	}
+	return (double)RAW_STREAM_COUNT * RAW_STREAM_PAYLOAD / (bench_now() - t0) / 1e9;
+}
+
 /* The transport alone: @p iters frames of the ping's size echoed by the
- * peer's lcore, one at a time.
+ * peer's lcore, one at a time; then, in *gbps, a stream of WRITE-sized
+ * frames.
  */
 static bool
-raw_pingpong(const struct raw_link *r, struct peer *p, uint64_t *rtt, unsigned int iters)
+raw_pingpong(const struct raw_link *r, struct peer *p, uint64_t *rtt, unsigned int iters,
+	     double *gbps)
 {
 	uint64_t until = rte_get_timer_cycles() + 3 * rte_get_timer_hz();
 	bool ok = false;
@@ -540,7 +613,8 @@ raw_pingpong(const struct raw_link *r, struct peer *p, uint64_t *rtt, unsigned i
 		if (rtt[i] == 0)
 			goto out;
 	}
-	ok = true;
+	*gbps = raw_stream(r);
+	ok = *gbps > 0;
 out:
 	fputs("rc\n", p->to);
 	fflush(p->to);
@@ -809,7 +883,7 @@ bench_rc(const struct bench_opts *o)
 {
 	static uint64_t rtt[PING_ITERS];
 	double rc_p50[BENCH_MAX_ROUNDS], rc_p99[BENCH_MAX_ROUNDS];
-	double raw_p50[BENCH_MAX_ROUNDS], raw_p99[BENCH_MAX_ROUNDS];
+	double raw_p50[BENCH_MAX_ROUNDS], raw_p99[BENCH_MAX_ROUNDS], raw_gbps[BENCH_MAX_ROUNDS];
 	double tcp_p50[BENCH_MAX_ROUNDS], tcp_p99[BENCH_MAX_ROUNDS];
 	double wr[BENCH_MAX_ROUNDS], wr_zc[BENCH_MAX_ROUNDS], mc[BENCH_MAX_ROUNDS];
 	double rr[BENCH_MAX_ROUNDS], tr[BENCH_MAX_ROUNDS];
@@ -841,7 +915,7 @@ bench_rc(const struct bench_opts *o)
 			goto out;
 		}
 		bench_percentiles(rtt, PING_ITERS, &rc_p50[r], &rc_p99[r]);
-		if (!raw_pingpong(&raw, &p, rtt, PING_ITERS)) {
+		if (!raw_pingpong(&raw, &p, rtt, PING_ITERS, &raw_gbps[r])) {
 			fprintf(stderr, "droce-bench rc: no frame came back over %s\n", RAW_DEVICE);
 			goto out;
 		}
@@ -869,9 +943,9 @@ bench_rc(const struct bench_opts *o)
 			fprintf(stderr, "droce-bench rc: a WRITE or rate pass failed\n");
 			goto out;
 		}
-		printf("  round %u: ping-pong p50 %.1f us (TCP %.1f, memif alone %.2f), p99 %.1f us (TCP %.1f); WRITE %.2f GB/s (zero copy %.2f, memcpy %.2f); rate %.0f msg/s (TCP %.0f)\n",
+		printf("  round %u: ping-pong p50 %.1f us (TCP %.1f, memif alone %.2f), p99 %.1f us (TCP %.1f); WRITE %.2f GB/s (zero copy %.2f, memif alone %.2f, memcpy %.2f); rate %.0f msg/s (TCP %.0f)\n",
 		       r + 1, rc_p50[r], tcp_p50[r], raw_p50[r], rc_p99[r], tcp_p99[r], wr[r],
-		       wr_zc[r], mc[r], rr[r], tr[r]);
+		       wr_zc[r], raw_gbps[r], mc[r], rr[r], tr[r]);
 		fflush(stdout);
 	}
 	printf("  ping-pong 64 B: p50 %.1f us vs TCP %.1f us = %.2fx; p99 %.1f us vs %.1f us = %.2fx\n",
@@ -887,6 +961,10 @@ bench_rc(const struct bench_opts *o)
 	printf("  RDMA WRITE 64 KiB x%u in flight: %.2f GB/s vs memcpy %.2f GB/s = %.2fx\n",
 	       WRITE_WINDOW, bench_median(wr, o->rounds), bench_median(mc, o->rounds),
 	       bench_median(wr, o->rounds) / bench_median(mc, o->rounds));
+	printf("  the transport alone (%u-byte frames of %u bytes of payload, the WRITEs' at path MTU 1024, one in %u answered): %.2f GB/s = %.2fx memcpy; RDMA WRITE reaches %.2fx of it\n",
+	       RAW_STREAM_FRAME, RAW_STREAM_PAYLOAD, RAW_STREAM_ANSWER_EVERY, bench_median(raw_gbps, o->rounds),
+	       bench_median(raw_gbps, o->rounds) / bench_median(mc, o->rounds),
+	       bench_median(wr, o->rounds) / bench_median(raw_gbps, o->rounds));
 	if (zero_copy)
 		printf("  the same sent from the MR (zero copy): %.2f GB/s = %.2fx of copying\n",
 		       bench_median(wr_zc, o->rounds),

@@ -450,16 +450,24 @@ static void
 retransmit_timer_expired(struct rte_timer *t, void *arg)
 {
 	struct droce_qp *qp = arg;
+	uint64_t now;
 
-	(void)t;
 	rte_spinlock_lock(&qp->lock);
 	qp->comp.timer_armed = false;
 	if (!qp->dead &&
 	    (qp->attr.qp_state == DROCE_QPS_RTS || qp->attr.qp_state == DROCE_QPS_SQD) &&
 	    !qp->comp.rnr_waiting && qp->comp.psn != qp->req.psn) {
-		qp->owner->stats.timeouts++;
-		qp->comp.went_back = true;
-		comp_retry(qp);
+		now = rte_get_timer_cycles();
+		if ((int64_t)(qp->comp.ack_deadline - now) > 0) {
+			/* Sends or ACKs moved the deadline since it was set. */
+			rte_timer_reset(t, qp->comp.ack_deadline - now, SINGLE,
+					qp->owner->lcore_id, retransmit_timer_expired, qp);
+			qp->comp.timer_armed = true;
+		} else {
+			qp->owner->stats.timeouts++;
+			qp->comp.went_back = true;
+			comp_retry(qp);
+		}
 	}
 	rc_qp_unlock_owner(qp);
 }
@@ -498,22 +506,23 @@ rc_completer_path_wait(struct droce_qp *qp)
 	comp_error(qp, rc_queue_slot(&qp->sq, consumer), DROCE_WC_RETRY_EXC_ERR);
 }
 
-/* Run the timer while PSNs are in flight. */
+/* Run the ACK timeout while PSNs are in flight, from now, as rxe restarts
+ * its timer on each send. The deadline moves; the timer is set only when
+ * it is not (a reset per packet takes the timer list's lock), and when it
+ * fires early it is set again for what is left. Once all is acknowledged
+ * it is left to fire and find nothing.
+ */
 void
 rc_completer_arm(struct droce_qp *qp)
 {
 	uint64_t ticks;
 
-	if (qp->attr.timeout == 0 || qp->comp.rnr_waiting)
+	if (qp->attr.timeout == 0 || qp->comp.rnr_waiting || qp->comp.psn == qp->req.psn)
 		return;
-	if (qp->comp.psn == qp->req.psn) {
-		if (qp->comp.timer_armed)
-			rte_timer_stop(&qp->retransmit_timer);
-		qp->comp.timer_armed = false;
-		return;
-	}
-	/* From now, as rxe restarts it on each send. */
 	ticks = ack_timeout_ticks(qp);
+	qp->comp.ack_deadline = rte_get_timer_cycles() + ticks;
+	if (qp->comp.timer_armed)
+		return;
 	rte_timer_reset(&qp->retransmit_timer, ticks, SINGLE, qp->owner->lcore_id,
 			retransmit_timer_expired, qp);
 	qp->comp.timer_armed = true;

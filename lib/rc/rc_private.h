@@ -222,7 +222,8 @@ struct rc_completer {
 	uint8_t retry_left, rnr_retry_left;
 	bool rnr_waiting;               /* the RNR timer runs */
 	bool went_back;                 /* resent for a loss, no progress since */
-	bool timer_armed;
+	bool timer_armed;               /* the retransmit timer is set */
+	uint64_t ack_deadline;          /* tsc: when the ACK timeout runs out */
 	uint64_t path_wait_since;       /* tsc: waiting for ARP with work, or 0 */
 };
 

@@ -763,6 +763,63 @@ test_retry_exceeded(void **state)
 	qps_down();
 }
 
+/* Pump until the TSC reaches @p until; A's timeouts counted by then. */
+static uint64_t
+timeouts_by(uint64_t until)
+{
+	struct droce_rc_stats st;
+
+	while (rte_get_timer_cycles() < until)
+		pump();
+	droce_rc_query_stats(A.dev, &st);
+	return st.timeouts;
+}
+
+/* The local ACK timeout runs from the last send, as rxe restarts its
+ * timer: a send half way through moves it. The timer set for the first
+ * send fires early, finds the later deadline and waits for it; then the
+ * timeout counts.
+ */
+static void
+test_ack_timeout_moves_with_sends(void **state)
+{
+	struct qp_params p = default_params;
+	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
+	uint64_t t = rte_get_timer_hz() * 4096 * 4096 / 1000000000ull; /* timeout 12: 16.8 ms */
+	uint64_t before, t0, t1, seen;
+	struct droce_rc_stats st;
+
+	(void)state;
+	p.qp.timeout = 12;
+	qps_up(&p);
+	sge.lkey = A.mr->lkey;
+	post_recv(&B, 1, 0, 4096);
+	post_recv(&B, 2, 0, 4096);
+	wire.drop_all = true;
+	droce_rc_query_stats(A.dev, &st);
+	before = st.timeouts;
+	t0 = rte_get_timer_cycles();
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(timeouts_by(t0 + t / 2), before);
+	t1 = rte_get_timer_cycles();
+	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	/* Half way from the first send's deadline to the second's: none yet.
+	 * (A machine so busy that this thread lost the cpu for the most of a
+	 * timeout cannot tell; the timeout must still come.)
+	 */
+	if (t1 - t0 < t * 3 / 4)
+		assert_int_equal(timeouts_by(t0 + t + (t1 - t0) / 2), before);
+	do {
+		seen = rte_get_timer_cycles();
+		pump();
+		droce_rc_query_stats(A.dev, &st);
+	} while (st.timeouts == before && seen < t1 + 10 * t);
+	assert_true(st.timeouts > before);
+	if (t1 - t0 < t * 3 / 4)
+		assert_true(seen >= t1 + t);
+	qps_down();
+}
+
 /* Messages across the 24-bit PSN wrap, both directions. */
 static void
 test_psn_wrap(void **state)
@@ -1216,6 +1273,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_nak_after_rewind),
 		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_retry_exceeded),
+		cmocka_unit_test(test_ack_timeout_moves_with_sends),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),

@@ -48,6 +48,7 @@
  * listeners: a connect or disconnect waits that much longer at most.
  */
 #define HOSTED_EPOLL_NS 100000ull
+#define HOSTED_ROUNDS_PER_TSC 32
 
 static __thread struct rpc_worker *self;
 
@@ -342,9 +343,10 @@ sleep_ms(const struct rpc_worker *w, uint64_t now)
  * @p may_sleep and nothing is due. Nonzero when there was work.
  */
 /* Whether the round reads the clock: always on a thread of its own;
- * hosted, where a round is a few hundred nanoseconds of a busy-polling
- * lcore, once per HOSTED_EPOLL_NS by the TSC (a third of the cost of
- * clock_gettime here). Deadlines and heartbeats are that much late at most.
+ * hosted, once per HOSTED_EPOLL_NS by the TSC (a third of the cost of
+ * clock_gettime here), and on a busy-polling lcore, whose rounds are a
+ * few hundred nanoseconds, the TSC only every HOSTED_ROUNDS_PER_TSC
+ * rounds. Deadlines and heartbeats are that much late at most.
  */
 static bool
 round_reads_clock(struct rpc_worker *w)
@@ -353,6 +355,9 @@ round_reads_clock(struct rpc_worker *w)
 
 	if (!w->engine->hosted)
 		return true;
+	if (w->host_busy_poll && ++w->rounds_unclocked < HOSTED_ROUNDS_PER_TSC)
+		return false;
+	w->rounds_unclocked = 0;
 	tsc = rte_get_timer_cycles();
 	if (tsc < w->next_read_tsc)
 		return false;

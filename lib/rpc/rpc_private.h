@@ -166,6 +166,11 @@ struct rpc_worker {
 	 */
 	uint64_t round_ns;
 	uint64_t next_read_tsc;
+	/* Hosted on a busy-polling control lcore: rounds since the last
+	 * look at the TSC.
+	 */
+	bool host_busy_poll;
+	unsigned int rounds_unclocked;
 };
 
 /* Its threads end with rpc_engine_destroy(); its memory with the last

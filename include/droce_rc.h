@@ -377,9 +377,11 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  * eventfd (NULL @p fn: the eventfd again). @p fn runs on the lcore that
  * adds the completion, the owner of the CQ's QPs (droce_qp_owner()), in
  * its round: for a poller on that same lcore, which then learns of new
- * completions without a system call. Set it while no completion can be
- * added (before the QP moves on from RESET, or once it is in ERR and
- * drained).
+ * completions without a system call. That poller arms the CQ
+ * (droce_req_notify_cq()) on that lcore too: arming and adding are then
+ * ordered by the lcore's program, with no fence. Set it while no
+ * completion can be added (before the QP moves on from RESET, or once it
+ * is in ERR and drained).
  */
 void droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg);
 

@@ -137,8 +137,13 @@ droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 	RTE_SET_USED(solicited_only);
 	/* Sequentially consistent, as the fence in rc_cq_add(): either the
 	 * caller's next poll sees the completion or the adder sees the arming.
+	 * A CQ that signals by callback is armed on the lcore that adds to
+	 * it (droce_cq_set_notify()): program order does that.
 	 */
-	atomic_store_explicit(&cq->armed, 1, memory_order_seq_cst);
+	if (cq->notify != NULL)
+		atomic_store_explicit(&cq->armed, 1, memory_order_relaxed);
+	else
+		atomic_store_explicit(&cq->armed, 1, memory_order_seq_cst);
 	return 0;
 }
 
@@ -152,6 +157,14 @@ rc_cq_add_burst(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n)
 		__atomic_fetch_add(&cq->overruns, n - added, __ATOMIC_RELAXED);
 	if (added == 0)
 		return 0;
+	if (cq->notify != NULL) {
+		/* Armed on this lcore too: no other thread to order against. */
+		if (atomic_load_explicit(&cq->armed, memory_order_relaxed)) {
+			atomic_store_explicit(&cq->armed, 0, memory_order_relaxed);
+			cq->notify(cq->notify_arg);
+		}
+		return added;
+	}
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&cq->armed, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel))

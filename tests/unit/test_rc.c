@@ -482,6 +482,9 @@ test_cq_limits_and_event(void **state)
 	assert_int_equal(notified, 1);
 	assert_false(fd_readable(droce_cq_event_fd(cq)));
 	assert_int_equal(droce_poll_cq(cq, 4, wc), 2);
+	assert_int_equal(rc_cq_add(cq, &one), 0);
+	assert_int_equal(notified, 1);
+	assert_int_equal(droce_poll_cq(cq, 4, wc), 1);
 	/* Taken away: the eventfd again. */
 	droce_cq_set_notify(cq, NULL, NULL);
 	assert_int_equal(droce_req_notify_cq(cq, 0), 0);

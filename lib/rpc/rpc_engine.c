@@ -339,9 +339,6 @@ sleep_ms(const struct rpc_worker *w, uint64_t now)
 	return (int)RTE_MIN((ns + 999999) / 1000000, (uint64_t)INT_MAX);
 }
 
-/* Tasks, deadlines, then what epoll has ready, waiting for it when
- * @p may_sleep and nothing is due. Nonzero when there was work.
- */
 /* Whether the round reads the clock: always on a thread of its own;
  * hosted, once per HOSTED_EPOLL_NS by the TSC (a third of the cost of
  * clock_gettime here), and on a busy-polling lcore, whose rounds are a
@@ -355,7 +352,8 @@ round_reads_clock(struct rpc_worker *w)
 
 	if (!w->engine->hosted)
 		return true;
-	if (w->host_busy_poll && ++w->rounds_unclocked < HOSTED_ROUNDS_PER_TSC)
+	if (w->host_busy_poll && w->round_ns != 0 &&
+	    ++w->rounds_unclocked < HOSTED_ROUNDS_PER_TSC)
 		return false;
 	w->rounds_unclocked = 0;
 	tsc = rte_get_timer_cycles();
@@ -365,6 +363,9 @@ round_reads_clock(struct rpc_worker *w)
 	return true;
 }
 
+/* Tasks, deadlines, then what epoll has ready, waiting for it when
+ * @p may_sleep and nothing is due. Nonzero when there was work.
+ */
 static unsigned int
 worker_round(struct rpc_worker *w, bool may_sleep)
 {

@@ -809,9 +809,10 @@ test_ack_timeout_moves_with_sends(void **state)
 	 */
 	if (t1 - t0 < t * 3 / 4)
 		assert_int_equal(timeouts_by(t0 + t + (t1 - t0) / 2), before);
+	/* seen: when a pump had ended that saw it, not before its time. */
 	do {
-		seen = rte_get_timer_cycles();
 		pump();
+		seen = rte_get_timer_cycles();
 		droce_rc_query_stats(A.dev, &st);
 	} while (st.timeouts == before && seen < t1 + 10 * t);
 	assert_true(st.timeouts > before);

@@ -628,18 +628,40 @@ rpc_engine_pick(struct rpc_engine *e)
  * a fast link comes in that while.
  */
 #define WAIT_SPINS 2000
+/* Rounds of a driven stack between looks at the clock for a deadline. */
+#define DRIVE_ROUNDS_PER_CLOCK 64
+
+/* Threads asleep in a futex wait here: a waker makes its system call
+ * only when there is one (a caller that drives its own stack never
+ * sleeps, and its calls end on its own thread).
+ */
+static atomic_int futex_sleepers;
+
+static void
+futex_sleep(atomic_int *word, int v, const struct timespec *ts)
+{
+	/* Counted before the kernel looks at *word (a locked add orders
+	 * them): a waker that stored after that look sees the count.
+	 */
+	atomic_fetch_add(&futex_sleepers, 1);
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, v, ts, NULL, 0);
+	atomic_fetch_sub(&futex_sleepers, 1);
+}
 
 int
 rpc_wait_state(atomic_int *state, unsigned int done_mask, uint64_t deadline_ns)
 {
 	int v = atomic_load_explicit(state, memory_order_acquire);
+	unsigned int rounds = 0;
 
 	if ((1u << v) & done_mask)
 		return v;
 	while (rpc_rdma_drive()) {
 		v = atomic_load_explicit(state, memory_order_acquire);
-		if ((1u << v) & done_mask ||
-		    (deadline_ns != 0 && rpc_now_ns() >= deadline_ns))
+		if ((1u << v) & done_mask)
+			return v;
+		if (deadline_ns != 0 && ++rounds % DRIVE_ROUNDS_PER_CLOCK == 0 &&
+		    rpc_now_ns() >= deadline_ns)
 			return v;
 	}
 	for (unsigned int i = 0; i < WAIT_SPINS; i++) {
@@ -663,7 +685,7 @@ rpc_wait_state(atomic_int *state, unsigned int done_mask, uint64_t deadline_ns)
 			ts.tv_nsec = (long)((deadline_ns - now) % 1000000000ull);
 			tsp = &ts;
 		}
-		syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, v, tsp, NULL, 0);
+		futex_sleep(state, v, tsp);
 	}
 }
 
@@ -674,11 +696,16 @@ rpc_wait_zero(atomic_int *count)
 
 	while ((v = atomic_load_explicit(count, memory_order_acquire)) != 0)
 		if (!rpc_rdma_drive())
-			syscall(SYS_futex, count, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+			futex_sleep(count, v, NULL);
 }
 
 void
 rpc_wake_state(atomic_int *state)
 {
-	syscall(SYS_futex, state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	/* The caller's store to *state before the look at the count: a
+	 * sleeper not counted yet finds the new value and does not sleep.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&futex_sleepers, memory_order_relaxed) != 0)
+		syscall(SYS_futex, state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

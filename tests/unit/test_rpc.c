@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "droce_rpc.h"
@@ -363,6 +365,37 @@ test_counters_of_threads(void **state)
 	pthread_barrier_destroy(&read_done);
 }
 
+static atomic_int wait_word;
+
+static void *
+wait_for_one(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)rpc_wait_state(&wait_word, 1u << 1, 0);
+}
+
+/* A waiter asleep in the kernel (no stack to drive) wakes when the
+ * state it waits for is stored and told, not later.
+ */
+static void
+test_wait_state_sleeper_woken(void **state)
+{
+	struct timespec until;
+	pthread_t t;
+	void *got;
+
+	(void)state;
+	atomic_store(&wait_word, 0);
+	assert_int_equal(pthread_create(&t, NULL, wait_for_one, NULL), 0);
+	usleep(50 * 1000);      /* past its spins: asleep */
+	atomic_store_explicit(&wait_word, 1, memory_order_release);
+	rpc_wake_state(&wait_word);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	assert_int_equal(pthread_timedjoin_np(t, &got, &until), 0);
+	assert_int_equal((intptr_t)got, 1);
+}
+
 int
 main(void)
 {
@@ -375,6 +408,7 @@ main(void)
 		cmocka_unit_test(test_rndv_descriptors),
 		cmocka_unit_test(test_sealed_pieces),
 		cmocka_unit_test(test_counters_of_threads),
+		cmocka_unit_test(test_wait_state_sleeper_woken),
 	};
 
 	return cmocka_run_group_tests_name("RPC frames and counters", tests, NULL, NULL);

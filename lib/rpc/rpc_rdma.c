@@ -262,10 +262,10 @@ host_round(struct droce_lcore_ctx *ctx, void *arg)
 int
 rpc_rdma_host(struct rpc_worker *w)
 {
+	w->host_busy_poll = host.stack != NULL && droce_stack_busy_poll(host.stack);
 	for (unsigned int i = 0; i < HOSTED_MAX; i++) {
 		struct rpc_worker *none = NULL;
 
-		w->host_busy_poll = host.stack != NULL && droce_stack_busy_poll(host.stack);
 		if (!atomic_compare_exchange_strong(&host.hosted[i], &none, w))
 			continue;
 		/* The slot filled before the bound that shows it. */

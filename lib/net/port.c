@@ -135,6 +135,31 @@ rx_queues_paired_with_peer(const struct rte_eth_dev_info *info)
 	return strcmp(info->driver_name, "net_memif") == 0;
 }
 
+/* What a frame adds to the MTU, as ethdev counts it for the device: the
+ * difference of its two limits where it states both, else the Ethernet
+ * header and CRC.
+ */
+static uint32_t
+frame_overhead_of(const struct rte_eth_dev_info *info)
+{
+	if (info->max_mtu != UINT16_MAX && info->max_rx_pktlen > info->max_mtu)
+		return info->max_rx_pktlen - info->max_mtu;
+	return RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+}
+
+/* The largest MTU the device takes: many drivers state only their
+ * largest frame (net_memif: 1518 bytes), which rte_eth_dev_configure()
+ * checks the MTU against.
+ */
+static uint32_t
+max_mtu_of(const struct rte_eth_dev_info *info)
+{
+	uint32_t overhead = frame_overhead_of(info);
+	uint32_t by_frame = info->max_rx_pktlen > overhead ? info->max_rx_pktlen - overhead : 0;
+
+	return RTE_MIN((uint32_t)info->max_mtu, by_frame);
+}
+
 static int
 check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 	     char *err, size_t errlen)
@@ -174,11 +199,12 @@ check_limits(struct net_port *p, const struct rte_eth_dev_info *info,
 		return -EINVAL;
 	}
 	snprintf(key, sizeof(key), "port.%u.mtu", p->index);
-	if (pc->mtu < info->min_mtu || pc->mtu > info->max_mtu) {
+	if (pc->mtu < info->min_mtu || pc->mtu > max_mtu_of(info)) {
 		snprintf(err, errlen,
-			 "%s: %s = %u: device %s allows MTU %u..%u",
+			 "%s: %s = %u: device %s allows MTU %u..%u (frames of at most %u bytes, %u of them Ethernet's own)",
 			 droce_conf_origin(conf, key), key, pc->mtu, p->name,
-			 info->min_mtu, info->max_mtu);
+			 info->min_mtu, max_mtu_of(info), info->max_rx_pktlen,
+			 frame_overhead_of(info));
 		return -EINVAL;
 	}
 	return 0;

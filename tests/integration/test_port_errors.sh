@@ -85,4 +85,14 @@ has "1 RX queue, 2 TX: memif reads the rings its peer sends on with the RX queue
 run 0 -l 0,1 --vdev "$memif" -- port.0.device=net_memif0 port.0.address=198.18.0.1/24 \
 	port.0.queues=2 stats.period=0 --duration 1
 grep -q "memif reads the rings" "$WORK/out" && fail "warned with as many RX as TX queues"
+
+# 6. An MTU the device's largest frame cannot carry is refused where the
+# key is read, with the range the device allows (net_memif states only
+# its 1518-byte frame; ethdev would refuse it later, saying less).
+run 1 --vdev "$memif" -- port.0.device=net_memif0 port.0.address=198.18.0.1/24 port.0.mtu=4200
+has "port.0.mtu = 4200: device net_memif0 allows MTU "
+has "..1500 (frames of at most 1518 bytes, 18 of them Ethernet's own)"
+error_is_last "port.0.mtu = 4200"
+run 0 --vdev "$memif" -- port.0.device=net_memif0 port.0.address=198.18.0.1/24 port.0.mtu=1500 \
+	stats.period=0 --duration 1
 echo "PASS ($n cases)"

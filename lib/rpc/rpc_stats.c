@@ -30,12 +30,16 @@ static pthread_key_t block_key;
 static pthread_once_t block_key_once = PTHREAD_ONCE_INIT;
 static bool block_key_made;
 
-/* A thread that counted ends: its counts stay, its block goes. */
+/* A thread that counted ends: its counts stay, its block goes. This
+ * runs on that thread: a count after it (another key's destructor) makes
+ * a new block, which the next pass of destructors retires.
+ */
 static void
 block_retire(void *arg)
 {
 	struct rpc_counter_block *b = arg, **p;
 
+	rpc_thread_counters = NULL;
 	pthread_mutex_lock(&blocks_lock);
 	for (p = &blocks; *p != NULL && *p != b; p = &(*p)->next)
 		;

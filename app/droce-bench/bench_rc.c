@@ -265,12 +265,9 @@ raw_echo(uint16_t port_id)
 		}
 		back[nb_back++] = m;
 	}
-	n = nb_back;
-	memcpy(pkts, back, n * sizeof(back[0]));
-	sent = n != 0 ? rte_eth_tx_burst(port_id, 0, pkts, n) : 0;
-
-	if (sent < n)
-		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	sent = nb_back != 0 ? rte_eth_tx_burst(port_id, 0, back, nb_back) : 0;
+	if (sent < nb_back)
+		rte_pktmbuf_free_bulk(back + sent, nb_back - sent);
 }
 
 /* ---- the peer process --------------------------------------------------------- */

@@ -382,16 +382,14 @@ worker_round(struct rpc_worker *w, bool may_sleep)
 	if (now >= w->next_scan_ns)
 		scan_sessions(w, now);
 	/* Hosted: the sessions' CQs say so through the ready list; what
-	 * epoll still watches (CM channels, listeners) is seldom news. A
-	 * look put off counts as work: a control lcore in event mode must
-	 * not go to sleep before it was taken.
+	 * epoll still watches (CM channels, listeners) is seldom news, looked
+	 * at with the clock (round_reads_clock()). A look put off counts as
+	 * work: a control lcore in event mode must not go to sleep before it
+	 * was taken.
 	 */
-	if (w->engine->hosted) {
-		if (!read_clock || now < w->next_epoll_ns) {
-			bury_ended(w);
-			return work + 1;
-		}
-		w->next_epoll_ns = now + HOSTED_EPOLL_NS;
+	if (w->engine->hosted && !read_clock) {
+		bury_ended(w);
+		return work + 1;
 	}
 	if (may_sleep) {
 		timeout = sleep_ms(w, rpc_now_ns());
@@ -485,7 +483,6 @@ worker_init(struct rpc_engine *e, struct rpc_worker *w, unsigned int index)
 	TAILQ_INIT(&w->ended);
 	TAILQ_INIT(&w->ready);
 	w->nb_ready = 0;
-	w->next_epoll_ns = 0;
 	atomic_init(&w->stop, false);
 	atomic_init(&w->closed, false);
 	atomic_init(&w->pushers, 0);

@@ -155,14 +155,13 @@ struct rpc_worker {
 	struct rte_timer scan_timer;    /* hosted, event mode: wakes the control lcore */
 	uint64_t timer_ns;              /* when scan_timer fires; 0: not armed */
 	/* Hosted: watches a source on the control lcore said are ready, run
-	 * in the next round without a system call; and when the round next
-	 * asks epoll about the rest (CM channels, listeners), rarely.
+	 * in the next round without a system call.
 	 */
 	struct rpc_watch_list ready;
 	unsigned int nb_ready;
-	uint64_t next_epoll_ns;
 	/* The clock as its round last read it (what frames in stamp their
-	 * session with); hosted, the TSC says when to read it again.
+	 * session with); hosted, the TSC says when to read it again, and
+	 * then the round asks epoll about the rest (CM channels, listeners).
 	 */
 	uint64_t round_ns;
 	uint64_t next_read_tsc;

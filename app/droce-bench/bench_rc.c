@@ -404,20 +404,32 @@ peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
-static void
+/* End the peer: 0 if it ended well, -1 (and why on stderr) if not. */
+static int
 peer_stop(struct peer *p)
 {
 	char path[160];
-	int status;
+	int status = 0, ret = 0;
 
 	if (p->to != NULL)
 		fclose(p->to); /* EOF ends the peer */
 	if (p->from != NULL)
 		fclose(p->from);
-	if (p->pid > 0 && waitpid(p->pid, &status, 0) < 0)
+	if (p->pid > 0 && waitpid(p->pid, &status, 0) < 0) {
 		kill(p->pid, SIGKILL);
+		ret = -1;
+	} else if (p->pid > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "droce-bench rc: the peer process died of signal %d\n",
+				WTERMSIG(status));
+		else
+			fprintf(stderr, "droce-bench rc: the peer process exited with %d\n",
+				WEXITSTATUS(status));
+		ret = -1;
+	}
 	snprintf(path, sizeof(path), "/var/run/dpdk/%s", p->prefix);
 	rmdir(path);
+	return ret;
 }
 
 static void
@@ -850,18 +862,19 @@ rc_rig_up(const struct bench_opts *o, struct rc_end *e, struct peer *p, struct r
 	return -1;
 }
 
-static void
+/* Down in the order memif needs: it unmaps a leaving peer's rings under
+ * a port that is still polled, so the peer leaves while this side polls
+ * neither link, then this side. Returns peer_stop()'s verdict.
+ */
+static int
 rc_rig_down(struct rc_end *e, struct peer *p, struct raw_link *r)
 {
+	int peer_ended = peer_stop(p);
 	uint16_t port_id;
 
 	end_down(e);
-	/* Ours goes first, while the peer polls it no more (memif unmaps a
-	 * leaving peer's rings under a port that is polled).
-	 */
 	if (r->pool != NULL)
 		bench_port_down(r->port_id, r->pool);
-	peer_stop(p);
 	/* The stack leaves the port to whoever probed it. */
 	if (rte_eth_dev_get_port_by_name("net_memif_rc0", &port_id) == 0) {
 		struct rte_eth_dev_info info;
@@ -873,6 +886,7 @@ rc_rig_down(struct rc_end *e, struct peer *p, struct raw_link *r)
 	}
 	unlink(p->socket);
 	unlink(p->raw_socket);
+	return peer_ended;
 }
 
 int
@@ -975,6 +989,7 @@ bench_rc(const struct bench_opts *o)
 out:
 	free(src);
 	free(dst);
-	rc_rig_down(&e, &p, &raw);
+	if (rc_rig_down(&e, &p, &raw) != 0)
+		ret = 1;
 	return ret;
 }

@@ -214,7 +214,7 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send
 	if (state == DROCE_QPS_ERR)
 		qp_flush_locked(qp);
 	else
-		rc_qp_ring_doorbell(qp);
+		rc_qp_send_posted(qp);
 	return ret;
 }
 

@@ -357,6 +357,8 @@ void rc_neigh_add(struct droce_qp *qp);
 void rc_neigh_remove(struct droce_qp *qp);
 /* Tell the owner that @p qp has work (any thread). */
 void rc_qp_ring_doorbell(struct droce_qp *qp);
+/* The doorbell for sends just posted; on an idle QP's owner, they go now. */
+void rc_qp_send_posted(struct droce_qp *qp);
 /* Put @p qp on the owner's list of QPs with work (owner only). */
 void rc_qp_activate(struct droce_qp *qp);
 /* A frame for @p qp with @p spec's opcode and headers; the payload is

@@ -426,6 +426,37 @@ rc_qp_ring_doorbell(struct droce_qp *qp)
 		droce_control_wake(qp->dev->stack);
 }
 
+static bool qp_turn(struct droce_qp *qp);
+static void qp_deactivate(struct droce_qp *qp);
+
+/*
+ * Sends posted on the owner's own thread between its rounds, to a QP with
+ * nothing unacknowledged, go at once, as rxe's requester runs in the
+ * poster's context: the wire is idle, and waiting for the next round
+ * would add most of a round to every request and its response. A QP with
+ * packets in flight waits for its turn, so that a pipeline's sends leave
+ * in bursts. The PSNs are read without the lock: only the owner moves
+ * them while the QP runs, and a modify_qp() meanwhile at worst makes this
+ * guess wrong; the turn itself takes the lock. The turn counts as a round:
+ * a completion's callback that posts again rings the doorbell instead of
+ * taking the QP's lock a second time.
+ */
+void
+rc_qp_send_posted(struct droce_qp *qp)
+{
+	struct rc_owner *o = qp->owner;
+
+	rc_qp_ring_doorbell(qp);
+	if (o->lcore_id != rte_lcore_id() || o->in_round || o->ctx == NULL ||
+	    qp->comp.psn != qp->req.psn_end)
+		return;
+	o->in_round = true;
+	if (!qp_turn(qp))
+		qp_deactivate(qp);
+	o->in_round = false;
+	droce_tx_flush(o->ctx);
+}
+
 void
 rc_qp_activate(struct droce_qp *qp)
 {

@@ -821,6 +821,57 @@ test_ack_timeout_moves_with_sends(void **state)
 	qps_down();
 }
 
+/* Frames waiting on @p s's TX rings, the wire's side of its port. */
+static unsigned int
+frames_waiting(const struct side *s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int q = 0; q < s->nb_tx; q++)
+		n += rte_ring_count(s->tx[q]);
+	return n;
+}
+
+/* Posted on the owner's thread between rounds (this thread runs both
+ * sides' rounds), a send to a QP with nothing unacknowledged leaves in
+ * the post itself; one behind a packet in flight waits for the round, so
+ * that a pipeline's sends leave together.
+ */
+static void
+test_idle_qp_sends_at_once(void **state)
+{
+	struct droce_sge sge = { (uintptr_t)A.buf, 64, 0 };
+	struct droce_wc wc[2];
+
+	(void)state;
+	qps_up(&default_params);
+	sge.lkey = A.mr->lkey;
+	/* One exchange first: ARP answered, everything acknowledged. */
+	post_recv(&B, 1, 0, 4096);
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 1, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	assert_int_equal(droce_poll_cq(B.rcq, 1, wc), 1);
+	assert_int_equal(frames_waiting(&A), 0);
+
+	post_recv(&B, 2, 0, 4096);
+	post_recv(&B, 3, 0, 4096);
+	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(frames_waiting(&A), 1);
+	assert_int_equal(post_send(&A, 3, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(frames_waiting(&A), 1);
+	rc_pair_poll(&A);
+	assert_int_equal(frames_waiting(&A), 2);
+
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 2, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	expect_wc(&wc[1], 3, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	assert_int_equal(poll_until(B.rcq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 2, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	expect_wc(&wc[1], 3, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	qps_down();
+}
+
 /* Messages across the 24-bit PSN wrap, both directions. */
 static void
 test_psn_wrap(void **state)
@@ -1275,6 +1326,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_send_too_long),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_ack_timeout_moves_with_sends),
+		cmocka_unit_test(test_idle_qp_sends_at_once),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),

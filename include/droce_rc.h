@@ -381,7 +381,11 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  * (droce_req_notify_cq()) on that lcore too: arming and adding are then
  * ordered by the lcore's program, with no fence. Set it while no
  * completion can be added (before the QP moves on from RESET, or once it
- * is in ERR and drained).
+ * is in ERR and drained). @p fn runs under the lock of the QP whose
+ * completion it signals: it may poll, and post to a QP in RTS (a send
+ * then waits for the owner's next round), but must not modify or destroy
+ * that QP, nor post sends or receives to it in ERR (the flush takes the
+ * lock). Best: note the work and return, as lib/rpc's callbacks do.
  */
 void droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg);
 

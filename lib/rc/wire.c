@@ -426,7 +426,7 @@ rc_qp_ring_doorbell(struct droce_qp *qp)
 		droce_control_wake(qp->dev->stack);
 }
 
-static bool qp_turn(struct droce_qp *qp);
+static bool qp_turn_locked(struct droce_qp *qp);
 static void qp_deactivate(struct droce_qp *qp);
 
 /*
@@ -437,9 +437,11 @@ static void qp_deactivate(struct droce_qp *qp);
  * packets in flight waits for its turn, so that a pipeline's sends leave
  * in bursts. The PSNs are read without the lock: only the owner moves
  * them while the QP runs, and a modify_qp() meanwhile at worst makes this
- * guess wrong; the turn itself takes the lock. The turn counts as a round:
- * a completion's callback that posts again rings the doorbell instead of
- * taking the QP's lock a second time.
+ * guess wrong; the turn itself takes the lock. It only tries to: a held
+ * lock is another thread's (its round waits) or this thread's, a CQ
+ * callback's under the owner's publish, which must not take it again. The
+ * turn counts as a round: a callback that posts from within it rings the
+ * doorbell.
  */
 void
 rc_qp_send_posted(struct droce_qp *qp)
@@ -448,10 +450,10 @@ rc_qp_send_posted(struct droce_qp *qp)
 
 	rc_qp_ring_doorbell(qp);
 	if (o->lcore_id != rte_lcore_id() || o->in_round || o->ctx == NULL ||
-	    qp->comp.psn != qp->req.psn_end)
+	    qp->comp.psn != qp->req.psn_end || !rte_spinlock_trylock(&qp->lock))
 		return;
 	o->in_round = true;
-	if (!qp_turn(qp))
+	if (!qp_turn_locked(qp))
 		qp_deactivate(qp);
 	o->in_round = false;
 	droce_tx_flush(o->ctx);
@@ -709,16 +711,16 @@ take_doorbells(struct rc_owner *o)
 		}
 }
 
-/* One QP's turn: its answers and held requests, its sends, the ACK it
- * owes. True while it has more to do.
+/* One QP's turn, its lock taken: its answers and held requests, its
+ * sends, the ACK it owes; the lock is let go. True while it has more to
+ * do.
  */
 static bool
-qp_turn(struct droce_qp *qp)
+qp_turn_locked(struct droce_qp *qp)
 {
 	unsigned int budget = RC_TX_BUDGET;
 	bool more = false;
 
-	rte_spinlock_lock(&qp->lock);
 	if (qp->dead) {
 		/* Destroyed: its CQs may be gone; the doorbell frees it. */
 		rc_qp_unlock_owner(qp);
@@ -760,6 +762,13 @@ qp_turn(struct droce_qp *qp)
 		rc_qp_flush(qp); /* receives posted since still complete */
 	rc_qp_unlock_owner(qp);
 	return more;
+}
+
+static bool
+qp_turn(struct droce_qp *qp)
+{
+	rte_spinlock_lock(&qp->lock);
+	return qp_turn_locked(qp);
 }
 
 static unsigned int

@@ -835,7 +835,9 @@ frames_waiting(const struct side *s)
 /* Posted on the owner's thread between rounds (this thread runs both
  * sides' rounds), a send to a QP with nothing unacknowledged leaves in
  * the post itself; one behind a packet in flight waits for the round, so
- * that a pipeline's sends leave together.
+ * that a pipeline's sends leave together. With the QP's lock held on this
+ * thread, as a CQ callback under the owner's publish has it, the post
+ * leaves the send to the round instead of taking the lock again.
  */
 static void
 test_idle_qp_sends_at_once(void **state)
@@ -869,6 +871,19 @@ test_idle_qp_sends_at_once(void **state)
 	assert_int_equal(poll_until(B.rcq, wc, 2, 5), 2);
 	expect_wc(&wc[0], 2, DROCE_WC_SUCCESS, DROCE_WC_RECV);
 	expect_wc(&wc[1], 3, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	assert_int_equal(frames_waiting(&A), 0);
+
+	post_recv(&B, 4, 0, 4096);
+	rte_spinlock_lock(&A.qp->lock);
+	assert_int_equal(post_send(&A, 4, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	assert_int_equal(frames_waiting(&A), 0);
+	rte_spinlock_unlock(&A.qp->lock);
+	rc_pair_poll(&A);
+	assert_int_equal(frames_waiting(&A), 1);
+	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 4, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
+	expect_wc(&wc[0], 4, DROCE_WC_SUCCESS, DROCE_WC_RECV);
 	qps_down();
 }
 

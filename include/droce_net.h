@@ -390,6 +390,19 @@ typedef unsigned int (*droce_control_hook_t)(struct droce_lcore_ctx *ctx, void *
  */
 int droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void *arg);
 
+/**
+ * Register a control poll hook that runs after every hook registered with
+ * droce_control_hook_register(), before the round's TX flush (those
+ * registered last run in their order of registration). For a layer that
+ * other hooks use: lib/rc sends there what lib/rpc's hooks posted in the
+ * round, in that round. Before droce_stack_start().
+ *
+ * @return
+ *   0, -ENOSPC (too many hooks), -EBUSY once started.
+ */
+int droce_control_hook_register_last(struct droce_stack *s, droce_control_hook_t fn,
+				     void *arg);
+
 /** As droce_worker_hook_unregister(), for a control hook. */
 int droce_control_hook_unregister(struct droce_stack *s, droce_control_hook_t fn, void *arg);
 

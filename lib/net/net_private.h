@@ -198,10 +198,12 @@ struct droce_stack {
 		droce_worker_hook_t fn;
 		void *arg;
 	} hook[NET_MAX_WORKER_HOOKS];
+	/* In the order they run: those registered "last" after the others. */
 	unsigned int nb_control_hooks;
 	struct {
 		droce_control_hook_t fn;
 		void *arg;
+		bool last;
 	} control_hook[NET_MAX_CONTROL_HOOKS];
 	unsigned int nb_stats_ext;
 	struct droce_stats_ext stats_ext[NET_MAX_STATS_EXT];

@@ -388,17 +388,37 @@ droce_worker_hook_register(struct droce_stack *s, droce_worker_hook_t fn,
 	return 0;
 }
 
-int
-droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void *arg)
+/* A control hook, before the first of those that run last unless @p last. */
+static int
+control_hook_add(struct droce_stack *s, droce_control_hook_t fn, void *arg, bool last)
 {
+	unsigned int at = s->nb_control_hooks;
+
 	if (s->started)
 		return -EBUSY;
 	if (s->nb_control_hooks == NET_MAX_CONTROL_HOOKS)
 		return -ENOSPC;
-	s->control_hook[s->nb_control_hooks].fn = fn;
-	s->control_hook[s->nb_control_hooks].arg = arg;
+	while (!last && at > 0 && s->control_hook[at - 1].last)
+		at--;
+	memmove(&s->control_hook[at + 1], &s->control_hook[at],
+		sizeof(s->control_hook[0]) * (s->nb_control_hooks - at));
+	s->control_hook[at].fn = fn;
+	s->control_hook[at].arg = arg;
+	s->control_hook[at].last = last;
 	s->nb_control_hooks++;
 	return 0;
+}
+
+int
+droce_control_hook_register(struct droce_stack *s, droce_control_hook_t fn, void *arg)
+{
+	return control_hook_add(s, fn, arg, false);
+}
+
+int
+droce_control_hook_register_last(struct droce_stack *s, droce_control_hook_t fn, void *arg)
+{
+	return control_hook_add(s, fn, arg, true);
 }
 
 /* Remove the first entry of @p hooks that calls @p fn with @p arg. */

@@ -103,6 +103,7 @@ struct rc_owner {
 	struct rte_ring *doorbell;      /* QPs with work posted, MP/SC */
 	struct rc_qp_list active;       /* QPs with work to send */
 	bool in_round;                  /* owner_round() runs (its list too) */
+	bool posted_since_round;        /* its thread activated a QP since */
 	atomic_uint nb_qps;             /* QPs it runs */
 	uint32_t tx_reclaimed;          /* the device's tx_reclaim it last did */
 	struct droce_rc_stats stats;

@@ -416,6 +416,7 @@ rc_qp_ring_doorbell(struct droce_qp *qp)
 	 */
 	if (o->lcore_id == rte_lcore_id() && !o->in_round) {
 		rc_qp_activate(qp);
+		o->posted_since_round = true;
 		return;
 	}
 	if (!atomic_compare_exchange_strong(&qp->doorbell_rung, &rung, true))
@@ -781,6 +782,7 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 	o->ctx = ctx;
 	o->lcore_id = rte_lcore_id();
 	o->in_round = true;
+	o->posted_since_round = false;
 	while (taken < RC_RX_ROUND &&
 	       (n = rte_ring_sc_dequeue_burst(o->rx_ring, (void **)pkts, RC_RX_BURST,
 					      NULL)) != 0) {
@@ -823,6 +825,21 @@ control_owner_round(struct droce_lcore_ctx *ctx, void *arg)
 	struct droce_rc_device *dev = arg;
 
 	reclaim_if_asked(&dev->owner[0], ctx);
+	return owner_round(&dev->owner[0], ctx);
+}
+
+/* The control lcore's last hook: the sends that the round's other hooks
+ * (lib/rpc's workers) posted after the owner's round, to QPs with packets
+ * in flight, leave in this round instead of the next. A round in which
+ * nothing was posted since pays a load.
+ */
+static unsigned int
+control_owner_last(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_rc_device *dev = arg;
+
+	if (!dev->owner[0].posted_since_round)
+		return 0;
 	return owner_round(&dev->owner[0], ctx);
 }
 
@@ -944,6 +961,8 @@ rc_wire_open(struct droce_rc_device *dev, char *err, size_t errlen)
 					  on_workers ? neigh_round : control_owner_round, dev);
 	if (ret == 0 && on_workers)
 		ret = droce_worker_hook_register(dev->stack, worker_owner_round, dev);
+	else if (ret == 0)
+		ret = droce_control_hook_register_last(dev->stack, control_owner_last, dev);
 	if (ret != 0) {
 		/* rc_wire_close() takes back what was registered. */
 		snprintf(err, errlen, "RC device: cannot run on the %s: %s%s",
@@ -960,6 +979,7 @@ rc_wire_close(struct droce_rc_device *dev)
 	droce_roce_release_qps(dev->stack, rc_worker_input, dev);
 	droce_control_hook_unregister(dev->stack, neigh_round, dev);
 	droce_control_hook_unregister(dev->stack, control_owner_round, dev);
+	droce_control_hook_unregister(dev->stack, control_owner_last, dev);
 	droce_worker_hook_unregister(dev->stack, worker_owner_round, dev);
 	for (uint32_t i = 0; dev->owner != NULL && i < dev->nb_owners; i++) {
 		struct rc_owner *o = &dev->owner[i];

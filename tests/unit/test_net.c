@@ -1705,6 +1705,47 @@ test_stack_poll_here(void **state)
 	droce_stack_destroy(s);
 }
 
+/* The control hooks' order in a round: what each ran, by its argument. */
+static char hooks_ran[8];
+static unsigned int nb_hooks_ran;
+
+static unsigned int
+note_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	(void)ctx;
+	if (nb_hooks_ran < sizeof(hooks_ran) - 1)
+		hooks_ran[nb_hooks_ran++] = *(const char *)arg;
+	return 0;
+}
+
+/* Hooks registered "last" run after all the others, whenever these came,
+ * each kind in its order of registration; one unregistered runs no more;
+ * none is taken once the stack runs.
+ */
+static void
+test_control_hooks_last(void **state)
+{
+	static const char a = 'a', b = 'b', c = 'c', x = 'x', y = 'y';
+	struct droce_stack *s;
+
+	(void)state;
+	s = stack_polled_here("net_null_hooks");
+	assert_int_equal(droce_control_hook_register(s, note_hook, (void *)&a), 0);
+	assert_int_equal(droce_control_hook_register_last(s, note_hook, (void *)&x), 0);
+	assert_int_equal(droce_control_hook_register(s, note_hook, (void *)&b), 0);
+	assert_int_equal(droce_control_hook_register_last(s, note_hook, (void *)&y), 0);
+	assert_int_equal(droce_control_hook_register(s, note_hook, (void *)&c), 0);
+	assert_int_equal(droce_control_hook_unregister(s, note_hook, (void *)&b), 0);
+	assert_int_equal(droce_stack_start(s, false), 0);
+	assert_int_equal(droce_control_hook_register_last(s, note_hook, (void *)&b), -EBUSY);
+	memset(hooks_ran, 0, sizeof(hooks_ran));
+	nb_hooks_ran = 0;
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_string_equal(hooks_ran, "acxy");
+	droce_stack_stop(s);
+	droce_stack_destroy(s);
+}
+
 /* port.N.mac goes on the device before it starts and is the port's MAC
  * from then on. net_null takes any address; net_ring has no mac_addr_set
  * at all, and droce answers for the address itself.
@@ -1945,6 +1986,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_arp_refresh),
 		cmocka_unit_test(test_inline_workers_count_on_control_lcore),
 		cmocka_unit_test(test_stack_poll_here),
+		cmocka_unit_test(test_control_hooks_last),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
 		cmocka_unit_test(test_quiesce_waits_for_round),

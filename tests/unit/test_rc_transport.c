@@ -41,7 +41,10 @@
 #define BUF_SIZE (8u << 20)
 #define MAX_WR 256
 
-static struct side A = { .name = "rcA", .address = "198.18.0.1" };
+static void register_post_from_hook(struct side *s);
+
+static struct side A = { .name = "rcA", .address = "198.18.0.1",
+			 .before_start = register_post_from_hook };
 static struct side B = { .name = "rcB", .address = "198.18.0.2" };
 
 /* ---- the wire -------------------------------------------------------------------- */
@@ -887,6 +890,61 @@ test_idle_qp_sends_at_once(void **state)
 	qps_down();
 }
 
+/* A control hook of A's, registered after lib/rc's: when armed, it posts
+ * one SEND on A's QP from inside the round, as lib/rpc's workers do.
+ */
+static struct droce_sge hook_sge;
+static bool hook_armed;
+
+static unsigned int
+post_from_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	(void)ctx;
+	(void)arg;
+	if (hook_armed) {
+		hook_armed = false;
+		assert_int_equal(post_send(&A, 6, DROCE_WR_SEND, &hook_sge, 1, 0, 0, 0), 0);
+	}
+	return 0;
+}
+
+static void
+register_post_from_hook(struct side *s)
+{
+	assert_int_equal(droce_control_hook_register(s->stack, post_from_hook, NULL), 0);
+}
+
+/* A send that a later control hook posts, behind a packet in flight,
+ * leaves in that same round (lib/rc's last hook): on the control lcore's
+ * QPs. A worker's QP takes it in the worker's next round.
+ */
+static void
+test_hook_post_leaves_in_round(void **state)
+{
+	struct droce_wc wc[2];
+
+	(void)state;
+	qps_up(&default_params);
+	hook_sge = (struct droce_sge){ (uintptr_t)A.buf, 64, A.mr->lkey };
+	post_recv(&B, 5, 0, 4096);
+	post_recv(&B, 6, 0, 4096);
+	/* One SEND out and not acknowledged: the QP is not idle. */
+	assert_int_equal(post_send(&A, 5, DROCE_WR_SEND, &hook_sge, 1, 0, 0, 0), 0);
+	assert_true(poll_until_sent(&A, &B));
+	assert_int_equal(frames_waiting(&A), 1);
+	hook_armed = true;
+	droce_control_poll(A.stack);
+	assert_false(hook_armed);
+	assert_int_equal(frames_waiting(&A), A.owners == DROCE_RC_OWNERS_CONTROL ? 2 : 1);
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	expect_wc(&wc[1], 6, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	assert_int_equal(poll_until(B.rcq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	expect_wc(&wc[1], 6, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	qps_down();
+}
+
 /* Messages across the 24-bit PSN wrap, both directions. */
 static void
 test_psn_wrap(void **state)
@@ -1304,7 +1362,8 @@ setup_workers(void **state)
 {
 	(void)state;
 	A = (struct side){ .name = "rcAw", .address = "198.18.0.1",
-			   .owners = DROCE_RC_OWNERS_WORKERS };
+			   .owners = DROCE_RC_OWNERS_WORKERS,
+			   .before_start = register_post_from_hook };
 	B = (struct side){ .name = "rcBw", .address = "198.18.0.2",
 			   .owners = DROCE_RC_OWNERS_WORKERS };
 	memset(roce_sent_on, 0, sizeof(roce_sent_on));
@@ -1342,6 +1401,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_ack_timeout_moves_with_sends),
 		cmocka_unit_test(test_idle_qp_sends_at_once),
+		cmocka_unit_test(test_hook_post_leaves_in_round),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),

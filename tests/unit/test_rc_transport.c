@@ -835,6 +835,23 @@ frames_waiting(const struct side *s)
 	return n;
 }
 
+/* A's SENDs @p first .. @p first + @p n - 1, each into B's receive of
+ * the same wr_id: both sides complete them, in order.
+ */
+static void
+expect_sends_done(uint64_t first, int n)
+{
+	struct droce_wc wc[4];
+
+	assert_true(n <= (int)RTE_DIM(wc));
+	assert_int_equal(poll_until(A.scq, wc, n, 5), n);
+	for (int i = 0; i < n; i++)
+		expect_wc(&wc[i], first + (uint64_t)i, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	assert_int_equal(poll_until(B.rcq, wc, n, 5), n);
+	for (int i = 0; i < n; i++)
+		expect_wc(&wc[i], first + (uint64_t)i, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+}
+
 /* Posted on the owner's thread between rounds (this thread runs both
  * sides' rounds), a send to a QP with nothing unacknowledged leaves in
  * the post itself; one behind a packet in flight waits for the round, so
@@ -846,7 +863,6 @@ static void
 test_idle_qp_sends_at_once(void **state)
 {
 	struct droce_sge sge = { (uintptr_t)A.buf, 64, 0 };
-	struct droce_wc wc[2];
 
 	(void)state;
 	qps_up(&default_params);
@@ -854,9 +870,7 @@ test_idle_qp_sends_at_once(void **state)
 	/* One exchange first: ARP answered, everything acknowledged. */
 	post_recv(&B, 1, 0, 4096);
 	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
-	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
-	expect_wc(&wc[0], 1, DROCE_WC_SUCCESS, DROCE_WC_SEND);
-	assert_int_equal(droce_poll_cq(B.rcq, 1, wc), 1);
+	expect_sends_done(1, 1);
 	assert_int_equal(frames_waiting(&A), 0);
 
 	post_recv(&B, 2, 0, 4096);
@@ -868,12 +882,7 @@ test_idle_qp_sends_at_once(void **state)
 	rc_pair_poll(&A);
 	assert_int_equal(frames_waiting(&A), 2);
 
-	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
-	expect_wc(&wc[0], 2, DROCE_WC_SUCCESS, DROCE_WC_SEND);
-	expect_wc(&wc[1], 3, DROCE_WC_SUCCESS, DROCE_WC_SEND);
-	assert_int_equal(poll_until(B.rcq, wc, 2, 5), 2);
-	expect_wc(&wc[0], 2, DROCE_WC_SUCCESS, DROCE_WC_RECV);
-	expect_wc(&wc[1], 3, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	expect_sends_done(2, 2);
 	assert_int_equal(frames_waiting(&A), 0);
 
 	post_recv(&B, 4, 0, 4096);
@@ -883,10 +892,7 @@ test_idle_qp_sends_at_once(void **state)
 	rte_spinlock_unlock(&A.qp->lock);
 	rc_pair_poll(&A);
 	assert_int_equal(frames_waiting(&A), 1);
-	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
-	expect_wc(&wc[0], 4, DROCE_WC_SUCCESS, DROCE_WC_SEND);
-	assert_int_equal(poll_until(B.rcq, wc, 1, 5), 1);
-	expect_wc(&wc[0], 4, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	expect_sends_done(4, 1);
 	qps_down();
 }
 
@@ -921,8 +927,6 @@ register_post_from_hook(struct side *s)
 static void
 test_hook_post_leaves_in_round(void **state)
 {
-	struct droce_wc wc[2];
-
 	(void)state;
 	qps_up(&default_params);
 	hook_sge = (struct droce_sge){ (uintptr_t)A.buf, 64, A.mr->lkey };
@@ -936,12 +940,7 @@ test_hook_post_leaves_in_round(void **state)
 	droce_control_poll(A.stack);
 	assert_false(hook_armed);
 	assert_int_equal(frames_waiting(&A), A.owners == DROCE_RC_OWNERS_CONTROL ? 2 : 1);
-	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
-	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_SEND);
-	expect_wc(&wc[1], 6, DROCE_WC_SUCCESS, DROCE_WC_SEND);
-	assert_int_equal(poll_until(B.rcq, wc, 2, 5), 2);
-	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_RECV);
-	expect_wc(&wc[1], 6, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	expect_sends_done(5, 2);
 	qps_down();
 }
 

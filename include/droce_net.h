@@ -248,7 +248,8 @@ void droce_stack_destroy(struct droce_stack *s);
 
 /**
  * One poll of worker @p worker: RX bursts from its queues, classify,
- * handle or forward, flush TX.
+ * handle or forward, flush TX (lazy frames alone wait for the next poll:
+ * droce_tx_lazy()).
  *
  * @return
  *   Packets received.
@@ -256,7 +257,8 @@ void droce_stack_destroy(struct droce_stack *s);
 unsigned int droce_worker_poll(struct droce_stack *s, unsigned int worker);
 
 /**
- * One round of the control lcore: packets from the workers, timers, TX.
+ * One round of the control lcore: packets from the workers, timers, TX
+ * (as droce_worker_poll() flushes it).
  *
  * @return
  *   Packets processed.
@@ -347,6 +349,13 @@ bool droce_stack_started(const struct droce_stack *s);
  */
 int droce_eth_send(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m,
 		   rte_be32_t dst);
+
+/**
+ * As droce_eth_send(), for a frame that may wait until the control
+ * lcore's next flush, as droce_tx_lazy() says.
+ */
+int droce_eth_send_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m,
+			rte_be32_t dst);
 
 /**
  * Worker poll hook: runs on every worker after each RX round (also when no
@@ -445,6 +454,18 @@ struct droce_stack *droce_lcore_stack(struct droce_lcore_ctx *ctx);
  * of a packet, such as RoCE ACKs sent by workers. The mbuf is consumed.
  */
 void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
+
+/**
+ * As droce_tx(), for a frame that may wait: it leaves with the next frame
+ * the lcore sends that may not (at its round's end, or in a
+ * droce_tx_flush()), and at the start of the lcore's next round at the
+ * latest. For acknowledgements: an application that polls its
+ * completions between two rounds and answers at once sends the ACK in
+ * its answer's burst, and the driver's TX call for the ACK alone leaves
+ * the round trip's path. An lcore that stops polling holds them, as it
+ * holds its timers; droce_stack_stop_polling() sends them.
+ */
+void droce_tx_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 
 /**
  * Hand the ports what the calling lcore's TX buffers hold now, rather

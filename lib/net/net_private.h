@@ -139,6 +139,12 @@ struct droce_lcore_ctx {
 	uint16_t txq;              /* this lcore's TX queue on every port */
 	bool is_control;
 	struct rte_eth_dev_tx_buffer *txb[DROCE_MAX_PORTS];
+	/* The TX buffers hold a frame that must leave by the round's end
+	 * (tx_urgent), or only lazy ones, which wait for the next flush
+	 * (tx_lazy): see droce_tx_lazy().
+	 */
+	bool tx_urgent;
+	bool tx_lazy;
 	/* TX and the drops this lcore made outside RX queue accounting. */
 	struct droce_counters port_counters[DROCE_MAX_PORTS];
 	/* Worker only. */
@@ -306,6 +312,11 @@ void net_tx_free(struct droce_lcore_ctx *ctx);
 void net_tx(struct droce_lcore_ctx *ctx, struct net_port *p,
 	    struct rte_mbuf *m);
 void net_tx_flush(struct droce_lcore_ctx *ctx);
+/* A round's first and last TX steps: the lazy frames an earlier round
+ * left; what this round buffered, if any of it must leave now.
+ */
+void net_tx_round_begin(struct droce_lcore_ctx *ctx);
+void net_tx_round_end(struct droce_lcore_ctx *ctx);
 
 /* capture.c */
 bool net_is_roce(const struct rte_mbuf *m);

@@ -255,6 +255,7 @@ worker_poll(struct droce_lcore_ctx *ctx)
 {
 	unsigned int total = 0;
 
+	net_tx_round_begin(ctx);
 	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
 		const struct net_poll_queue *pq = &ctx->poll[i];
 		struct rte_mbuf *pkts[NET_BURST];
@@ -269,7 +270,7 @@ worker_poll(struct droce_lcore_ctx *ctx)
 		total += n;
 	}
 	total += run_hooks(ctx);
-	net_tx_flush(ctx);
+	net_tx_round_end(ctx);
 	round_done(ctx);
 	return total;
 }
@@ -332,9 +333,11 @@ worker_sleep(struct droce_lcore_ctx *ctx)
 	for (uint16_t i = 0; i < ctx->nb_poll; i++)
 		rte_eth_dev_rx_intr_enable(ctx->poll[i].port->port_id,
 					   ctx->poll[i].queue);
-	if (worker_poll(ctx) == 0)
+	if (worker_poll(ctx) == 0) {
+		net_tx_flush(ctx);      /* lazy frames too: nothing follows them */
 		woken = rte_epoll_wait(RTE_EPOLL_PER_THREAD, events,
 				       RTE_DIM(events), SLEEP_MS);
+	}
 	for (uint16_t i = 0; i < ctx->nb_poll; i++)
 		rte_eth_dev_rx_intr_disable(ctx->poll[i].port->port_id,
 					    ctx->poll[i].queue);
@@ -619,6 +622,7 @@ droce_control_poll(struct droce_stack *s)
 	struct droce_lcore_ctx *ctx = s->control;
 	unsigned int total = 0;
 
+	net_tx_round_begin(ctx);
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
 		struct rte_mbuf *pkts[NET_BURST];
 		unsigned int n;
@@ -633,7 +637,7 @@ droce_control_poll(struct droce_stack *s)
 	total += net_capture_drain(s);
 	rte_timer_manage();
 	total += run_control_hooks(s);
-	net_tx_flush(ctx);
+	net_tx_round_end(ctx);
 	round_done(ctx);
 	return total;
 }
@@ -767,8 +771,13 @@ droce_stack_stop_polling(struct droce_stack *s)
 		s->launched = false;
 	}
 	rte_timer_stop_sync(&s->stats_timer);
-	/* What the workers left for the control lcore is handled, not lost. */
+	/* What the workers left for the control lcore is handled, not lost,
+	 * and the lcores' lazy frames leave too (no worker polls now).
+	 */
 	droce_control_poll(s);
+	net_tx_flush(s->control);
+	for (uint32_t i = 0; i < s->layout.nb_workers; i++)
+		net_tx_flush(s->worker[i]);
 }
 
 void

@@ -6,6 +6,10 @@
  * TX: each lcore owns TX queue ctx->txq on every port and buffers packets
  * per port, so sending never takes a lock. A packet the queue refuses is
  * counted as tx_full and its tx counts taken back.
+ *
+ * A round ends with a flush only when it buffered a frame that must
+ * leave: lazy frames alone (droce_tx_lazy()) wait for the next flush, the
+ * next round's start at the latest.
  */
 
 #include <rte_malloc.h>
@@ -67,6 +71,7 @@ net_tx(struct droce_lcore_ctx *ctx, struct net_port *p, struct rte_mbuf *m)
 	net_count(&c->tx_bytes, rte_pktmbuf_pkt_len(m));
 	if (unlikely(p->capture) && net_is_roce(m))
 		net_capture(ctx, p, m, ctx->txq, false);
+	ctx->tx_urgent = true;
 	rte_eth_tx_buffer(p->port_id, ctx->txq, ctx->txb[p->index], m);
 }
 
@@ -75,8 +80,52 @@ net_tx_flush(struct droce_lcore_ctx *ctx)
 {
 	const struct droce_stack *s = ctx->stack;
 
+	ctx->tx_urgent = false;
+	ctx->tx_lazy = false;
 	for (uint16_t i = 0; i < s->nb_ports; i++)
 		if (ctx->txb[i]->length != 0)
 			rte_eth_tx_buffer_flush(s->port[i]->port_id, ctx->txq,
 						ctx->txb[i]);
+}
+
+void
+net_tx_round_begin(struct droce_lcore_ctx *ctx)
+{
+	if (unlikely(ctx->tx_lazy))
+		net_tx_flush(ctx);
+}
+
+void
+net_tx_round_end(struct droce_lcore_ctx *ctx)
+{
+	if (ctx->tx_urgent)
+		net_tx_flush(ctx);
+}
+
+/* What was urgent before stays so; the lazy frame alone does not make it. */
+static void
+note_lazy(struct droce_lcore_ctx *ctx, bool urgent_before)
+{
+	ctx->tx_urgent = urgent_before;
+	ctx->tx_lazy = true;
+}
+
+void
+droce_tx_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m)
+{
+	bool urgent = ctx->tx_urgent;
+
+	droce_tx(ctx, port, m);
+	note_lazy(ctx, urgent);
+}
+
+int
+droce_eth_send_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m,
+		    rte_be32_t dst)
+{
+	bool urgent = ctx->tx_urgent;
+	int ret = droce_eth_send(ctx, port, m, dst);
+
+	note_lazy(ctx, urgent);
+	return ret;
 }

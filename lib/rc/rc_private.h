@@ -256,8 +256,11 @@ struct rc_responder {
 	uint32_t write_rkey;
 	uint64_t write_va;
 	uint32_t write_left, write_total;
-	/* ACK owed for this round's requests (sent once, coalesced). */
+	/* ACK owed for this round's requests (sent once, coalesced); lazy
+	 * when it answers one request alone.
+	 */
 	bool ack_owed;
+	bool ack_lazy;
 	uint32_t ack_psn;
 	/* READ answers: resources in order, and the one being answered. */
 	struct rc_rd_resource *res;     /* max_dest_rd_atomic (at least 1) */
@@ -376,6 +379,10 @@ void rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m);
 /* An ACK, NAK (@p syndrome) or, with @p res, an atomic ACK. */
 void rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 		 const struct rc_rd_resource *res);
+/* As rc_send_ack(), for an ACK that may wait for the lcore's next frame
+ * that must leave (droce_tx_lazy()).
+ */
+void rc_send_ack_lazy(struct droce_qp *qp, uint8_t syndrome, uint32_t psn);
 /* Where @p len bytes at byte @p offset of the SGE list lie, when one SGE
  * holds them all and its key still allows @p access; NULL otherwise.
  */

@@ -425,14 +425,26 @@ resp_complete(struct droce_qp *qp, const struct resp_req *r)
 	return RESP_ACKNOWLEDGE;
 }
 
+/*
+ * An ACK of what came up to @p psn is owed, sent once at the QP's turn.
+ * One request's may wait for the answer the application sends to it
+ * (rc_send_ack_lazy()). A burst's goes at the round's end: its sender
+ * pipelines, and its window waits for the ACK. So does a resend's.
+ */
+static void
+owe_ack(struct droce_qp *qp, uint32_t psn, bool may_wait)
+{
+	qp->resp.ack_lazy = may_wait && !qp->resp.ack_owed;
+	qp->resp.ack_owed = true;
+	qp->resp.ack_psn = psn;
+}
+
 static enum resp_step
 resp_acknowledge(struct droce_qp *qp, const struct resp_req *r)
 {
 	qp->resp.psn = droce_psn_add(r->psn, 1);
-	if (is_rc(qp) && droce_bth_ackreq(r->pkt->bth)) {
-		qp->resp.ack_owed = true;
-		qp->resp.ack_psn = r->psn;
-	}
+	if (is_rc(qp) && droce_bth_ackreq(r->pkt->bth))
+		owe_ack(qp, r->psn, true);
 	return RESP_DONE;
 }
 
@@ -460,8 +472,7 @@ resp_duplicate(struct droce_qp *qp, const struct resp_req *r)
 	qp->owner->stats.duplicates++;
 	if (r->flags & (DROCE_HDR_SEND | DROCE_HDR_WRITE)) {
 		/* Not done again: the ACK says how far this side has come. */
-		qp->resp.ack_owed = true;
-		qp->resp.ack_psn = droce_psn_sub(qp->resp.psn, 1);
+		owe_ack(qp, droce_psn_sub(qp->resp.psn, 1), false);
 		return RESP_DONE;
 	}
 	if (r->flags & DROCE_HDR_ATOMIC) {
@@ -765,7 +776,10 @@ rc_responder_flush_ack(struct droce_qp *qp)
 	if (!qp->resp.ack_owed)
 		return;
 	qp->resp.ack_owed = false;
-	rc_send_ack(qp, SYNDROME_ACK, qp->resp.ack_psn, NULL);
+	if (qp->resp.ack_lazy)
+		rc_send_ack_lazy(qp, SYNDROME_ACK, qp->resp.ack_psn);
+	else
+		rc_send_ack(qp, SYNDROME_ACK, qp->resp.ack_psn, NULL);
 }
 
 static void

@@ -322,15 +322,20 @@ rc_frame(struct droce_qp *qp, struct droce_frame_spec *spec, const struct droce_
 	return m;
 }
 
-void
-rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
+static void
+send_frame(struct droce_qp *qp, struct rte_mbuf *m, bool lazy)
 {
 	struct droce_rc_device *dev = qp->dev;
 	struct rc_owner *o = qp->owner;
 
 	o->stats.tx_packets++;
 	if (o->worker < 0) {
-		droce_eth_send(droce_control_ctx(dev->stack), dev->port, m, qp->peer_ip);
+		struct droce_lcore_ctx *ctx = droce_control_ctx(dev->stack);
+
+		if (lazy)
+			droce_eth_send_lazy(ctx, dev->port, m, qp->peer_ip);
+		else
+			droce_eth_send(ctx, dev->port, m, qp->peer_ip);
 	} else if (!atomic_load_explicit(&qp->mac_known, memory_order_acquire)) {
 		/* An answer to a peer not looked up yet: it asks again. */
 		droce_drop(o->ctx, dev->port, m, DROCE_DROP_ARP_UNRESOLVED);
@@ -340,13 +345,22 @@ rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
 
 		memcpy(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr, &mac,
 		       RTE_ETHER_ADDR_LEN);
-		droce_tx(o->ctx, dev->port, m);
+		if (lazy)
+			droce_tx_lazy(o->ctx, dev->port, m);
+		else
+			droce_tx(o->ctx, dev->port, m);
 	}
 }
 
 void
-rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
-	    const struct rc_rd_resource *res)
+rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
+{
+	send_frame(qp, m, false);
+}
+
+static void
+send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
+	 const struct rc_rd_resource *res, bool lazy)
 {
 	struct droce_frame_spec spec = {
 		.opcode = res != NULL ? DROCE_OP_ATOMIC_ACKNOWLEDGE : DROCE_OP_ACKNOWLEDGE,
@@ -359,7 +373,20 @@ rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 	if (m == NULL)
 		return; /* the requester times out and asks again */
 	qp->owner->stats.acks_sent++;
-	rc_send_frame(qp, m);
+	send_frame(qp, m, lazy);
+}
+
+void
+rc_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
+	    const struct rc_rd_resource *res)
+{
+	send_ack(qp, syndrome, psn, res, false);
+}
+
+void
+rc_send_ack_lazy(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	send_ack(qp, syndrome, psn, NULL, true);
 }
 
 /* ---- completions and errors --------------------------------------------------- */

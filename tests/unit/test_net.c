@@ -1746,6 +1746,94 @@ test_control_hooks_last(void **state)
 	droce_stack_destroy(s);
 }
 
+/* What the lazy-frame hook sends in the next round: lazy frames, then
+ * urgent ones.
+ */
+static unsigned int hook_lazy, hook_urgent;
+
+static struct rte_mbuf *
+small_frame(struct droce_stack *s)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(droce_port_pool(s, 0));
+
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, 60));
+	memset(rte_pktmbuf_mtod(m, void *), 0, 60);
+	return m;
+}
+
+static unsigned int
+send_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	struct droce_stack *s = arg;
+
+	for (; hook_lazy != 0; hook_lazy--)
+		droce_tx_lazy(ctx, 0, small_frame(s));
+	for (; hook_urgent != 0; hook_urgent--)
+		droce_tx(ctx, 0, small_frame(s));
+	return 0;
+}
+
+/* Frames the device took since the last call. */
+static uint64_t
+device_took(uint16_t port_id)
+{
+	static uint64_t seen;
+	struct rte_eth_stats st;
+	uint64_t n;
+
+	assert_int_equal(rte_eth_stats_get(port_id, &st), 0);
+	n = st.opackets - seen;
+	seen = st.opackets;
+	return n;
+}
+
+/* A round that buffered lazy frames alone ends without a flush; the next
+ * round's start flushes them, as does an urgent frame at a round's end or
+ * a droce_tx_flush() between rounds; the stack's stop sends what is left.
+ */
+static void
+test_lazy_frames_wait(void **state)
+{
+	struct droce_stack *s;
+	struct droce_lcore_ctx *ctx;
+	uint16_t port_id;
+
+	(void)state;
+	s = stack_polled_here("net_null_lazy");
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_null_lazy", &port_id), 0);
+	assert_int_equal(droce_control_hook_register(s, send_hook, s), 0);
+	assert_int_equal(droce_stack_start(s, false), 0);
+	ctx = droce_control_ctx(s);
+	assert_true(droce_stack_poll(s) >= 0);
+	device_took(port_id);
+
+	hook_lazy = 2;
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_int_equal(device_took(port_id), 0);
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_int_equal(device_took(port_id), 2);
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_int_equal(device_took(port_id), 0);
+
+	hook_lazy = 1;
+	hook_urgent = 1;
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_int_equal(device_took(port_id), 2);
+
+	hook_lazy = 1;
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_int_equal(device_took(port_id), 0);
+	droce_tx_flush(ctx);
+	assert_int_equal(device_took(port_id), 1);
+
+	hook_lazy = 1;          /* sent in the stop's last round */
+	droce_stack_stop_polling(s);
+	assert_int_equal(device_took(port_id), 1);
+	droce_stack_stop(s);
+	droce_stack_destroy(s);
+}
+
 /* port.N.mac goes on the device before it starts and is the port's MAC
  * from then on. net_null takes any address; net_ring has no mac_addr_set
  * at all, and droce answers for the address itself.
@@ -1987,6 +2075,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_inline_workers_count_on_control_lcore),
 		cmocka_unit_test(test_stack_poll_here),
 		cmocka_unit_test(test_control_hooks_last),
+		cmocka_unit_test(test_lazy_frames_wait),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
 		cmocka_unit_test(test_quiesce_waits_for_round),

@@ -944,6 +944,70 @@ test_hook_post_leaves_in_round(void **state)
 	qps_down();
 }
 
+/* One SEND's ACK may wait: B's round that took it sends nothing. It
+ * leaves at B's next round's start, or with B's answer, which the test
+ * (the owner's thread) posts between rounds to an idle QP. Two SENDs in
+ * one round are a pipeline: their ACK leaves at that round's end.
+ */
+static void
+test_lone_ack_waits_for_answer(void **state)
+{
+	struct droce_sge sge_a, sge_b;
+	struct droce_wc wc;
+
+	(void)state;
+	qps_up(&default_params);
+	sge_a = (struct droce_sge){ (uintptr_t)A.buf, 64, A.mr->lkey };
+	sge_b = (struct droce_sge){ (uintptr_t)B.buf + 65536, 64, B.mr->lkey };
+	post_recv(&B, 1, 0, 4096);
+	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge_a, 1, 0, 0, 0), 0);
+	expect_sends_done(1, 1);        /* ARP answered, all acknowledged */
+
+	/* Nothing answers: the ACK goes in the next round. */
+	post_recv(&B, 2, 0, 4096);
+	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge_a, 1, 0, 0, 0), 0);
+	rc_pair_poll(&A);
+	rc_pair_move(&A, &B);
+	rc_pair_poll(&B);
+	assert_int_equal(droce_poll_cq(B.rcq, 1, &wc), 1);
+	assert_int_equal(frames_waiting(&B), 0);
+	rc_pair_poll(&B);
+	assert_int_equal(frames_waiting(&B), 1);
+	expect_sends_done(2, 0);
+	assert_int_equal(poll_until(A.scq, &wc, 1, 5), 1);
+	expect_wc(&wc, 2, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+
+	/* B answers: the ACK leaves with the answer. */
+	post_recv(&B, 3, 0, 4096);
+	post_recv(&A, 10, 8192, 4096);
+	assert_int_equal(post_send(&A, 3, DROCE_WR_SEND, &sge_a, 1, 0, 0, 0), 0);
+	rc_pair_poll(&A);
+	rc_pair_move(&A, &B);
+	rc_pair_poll(&B);
+	assert_int_equal(droce_poll_cq(B.rcq, 1, &wc), 1);
+	assert_int_equal(post_send(&B, 10, DROCE_WR_SEND, &sge_b, 1, 0, 0, 0), 0);
+	assert_int_equal(frames_waiting(&B), 2);
+	assert_int_equal(poll_until(A.rcq, &wc, 1, 5), 1);
+	expect_wc(&wc, 10, DROCE_WC_SUCCESS, DROCE_WC_RECV);
+	assert_int_equal(poll_until(A.scq, &wc, 1, 5), 1);
+	expect_wc(&wc, 3, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+	assert_int_equal(poll_until(B.scq, &wc, 1, 5), 1);
+	expect_wc(&wc, 10, DROCE_WC_SUCCESS, DROCE_WC_SEND);
+
+	/* Two in one round: their ACK is not held. */
+	post_recv(&B, 4, 0, 4096);
+	post_recv(&B, 5, 0, 4096);
+	assert_int_equal(post_send(&A, 4, DROCE_WR_SEND, &sge_a, 1, 0, 0, 0), 0);
+	assert_int_equal(post_send(&A, 5, DROCE_WR_SEND, &sge_a, 1, 0, 0, 0), 0);
+	rc_pair_poll(&A);
+	assert_int_equal(frames_waiting(&A), 2);
+	rc_pair_move(&A, &B);
+	rc_pair_poll(&B);
+	assert_int_equal(frames_waiting(&B), 1);
+	expect_sends_done(4, 2);
+	qps_down();
+}
+
 /* Messages across the 24-bit PSN wrap, both directions. */
 static void
 test_psn_wrap(void **state)
@@ -1401,6 +1465,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ack_timeout_moves_with_sends),
 		cmocka_unit_test(test_idle_qp_sends_at_once),
 		cmocka_unit_test(test_hook_post_leaves_in_round),
+		cmocka_unit_test(test_lone_ack_waits_for_answer),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_peer_never_answers_arp),
 		cmocka_unit_test(test_random_clean),

@@ -575,6 +575,41 @@ int droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec);
 int droce_frame_build_chained(struct rte_mbuf *m, const struct droce_frame_spec *spec,
 			      struct rte_mbuf *payload, struct rte_mbuf *trailer);
 
+/** Bytes of an IPv4 ACKNOWLEDGE frame: Ethernet, IPv4, UDP, BTH, AETH, ICRC. */
+#define DROCE_ACK_FRAME_LEN (14 + 20 + 8 + 12 + 4 + DROCE_ICRC_LEN)
+
+/**
+ * An IPv4 ACKNOWLEDGE frame prepared once for a connection: what its
+ * ACKs share (addresses, ports, QPN, P_Key) written, and the ICRC's
+ * register carried past those bytes. droce_ack_build() then makes one
+ * with a copy, two stores and a CRC of the 8 bytes that differ (PSN and
+ * AETH), where droce_frame_build() writes every header and runs the ICRC
+ * over them all.
+ */
+struct droce_ack_proto {
+	uint8_t bytes[DROCE_ACK_FRAME_LEN];
+	uint32_t crc_reg;               /**< the ICRC's register before the PSN */
+};
+
+/**
+ * Prepare @p proto from @p spec, an ACKNOWLEDGE over IPv4 (its PSN,
+ * AckReq, syndrome and MSN are the frames' own, and ignored here).
+ *
+ * @return
+ *   0; -EINVAL for another opcode, IPv6 or a payload.
+ */
+int droce_ack_proto_init(struct droce_ack_proto *proto, const struct droce_frame_spec *spec);
+
+/**
+ * Append to @p m the ACK of @p proto with @p psn, @p syndrome and @p msn:
+ * the frame droce_frame_build() makes of the spec with those fields.
+ *
+ * @return
+ *   0; -ENOSPC when the mbuf has no room (nothing appended).
+ */
+int droce_ack_build(struct rte_mbuf *m, const struct droce_ack_proto *proto, uint32_t psn,
+		    uint8_t syndrome, uint32_t msn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -578,6 +578,7 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 			rte_timer_stop(&qp->rnr_timer);
 			rc_qp_flush(qp);
 		}
+		qp->ack_proto_ready = false;    /* the path may have changed */
 	}
 	rc_unlock(&qp->lock);
 	/* A worker owner's next hop, looked up by the control lcore (its

@@ -299,6 +299,9 @@ struct droce_qp {
 	uint32_t mtu;
 	uint32_t peer_ip;               /* network order */
 	uint16_t udp_sport;
+	/* Its ACKs' common bytes, made at the first ACK after a modify_qp(). */
+	bool ack_proto_ready;
+	struct droce_ack_proto ack_proto;
 	struct rc_requester req;
 	struct rc_completer comp;
 	struct rc_responder resp;

@@ -248,6 +248,23 @@ build_zero_copy(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_fr
  * spec->payload, or sent from there when it lies in @p mr and zero copy
  * allows.
  */
+/* What every frame of @p qp says of the path: addresses, ports, QPNs. */
+static void
+spec_path(const struct droce_qp *qp, struct droce_frame_spec *spec)
+{
+	const struct droce_rc_device *dev = qp->dev;
+
+	spec->src_ip4 = dev->ip;
+	spec->dst_ip4 = qp->peer_ip;
+	spec->ttl = qp->attr.ah_attr.hop_limit;
+	spec->traffic_class = qp->attr.ah_attr.traffic_class;
+	spec->udp_src_port = qp->udp_sport;
+	spec->src_qp = qp->qpn;
+	spec->dest_qp = qp->attr.dest_qp_num;
+	if (qp->owner->worker >= 0) /* it goes out as built: droce_tx() */
+		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
+}
+
 static struct rte_mbuf *
 frame_out(struct droce_qp *qp, struct droce_frame_spec *spec, struct droce_mr *mr)
 {
@@ -259,15 +276,7 @@ frame_out(struct droce_qp *qp, struct droce_frame_spec *spec, struct droce_mr *m
 		rte_errno = ENOBUFS;
 		return NULL;
 	}
-	spec->src_ip4 = dev->ip;
-	spec->dst_ip4 = qp->peer_ip;
-	spec->ttl = qp->attr.ah_attr.hop_limit;
-	spec->traffic_class = qp->attr.ah_attr.traffic_class;
-	spec->udp_src_port = qp->udp_sport;
-	spec->src_qp = qp->qpn;
-	spec->dest_qp = qp->attr.dest_qp_num;
-	if (qp->owner->worker >= 0) /* it goes out as built: droce_tx() */
-		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
+	spec_path(qp, spec);
 	if (zero_copy_from(dev, mr, spec)) {
 		ret = build_zero_copy(dev, m, spec, mr);
 		if (ret == 0)
@@ -358,17 +367,39 @@ rc_send_frame(struct droce_qp *qp, struct rte_mbuf *m)
 	send_frame(qp, m, false);
 }
 
+/* An ACK or NAK from the QP's prototype, made first if need be. */
+static struct rte_mbuf *
+ack_frame(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+
+	if (m == NULL)
+		return NULL;
+	if (!qp->ack_proto_ready) {
+		struct droce_frame_spec spec = { .opcode = DROCE_OP_ACKNOWLEDGE };
+
+		spec_path(qp, &spec);
+		/* Cannot fail: an ACKNOWLEDGE over IPv4 without payload. */
+		RTE_VERIFY(droce_ack_proto_init(&qp->ack_proto, &spec) == 0);
+		qp->ack_proto_ready = true;
+	}
+	if (droce_ack_build(m, &qp->ack_proto, psn, syndrome, qp->resp.msn) != 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
 static void
 send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 	 const struct rc_rd_resource *res, bool lazy)
 {
 	struct droce_frame_spec spec = {
-		.opcode = res != NULL ? DROCE_OP_ATOMIC_ACKNOWLEDGE : DROCE_OP_ACKNOWLEDGE,
-		.psn = psn, .syndrome = syndrome,
-		.msn = res != NULL ? res->msn : qp->resp.msn,
-		.orig = res != NULL ? res->orig : 0,
+		.opcode = DROCE_OP_ATOMIC_ACKNOWLEDGE, .psn = psn, .syndrome = syndrome,
+		.msn = res != NULL ? res->msn : 0, .orig = res != NULL ? res->orig : 0,
 	};
-	struct rte_mbuf *m = rc_frame(qp, &spec, NULL, 0, 0);
+	struct rte_mbuf *m = res != NULL ? rc_frame(qp, &spec, NULL, 0, 0)
+					 : ack_frame(qp, syndrome, psn);
 
 	if (m == NULL)
 		return; /* the requester times out and asks again */

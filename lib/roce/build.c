@@ -15,6 +15,7 @@
 #include <rte_udp.h>
 
 #include "droce_roce.h"
+#include "roce_private.h"
 
 #define IPV4_LEN sizeof(struct rte_ipv4_hdr)
 #define IPV6_LEN sizeof(struct rte_ipv6_hdr)
@@ -281,5 +282,53 @@ droce_frame_build_chained(struct rte_mbuf *m, const struct droce_frame_spec *spe
 	rte_pktmbuf_chain(payload, trailer);
 	rte_pktmbuf_chain(m, payload);
 	put_trailer(m, spec);
+	return 0;
+}
+
+/* Where an ACK's frames differ: BTH bytes 8 to 11 (AckReq, PSN) and the
+ * AETH after them.
+ */
+#define ACK_VARIANT_OFF (RTE_ETHER_HDR_LEN + IPV4_LEN + UDP_LEN + 8)
+#define ACK_VARIANT_LEN 8
+
+int
+droce_ack_proto_init(struct droce_ack_proto *proto, const struct droce_frame_spec *spec)
+{
+	struct droce_frame_spec s = *spec;
+
+	if (spec->opcode != DROCE_OP_ACKNOWLEDGE || spec->ipv6 || spec->payload_len != 0)
+		return -EINVAL;
+	RTE_BUILD_BUG_ON(DROCE_ACK_FRAME_LEN != ACK_VARIANT_OFF + ACK_VARIANT_LEN + DROCE_ICRC_LEN);
+	s.psn = 0;
+	s.ackreq = false;
+	s.syndrome = 0;
+	s.msn = 0;
+	memset(proto->bytes, 0, sizeof(proto->bytes));
+	put_headers((struct rte_ether_hdr *)proto->bytes, &s, DROCE_ACK_FRAME_LEN);
+	proto->crc_reg = icrc_prefix_reg(proto->bytes + RTE_ETHER_HDR_LEN,
+					 ACK_VARIANT_OFF - RTE_ETHER_HDR_LEN);
+	return 0;
+}
+
+int
+droce_ack_build(struct rte_mbuf *m, const struct droce_ack_proto *proto, uint32_t psn,
+		uint8_t syndrome, uint32_t msn)
+{
+	rte_be32_t variant[2] = {
+		rte_cpu_to_be_32(psn & DROCE_PSN_MASK),
+		rte_cpu_to_be_32((uint32_t)syndrome << 24 | (msn & DROCE_MSN_MASK)),
+	};
+	uint8_t *f;
+	uint32_t icrc;
+
+	if (rte_pktmbuf_tailroom(m) < DROCE_ACK_FRAME_LEN)
+		return -ENOSPC;
+	f = (uint8_t *)rte_pktmbuf_append(m, DROCE_ACK_FRAME_LEN);
+	memcpy(f, proto->bytes, ACK_VARIANT_OFF);
+	memcpy(f + ACK_VARIANT_OFF, variant, ACK_VARIANT_LEN);
+	icrc = ~icrc_reg_more(proto->crc_reg, variant, ACK_VARIANT_LEN);
+	/* On the wire as the CRC's register holds it: least significant first. */
+	icrc = rte_cpu_to_le_32(icrc);
+	memcpy(f + ACK_VARIANT_OFF + ACK_VARIANT_LEN, &icrc, DROCE_ICRC_LEN);
 	return 0;
 }

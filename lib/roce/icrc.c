@@ -17,6 +17,7 @@
 #include <rte_udp.h>
 
 #include "crc32_private.h"
+#include "roce_private.h"
 
 /* Register value after the 8-byte 0xFF prefix from the initial ~0. */
 #define ICRC_SEED 0xdebb20e3u
@@ -101,6 +102,21 @@ headers_one_pass(const uint8_t *l3, uint32_t n, uint32_t *reg)
 {
 	return n >= MASKED_IPV4_LEN && l3[0] == 0x45 &&
 	       crc_reg_ones(ICRC_SEED, l3, n, ipv4_ones, reg);
+}
+
+uint32_t
+icrc_prefix_reg(const uint8_t *l3, uint32_t n)
+{
+	uint8_t head[MASKED_MAX];
+
+	n = masked_headers(l3, n, head);
+	return crc_reg(ICRC_SEED, head, n);
+}
+
+uint32_t
+icrc_reg_more(uint32_t reg, const void *p, uint32_t n)
+{
+	return crc_reg(reg, p, n);
 }
 
 static uint32_t

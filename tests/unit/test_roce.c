@@ -576,6 +576,81 @@ test_build_errors(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/* An ACK made from its prototype is the frame droce_frame_build() makes:
+ * every byte, over addresses, QPNs, P_Keys, flags, TOS, TTL, ports, PSNs
+ * at the wrap, every syndrome and MSN; its ICRC holds.
+ */
+static void
+test_ack_proto(void **state)
+{
+	unsigned int seed = 4791;
+
+	(void)state;
+	for (int t = 0; t < 2000; t++) {
+		struct droce_frame_spec spec = base_spec(DROCE_OP_ACKNOWLEDGE, 0);
+		struct droce_ack_proto proto;
+		struct rte_mbuf *want, *got = rte_pktmbuf_alloc(pool);
+
+		spec.payload = NULL;
+		spec.src_ip4 = (rte_be32_t)rand_r(&seed);
+		spec.dst_ip4 = (rte_be32_t)rand_r(&seed);
+		spec.src_mac.addr_bytes[5] = (uint8_t)t;
+		spec.dst_mac.addr_bytes[4] = (uint8_t)(t >> 8);
+		spec.dest_qp = (uint32_t)rand_r(&seed) & DROCE_QPN_MASK;
+		spec.src_qp = (uint32_t)rand_r(&seed) & DROCE_QPN_MASK;
+		spec.udp_src_port = t % 3 == 0 ? 0 : (uint16_t)rand_r(&seed);
+		spec.pkey = (uint16_t)rand_r(&seed);
+		spec.traffic_class = (uint8_t)rand_r(&seed);
+		spec.ttl = (uint8_t)rand_r(&seed);
+		spec.se = t & 1;
+		spec.migreq = t & 2;
+		spec.fecn = t & 4;
+		spec.becn = t & 8;
+		spec.ackreq = false;
+		spec.psn = t < 8 ? DROCE_PSN_MASK - (uint32_t)t : (uint32_t)rand_r(&seed);
+		spec.syndrome = (uint8_t)rand_r(&seed);
+		spec.msn = (uint32_t)rand_r(&seed);
+		assert_int_equal(droce_ack_proto_init(&proto, &spec), 0);
+		want = build(&spec);
+		assert_non_null(got);
+		assert_int_equal(droce_ack_build(got, &proto, spec.psn, spec.syndrome, spec.msn), 0);
+		assert_int_equal(rte_pktmbuf_pkt_len(got), DROCE_ACK_FRAME_LEN);
+		assert_int_equal(rte_pktmbuf_pkt_len(want), DROCE_ACK_FRAME_LEN);
+		assert_memory_equal(rte_pktmbuf_mtod(got, void *), rte_pktmbuf_mtod(want, void *),
+				    DROCE_ACK_FRAME_LEN);
+		assert_true(droce_icrc_ok(rte_pktmbuf_mtod_offset(got, void *, RTE_ETHER_HDR_LEN),
+					  DROCE_ACK_FRAME_LEN - RTE_ETHER_HDR_LEN));
+		rte_pktmbuf_free(want);
+		rte_pktmbuf_free(got);
+	}
+}
+
+static void
+test_ack_proto_errors(void **state)
+{
+	struct droce_frame_spec spec = base_spec(DROCE_OP_ACKNOWLEDGE, 0);
+	struct droce_ack_proto proto;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	(void)state;
+	spec.payload = NULL;
+	spec.opcode = DROCE_OP_ATOMIC_ACKNOWLEDGE;
+	assert_int_equal(droce_ack_proto_init(&proto, &spec), -EINVAL);
+	spec.opcode = DROCE_OP_ACKNOWLEDGE;
+	spec.ipv6 = true;
+	assert_int_equal(droce_ack_proto_init(&proto, &spec), -EINVAL);
+	spec.ipv6 = false;
+	spec.payload_len = 4;
+	assert_int_equal(droce_ack_proto_init(&proto, &spec), -EINVAL);
+	spec.payload_len = 0;
+	assert_int_equal(droce_ack_proto_init(&proto, &spec), 0);
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, (uint16_t)(rte_pktmbuf_tailroom(m) - 8)));
+	assert_int_equal(droce_ack_build(m, &proto, 1, 0, 1), -ENOSPC);
+	assert_int_equal(rte_pktmbuf_tailroom(m), 8);
+	rte_pktmbuf_free(m);
+}
+
 static void
 test_udp_source_port(void **state)
 {
@@ -895,6 +970,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fill_mbuf_chain),
 		cmocka_unit_test(test_fill_mbuf_matches_definition),
 		cmocka_unit_test(test_build_chained),
+		cmocka_unit_test(test_ack_proto),
+		cmocka_unit_test(test_ack_proto_errors),
 	};
 	int ret;
 

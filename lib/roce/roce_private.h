@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 droce developers
+ */
+
+#ifndef DROCE_ROCE_PRIVATE_H
+#define DROCE_ROCE_PRIVATE_H
+
+#include <stdint.h>
+
+/* icrc.c: the ICRC's register over the first @p n bytes of a packet from
+ * its IPv4 header (no options), its variant fields masked; @p n reaches
+ * at most the end of the BTH.
+ */
+uint32_t icrc_prefix_reg(const uint8_t *l3, uint32_t n);
+
+/* icrc.c: the ICRC's register carried on over @p n more bytes. */
+uint32_t icrc_reg_more(uint32_t reg, const void *p, uint32_t n);
+
+#endif /* DROCE_ROCE_PRIVATE_H */

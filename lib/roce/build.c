@@ -206,15 +206,14 @@ udp6_cksum(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip6, uint32_t l4
 	return sum == 0 ? 0xffff : (uint16_t)sum; /* 0 would say "none" */
 }
 
-/* The ICRC, then for IPv6 the UDP checksum, which covers the ICRC (IPv4
- * carries none: RoCEv2 senders leave it 0 and the ICRC covers the bytes).
+/* For IPv6 the UDP checksum, which covers the ICRC (IPv4 carries none:
+ * RoCEv2 senders leave it 0 and the ICRC covers the bytes).
  */
 static void
-put_trailer(struct rte_mbuf *m, const struct droce_frame_spec *spec)
+put_udp6_cksum(struct rte_mbuf *m, const struct droce_frame_spec *spec)
 {
 	uint32_t l4_off = RTE_ETHER_HDR_LEN + IPV6_LEN;
 
-	droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
 	if (spec->ipv6) {
 		struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *,
 								   RTE_ETHER_HDR_LEN);
@@ -237,7 +236,7 @@ droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
 		return -ENOSPC;
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)len);
 	/* Headers, pad and ICRC start at 0; given payload bytes are written
-	 * once, by the copy below.
+	 * once, by the copy that also runs them through the ICRC.
 	 */
 	if (spec->payload != NULL) {
 		uint32_t payload_off = len - spec->payload_len - pad_of(spec) - DROCE_ICRC_LEN;
@@ -245,13 +244,16 @@ droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
 		memset(eth, 0, payload_off);
 		memset((uint8_t *)eth + payload_off + spec->payload_len, 0,
 		       len - payload_off - spec->payload_len);
+		payload = put_headers(eth, spec, len);
+		icrc_fill_copy((uint8_t *)(eth + 1), len - RTE_ETHER_HDR_LEN,
+			       (uint32_t)(payload - (uint8_t *)(eth + 1)), spec->payload,
+			       spec->payload_len);
 	} else {
 		memset(eth, 0, len);
+		put_headers(eth, spec, len);
+		droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
 	}
-	payload = put_headers(eth, spec, len);
-	if (spec->payload != NULL)
-		memcpy(payload, spec->payload, spec->payload_len);
-	put_trailer(m, spec);
+	put_udp6_cksum(m, spec);
 	return 0;
 }
 
@@ -281,7 +283,8 @@ droce_frame_build_chained(struct rte_mbuf *m, const struct droce_frame_spec *spe
 	/* Cannot fail: the segment count was checked above. */
 	rte_pktmbuf_chain(payload, trailer);
 	rte_pktmbuf_chain(m, payload);
-	put_trailer(m, spec);
+	droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
+	put_udp6_cksum(m, spec);
 	return 0;
 }
 

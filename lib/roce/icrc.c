@@ -184,26 +184,50 @@ droce_icrc_ok_x4(const void *const l3[4], uint32_t len)
 	return ok;
 }
 
+/* The register over a packet's first @p payload_off bytes, its headers:
+ * in one pass, or in one masked copy where they fit.
+ */
+static uint32_t
+headers_reg(const uint8_t *l3, uint32_t payload_off)
+{
+	uint8_t head[HEAD_MAX];
+	uint32_t n, h, reg;
+
+	if (headers_one_pass(l3, payload_off, &reg))
+		return reg;
+	n = masked_headers(l3, payload_off, head);
+	h = payload_off <= HEAD_MAX ? payload_off : n;
+	memcpy(head + n, l3 + n, h - n);
+	reg = crc_reg(ICRC_SEED, head, h);
+	return crc_reg(reg, l3 + h, payload_off - h);
+}
+
+void
+icrc_fill_copy(uint8_t *l3, uint32_t len, uint32_t payload_off, const void *payload,
+	       uint32_t payload_len)
+{
+	uint32_t end = len - DROCE_ICRC_LEN, reg;
+	uint8_t *after = l3 + payload_off + payload_len;
+
+	reg = headers_reg(l3, payload_off);
+	reg = ~crc_reg(crc_reg_copy(reg, payload, l3 + payload_off, payload_len, false),
+		       after, (uint32_t)(l3 + end - after));
+	for (int i = 0; i < DROCE_ICRC_LEN; i++)
+		l3[end + i] = (uint8_t)(reg >> (8 * i));
+}
+
 static bool
 icrc_copy(const void *l3_bytes, uint32_t len, uint32_t payload_off,
 	  uint32_t payload_len, void *dst, bool stream)
 {
 	const uint8_t *l3 = l3_bytes;
-	uint8_t head[HEAD_MAX];
-	uint32_t n, h, reg, end;
+	uint32_t reg, end;
 
 	if (len < DROCE_ICRC_LEN ||
 	    (uint64_t)payload_off + payload_len > len - DROCE_ICRC_LEN)
 		return false;
 	end = len - DROCE_ICRC_LEN;
-	/* The headers in one pass, or in one masked copy where they fit. */
-	if (!headers_one_pass(l3, payload_off, &reg)) {
-		n = masked_headers(l3, payload_off, head);
-		h = payload_off <= HEAD_MAX ? payload_off : n;
-		memcpy(head + n, l3 + n, h - n);
-		reg = crc_reg(ICRC_SEED, head, h);
-		reg = crc_reg(reg, l3 + h, payload_off - h);
-	}
+	reg = headers_reg(l3, payload_off);
 	reg = crc_reg_copy(reg, l3 + payload_off, dst, payload_len, stream);
 	reg = crc_reg(reg, l3 + payload_off + payload_len,
 		      end - payload_off - payload_len);

@@ -145,6 +145,7 @@ struct droce_lcore_ctx {
 	 */
 	bool tx_urgent;
 	bool tx_lazy;
+	const struct rte_mbuf *tx_lazy_frame;   /* the one droce_tx_lazy() sends now */
 	/* TX and the drops this lcore made outside RX queue accounting. */
 	struct droce_counters port_counters[DROCE_MAX_PORTS];
 	/* Worker only. */

@@ -71,7 +71,10 @@ net_tx(struct droce_lcore_ctx *ctx, struct net_port *p, struct rte_mbuf *m)
 	net_count(&c->tx_bytes, rte_pktmbuf_pkt_len(m));
 	if (unlikely(p->capture) && net_is_roce(m))
 		net_capture(ctx, p, m, ctx->txq, false);
-	ctx->tx_urgent = true;
+	if (m == ctx->tx_lazy_frame)
+		ctx->tx_lazy = true;
+	else
+		ctx->tx_urgent = true;
 	rte_eth_tx_buffer(p->port_id, ctx->txq, ctx->txb[p->index], m);
 }
 
@@ -102,30 +105,25 @@ net_tx_round_end(struct droce_lcore_ctx *ctx)
 		net_tx_flush(ctx);
 }
 
-/* What was urgent before stays so; the lazy frame alone does not make it. */
-static void
-note_lazy(struct droce_lcore_ctx *ctx, bool urgent_before)
-{
-	ctx->tx_urgent = urgent_before;
-	ctx->tx_lazy = true;
-}
-
+/* Only @p m itself is lazy: what the send makes on its way (an ARP
+ * request) must leave, and so must @p m if ARP holds it and sends it later.
+ */
 void
 droce_tx_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 {
-	bool urgent = ctx->tx_urgent;
-
+	ctx->tx_lazy_frame = m;
 	droce_tx(ctx, port, m);
-	note_lazy(ctx, urgent);
+	ctx->tx_lazy_frame = NULL;
 }
 
 int
 droce_eth_send_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m,
 		    rte_be32_t dst)
 {
-	bool urgent = ctx->tx_urgent;
-	int ret = droce_eth_send(ctx, port, m, dst);
+	int ret;
 
-	note_lazy(ctx, urgent);
+	ctx->tx_lazy_frame = m;
+	ret = droce_eth_send(ctx, port, m, dst);
+	ctx->tx_lazy_frame = NULL;
 	return ret;
 }

@@ -244,10 +244,6 @@ build_zero_copy(struct droce_rc_device *dev, struct rte_mbuf *m, struct droce_fr
 	return 0;
 }
 
-/* A frame for @p qp: headers from @p spec, payload copied from
- * spec->payload, or sent from there when it lies in @p mr and zero copy
- * allows.
- */
 /* What every frame of @p qp says of the path: addresses, ports, QPNs. */
 static void
 spec_path(const struct droce_qp *qp, struct droce_frame_spec *spec)
@@ -265,6 +261,10 @@ spec_path(const struct droce_qp *qp, struct droce_frame_spec *spec)
 		memcpy(&spec->src_mac, &dev->mac, RTE_ETHER_ADDR_LEN);
 }
 
+/* A frame for @p qp: headers from @p spec, payload copied from
+ * spec->payload, or sent from there when it lies in @p mr and zero copy
+ * allows.
+ */
 static struct rte_mbuf *
 frame_out(struct droce_qp *qp, struct droce_frame_spec *spec, struct droce_mr *mr)
 {
@@ -394,13 +394,18 @@ static void
 send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn,
 	 const struct rc_rd_resource *res, bool lazy)
 {
-	struct droce_frame_spec spec = {
-		.opcode = DROCE_OP_ATOMIC_ACKNOWLEDGE, .psn = psn, .syndrome = syndrome,
-		.msn = res != NULL ? res->msn : 0, .orig = res != NULL ? res->orig : 0,
-	};
-	struct rte_mbuf *m = res != NULL ? rc_frame(qp, &spec, NULL, 0, 0)
-					 : ack_frame(qp, syndrome, psn);
+	struct rte_mbuf *m;
 
+	if (res != NULL) {
+		struct droce_frame_spec spec = {
+			.opcode = DROCE_OP_ATOMIC_ACKNOWLEDGE, .psn = psn, .syndrome = syndrome,
+			.msn = res->msn, .orig = res->orig,
+		};
+
+		m = rc_frame(qp, &spec, NULL, 0, 0);
+	} else {
+		m = ack_frame(qp, syndrome, psn);
+	}
 	if (m == NULL)
 		return; /* the requester times out and asks again */
 	qp->owner->stats.acks_sent++;

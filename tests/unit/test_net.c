@@ -1747,9 +1747,9 @@ test_control_hooks_last(void **state)
 }
 
 /* What the lazy-frame hook sends in the next round: lazy frames, then
- * urgent ones.
+ * urgent ones, then lazy IPv4 frames to a neighbour ARP does not know.
  */
-static unsigned int hook_lazy, hook_urgent;
+static unsigned int hook_lazy, hook_urgent, hook_lazy_unknown;
 
 static struct rte_mbuf *
 small_frame(struct droce_stack *s)
@@ -1771,6 +1771,8 @@ send_hook(struct droce_lcore_ctx *ctx, void *arg)
 		droce_tx_lazy(ctx, 0, small_frame(s));
 	for (; hook_urgent != 0; hook_urgent--)
 		droce_tx(ctx, 0, small_frame(s));
+	for (; hook_lazy_unknown != 0; hook_lazy_unknown--)
+		droce_eth_send_lazy(ctx, 0, small_frame(s), ip("198.18.8.77"));
 	return 0;
 }
 
@@ -1825,6 +1827,11 @@ test_lazy_frames_wait(void **state)
 	assert_true(droce_stack_poll(s) >= 0);
 	assert_int_equal(device_took(port_id), 0);
 	droce_tx_flush(ctx);
+	assert_int_equal(device_took(port_id), 1);
+
+	/* ARP holds the frame; its request is not lazy. */
+	hook_lazy_unknown = 1;
+	assert_true(droce_stack_poll(s) >= 0);
 	assert_int_equal(device_took(port_id), 1);
 
 	hook_lazy = 1;          /* sent in the stop's last round */

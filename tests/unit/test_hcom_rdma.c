@@ -670,8 +670,12 @@ test_rendezvous(void **state)
 		for (int k = 0; k < 8; k++)
 			assert_int_equal(ds[k].sum, want);
 	}
-	/* Every context cleaned, every buffer given back. */
-	for (int w = 0; w < 2000 && atomic_load(&T.sh->rndv_allocated) != 0; w++)
+	/* Every context cleaned, every buffer given back. The server's
+	 * handler counts its cleanup after the call that gives the buffers
+	 * back returns, and its answer went before both: wait for the count.
+	 */
+	for (int w = 0; w < 2000 && (atomic_load(&T.sh->rndv_allocated) != 0 ||
+				     atomic_load(&T.sh->rndv_cleaned) != cleaned + 5 + 1 + 8); w++)
 		usleep(1000);
 	assert_int_equal(atomic_load(&T.sh->rndv_cleaned), cleaned + 5 + 1 + 8);
 	assert_int_equal(atomic_load(&T.sh->rndv_allocated), 0);

@@ -1792,7 +1792,9 @@ device_took(uint16_t port_id)
 
 /* A round that buffered lazy frames alone ends without a flush; the next
  * round's start flushes them, as does an urgent frame at a round's end or
- * a droce_tx_flush() between rounds; the stack's stop sends what is left.
+ * a droce_tx_flush() between rounds. A lazy frame that ARP holds leaves
+ * later; the request ARP sends for it is not lazy. The stack's stop
+ * sends what is left.
  */
 static void
 test_lazy_frames_wait(void **state)

@@ -14,6 +14,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "crc32_private.h"
 #include "droce_roce.h"
 #include "roce_private.h"
 
@@ -244,15 +245,16 @@ droce_frame_build(struct rte_mbuf *m, const struct droce_frame_spec *spec)
 		memset(eth, 0, payload_off);
 		memset((uint8_t *)eth + payload_off + spec->payload_len, 0,
 		       len - payload_off - spec->payload_len);
-		payload = put_headers(eth, spec, len);
+	} else {
+		memset(eth, 0, len);
+	}
+	payload = put_headers(eth, spec, len);
+	if (spec->payload != NULL)
 		icrc_fill_copy((uint8_t *)(eth + 1), len - RTE_ETHER_HDR_LEN,
 			       (uint32_t)(payload - (uint8_t *)(eth + 1)), spec->payload,
 			       spec->payload_len);
-	} else {
-		memset(eth, 0, len);
-		put_headers(eth, spec, len);
+	else
 		droce_icrc_fill_mbuf(m, RTE_ETHER_HDR_LEN);
-	}
 	put_udp6_cksum(m, spec);
 	return 0;
 }
@@ -329,7 +331,7 @@ droce_ack_build(struct rte_mbuf *m, const struct droce_ack_proto *proto, uint32_
 	f = (uint8_t *)rte_pktmbuf_append(m, DROCE_ACK_FRAME_LEN);
 	memcpy(f, proto->bytes, ACK_VARIANT_OFF);
 	memcpy(f + ACK_VARIANT_OFF, variant, ACK_VARIANT_LEN);
-	icrc = ~icrc_reg_more(proto->crc_reg, variant, ACK_VARIANT_LEN);
+	icrc = ~crc_reg(proto->crc_reg, variant, ACK_VARIANT_LEN);
 	/* On the wire as the CRC's register holds it: least significant first. */
 	icrc = rte_cpu_to_le_32(icrc);
 	memcpy(f + ACK_VARIANT_OFF + ACK_VARIANT_LEN, &icrc, DROCE_ICRC_LEN);

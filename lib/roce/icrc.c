@@ -113,12 +113,6 @@ icrc_prefix_reg(const uint8_t *l3, uint32_t n)
 	return crc_reg(ICRC_SEED, head, n);
 }
 
-uint32_t
-icrc_reg_more(uint32_t reg, const void *p, uint32_t n)
-{
-	return crc_reg(reg, p, n);
-}
-
 static uint32_t
 icrc_reg(const uint8_t *l3, uint32_t len)
 {

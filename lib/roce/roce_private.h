@@ -13,9 +13,6 @@
  */
 uint32_t icrc_prefix_reg(const uint8_t *l3, uint32_t n);
 
-/* icrc.c: the ICRC's register carried on over @p n more bytes. */
-uint32_t icrc_reg_more(uint32_t reg, const void *p, uint32_t n);
-
 /* icrc.c: copy @p payload into the packet of @p len bytes from its IPv4
  * or IPv6 header @p l3, at @p payload_off, headers and pad written, and
  * write its ICRC, in one pass over the payload.

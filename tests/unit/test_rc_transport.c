@@ -789,7 +789,7 @@ test_ack_timeout_moves_with_sends(void **state)
 	struct qp_params p = default_params;
 	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
 	uint64_t t = rte_get_timer_hz() * 4096 * 4096 / 1000000000ull; /* timeout 12: 16.8 ms */
-	uint64_t before, t0, t1, seen;
+	uint64_t before, t0, t1, sent, seen, dropped;
 	struct droce_rc_stats st;
 
 	(void)state;
@@ -805,13 +805,20 @@ test_ack_timeout_moves_with_sends(void **state)
 	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
 	assert_int_equal(timeouts_by(t0 + t / 2), before);
 	t1 = rte_get_timer_cycles();
+	dropped = wire.dropped;
 	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+	/* Its deadline runs from when it left: on the wire by sent. */
+	while (wire.dropped == dropped && rte_get_timer_cycles() < t0 + 10 * t)
+		pump();
+	sent = rte_get_timer_cycles();
+	assert_true(wire.dropped > dropped);
 	/* Half way from the first send's deadline to the second's: none yet.
 	 * (A machine so busy that this thread lost the cpu for the most of a
-	 * timeout cannot tell; the timeout must still come.)
+	 * timeout, before the second send left, cannot tell; the timeout must
+	 * still come.)
 	 */
-	if (t1 - t0 < t * 3 / 4)
-		assert_int_equal(timeouts_by(t0 + t + (t1 - t0) / 2), before);
+	if (sent - t0 < t * 3 / 4)
+		assert_int_equal(timeouts_by(t0 + t + (sent - t0) / 2), before);
 	/* seen: when a pump had ended that saw it, not before its time. */
 	do {
 		pump();

@@ -55,6 +55,7 @@ enum droce_drop_reason {
 	DROCE_DROP_TX_FULL,          /**< TX queue full. */
 	DROCE_DROP_NO_MBUF,          /**< No mbuf (or headroom) to send. */
 	DROCE_DROP_MTU_EXCEEDED,     /**< A packet to send exceeds the MTU. */
+	DROCE_DROP_PORT_STOPPED,     /**< Sent while its port is not started. */
 	DROCE_DROP_MAX
 };
 

@@ -35,6 +35,7 @@ static const char *const drop_names[DROCE_DROP_MAX] = {
 	[DROCE_DROP_TX_FULL] = "tx_full",
 	[DROCE_DROP_NO_MBUF] = "no_mbuf",
 	[DROCE_DROP_MTU_EXCEEDED] = "mtu_exceeded",
+	[DROCE_DROP_PORT_STOPPED] = "port_stopped",
 };
 
 const char *

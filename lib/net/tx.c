@@ -5,7 +5,11 @@
 /*
  * TX: each lcore owns TX queue ctx->txq on every port and buffers packets
  * per port, so sending never takes a lock. A packet the queue refuses is
- * counted as tx_full and its tx counts taken back.
+ * counted as tx_full and its tx counts taken back. A port that is not
+ * started has no queue to give a packet to (ethdev's stand-in burst
+ * refuses it with an error and a stack dump): a packet sent to it is
+ * dropped as port_stopped, as a teardown's last frames are. Stopping the
+ * stack flushes every lcore's buffers before the ports stop.
  *
  * A round ends with a flush only when it buffered a frame that must
  * leave: lazy frames alone (droce_tx_lazy()) wait for the next flush, the
@@ -67,6 +71,11 @@ net_tx(struct droce_lcore_ctx *ctx, struct net_port *p, struct rte_mbuf *m)
 {
 	struct droce_counters *c = &ctx->port_counters[p->index];
 
+	if (unlikely(!p->started)) {
+		rte_pktmbuf_free(m);
+		net_count(&c->drop[DROCE_DROP_PORT_STOPPED], 1);
+		return;
+	}
 	net_count(&c->tx_packets, 1);
 	net_count(&c->tx_bytes, rte_pktmbuf_pkt_len(m));
 	if (unlikely(p->capture) && net_is_roce(m))

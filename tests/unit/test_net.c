@@ -1843,6 +1843,58 @@ test_lazy_frames_wait(void **state)
 	droce_stack_destroy(s);
 }
 
+/* A port that is not started, before the stack starts or after it
+ * stopped, takes no packet: each is freed and counted as port_stopped,
+ * never handed to the device (whose stand-in burst would log an error).
+ */
+static void
+test_stopped_port_drops(void **state)
+{
+	struct droce_counters c0, c1;
+	struct droce_lcore_ctx *ctx;
+	struct droce_stack *s;
+	uint16_t port_id;
+	unsigned int in_use;
+
+	(void)state;
+	s = stack_polled_here("net_null_stopped");
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_null_stopped", &port_id), 0);
+	ctx = droce_control_ctx(s);
+	in_use = rte_mempool_in_use_count(droce_port_pool(s, 0));
+	droce_port_counters(s, 0, &c0);
+	droce_tx(ctx, 0, small_frame(s));
+	droce_tx_flush(ctx);
+	droce_port_counters(s, 0, &c1);
+	assert_int_equal(c1.drop[DROCE_DROP_PORT_STOPPED] - c0.drop[DROCE_DROP_PORT_STOPPED], 1);
+	assert_int_equal(c1.tx_packets - c0.tx_packets, 0);
+	assert_int_equal(rte_mempool_in_use_count(droce_port_pool(s, 0)), in_use);
+
+	assert_int_equal(droce_stack_start(s, false), 0);
+	assert_true(droce_stack_poll(s) >= 0);
+	device_took(port_id);
+	droce_port_counters(s, 0, &c0);
+	droce_tx(ctx, 0, small_frame(s));
+	droce_tx_flush(ctx);
+	assert_int_equal(device_took(port_id), 1);
+	droce_port_counters(s, 0, &c1);
+	assert_int_equal(c1.tx_packets - c0.tx_packets, 1);
+	assert_int_equal(c1.drop[DROCE_DROP_PORT_STOPPED], c0.drop[DROCE_DROP_PORT_STOPPED]);
+
+	droce_stack_stop(s);
+	in_use = rte_mempool_in_use_count(droce_port_pool(s, 0));
+	droce_port_counters(s, 0, &c0);
+	droce_tx_lazy(ctx, 0, small_frame(s));
+	droce_tx(ctx, 0, small_frame(s));
+	droce_tx_flush(ctx);
+	droce_port_counters(s, 0, &c1);
+	assert_int_equal(c1.drop[DROCE_DROP_PORT_STOPPED] - c0.drop[DROCE_DROP_PORT_STOPPED], 2);
+	assert_int_equal(c1.tx_packets - c0.tx_packets, 0);
+	assert_int_equal(c1.drop[DROCE_DROP_TX_FULL], c0.drop[DROCE_DROP_TX_FULL]);
+	assert_int_equal(rte_mempool_in_use_count(droce_port_pool(s, 0)), in_use);
+	assert_int_equal(device_took(port_id), 0);
+	droce_stack_destroy(s);
+}
+
 /* port.N.mac goes on the device before it starts and is the port's MAC
  * from then on. net_null takes any address; net_ring has no mac_addr_set
  * at all, and droce answers for the address itself.
@@ -2085,6 +2137,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_stack_poll_here),
 		cmocka_unit_test(test_control_hooks_last),
 		cmocka_unit_test(test_lazy_frames_wait),
+		cmocka_unit_test(test_stopped_port_drops),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_quiesce_on_own_worker),
 		cmocka_unit_test(test_quiesce_waits_for_round),

@@ -583,6 +583,7 @@ run_client(char **argv)
 	OckRpcMemoryRegionInfo region_info = { 0 };
 	struct worker *w = calloc(threads, sizeof(*w));
 	struct timespec t0, t1;
+	bool connected = false, have_regions = false;
 	OckRpcClient client;
 	OckRpcServer regions;
 	double s;
@@ -591,17 +592,22 @@ run_client(char **argv)
 	 * that never starts.
 	 */
 	tls_callbacks(&cfg, false);
-	if (w == NULL || threads == 0 || max < HEAD ||
-	    OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) != OCK_RPC_OK ||
-	    OckRpcServerCreateWithCfg(argv[2], 0, &regions, &cfg) != OCK_RPC_OK)
-		return 1;
+	if (w == NULL || threads == 0 || max < HEAD)
+		goto fail;
+	if (OckRpcClientConnectWithCfg(argv[2], (uint16_t)atoi(argv[3]), &client, &cfg) !=
+	    OCK_RPC_OK)
+		goto fail;
+	connected = true;
+	if (OckRpcServerCreateWithCfg(argv[2], 0, &regions, &cfg) != OCK_RPC_OK)
+		goto fail;
+	have_regions = true;
 	OckRpcClientSetTimeout(client, 30000);
 	if (rounds != 0 &&
 	    (OckRpcClientCall(client, SVC_REGION, &(OckRpcMessage){ &region_info, 0 },
 			      &(OckRpcMessage){ &region_info, sizeof(region_info) },
 			      NULL) != OCK_RPC_OK || region_info.size < threads)) {
 		fprintf(stderr, "the server's region: no answer\n");
-		return 1;
+		goto fail;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0; i < threads; i++) {
@@ -648,6 +654,13 @@ run_client(char **argv)
 	OckRpcServerDestroy(regions);
 	free(w);
 	return ok == calls && bad == 0 && rounds_ok == rounds && rounds_bad == 0 ? 0 : 1;
+fail:
+	if (have_regions)
+		OckRpcServerDestroy(regions);
+	if (connected)
+		OckRpcClientDisconnect(client);
+	free(w);
+	return 1;
 }
 
 /* The EAL as an application that runs DPDK starts it; 0 when not asked. */

@@ -379,13 +379,16 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  * its round: for a poller on that same lcore, which then learns of new
  * completions without a system call. That poller arms the CQ
  * (droce_req_notify_cq()) on that lcore too: arming and adding are then
- * ordered by the lcore's program, with no fence. Set it while no
- * completion can be added (before the QP moves on from RESET, or once it
- * is in ERR and drained). @p fn runs under the lock of the QP whose
- * completion it signals: it may poll, and post to a QP in RTS (a send
- * then waits for the owner's next round), but must not modify or destroy
- * that QP, nor post sends or receives to it in ERR (the flush takes the
- * lock). Best: note the work and return, as lib/rpc's callbacks do.
+ * ordered by the lcore's program, with no fence. So the CQ's QPs share
+ * one owner, and are moved to ERR (or posted to in ERR, which flushes
+ * them) on that lcore: a flush adds its completions, and calls @p fn, on
+ * the thread that causes it. Set it while no completion can be added
+ * (before the QP moves on from RESET, or once it is in ERR and drained).
+ * @p fn runs under the lock of the QP whose completion it signals: it may
+ * poll, post to a QP in RTS and move another QP to ERR, but must not
+ * modify or destroy that QP, nor post sends or receives to it in ERR (the
+ * flush takes the lock). Best: note the work and return, as lib/rpc's
+ * callbacks do.
  */
 void droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg);
 

@@ -148,27 +148,40 @@ droce_req_notify_cq(struct droce_cq *cq, int solicited_only)
 }
 
 unsigned int
-rc_cq_add_burst(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n)
+rc_cq_enqueue(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n)
 {
 	unsigned int added = rte_ring_mp_enqueue_burst_elem(cq->entries, wc, sizeof(*wc), n,
 							    NULL);
 
 	if (added < n)
 		__atomic_fetch_add(&cq->overruns, n - added, __ATOMIC_RELAXED);
-	if (added == 0)
-		return 0;
+	return added;
+}
+
+void
+rc_cq_added(struct droce_cq *cq)
+{
 	if (cq->notify != NULL) {
 		/* Armed on this lcore too: no other thread to order against. */
 		if (atomic_load_explicit(&cq->armed, memory_order_relaxed)) {
 			atomic_store_explicit(&cq->armed, 0, memory_order_relaxed);
 			cq->notify(cq->notify_arg);
 		}
-		return added;
+		return;
 	}
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&cq->armed, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&cq->armed, 0, memory_order_acq_rel))
 		rc_cq_signal(cq);
+}
+
+unsigned int
+rc_cq_add_burst(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n)
+{
+	unsigned int added = rc_cq_enqueue(cq, wc, n);
+
+	if (added != 0)
+		rc_cq_added(cq);
 	return added;
 }
 

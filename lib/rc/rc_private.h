@@ -345,6 +345,11 @@ rc_mr_cpu(const struct droce_mr *mr, uint64_t addr)
 int rc_cq_add(struct droce_cq *cq, const struct droce_wc *wc);
 /* Add @p n completions in order: how many fit (the rest are overruns). */
 unsigned int rc_cq_add_burst(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n);
+/* rc_cq_add_burst() in its two steps: the completions into the CQ (no
+ * signal yet), then the signal of an armed CQ for what was added.
+ */
+unsigned int rc_cq_enqueue(struct droce_cq *cq, const struct droce_wc *wc, unsigned int n);
+void rc_cq_added(struct droce_cq *cq);
 
 /* qp.c */
 struct droce_qp *rc_qp_of_num(const struct droce_rc_device *dev, uint32_t qpn);

@@ -427,19 +427,24 @@ rc_send_ack_lazy(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 
 /* ---- completions and errors --------------------------------------------------- */
 
+/* The stage is empty before the CQ signals: a notify callback may post
+ * to another QP or move one to ERR, and that publishes again.
+ */
 void
 rc_owner_publish(struct rc_owner *o)
 {
 	struct rc_cq_stage *st = &o->stage;
-	unsigned int added;
+	unsigned int n = st->n, added;
 
-	if (st->n == 0)
+	if (n == 0)
 		return;
-	added = rc_cq_add_burst(st->cq, st->wc, st->n);
-	for (unsigned int i = added; i < st->n; i++)
+	st->n = 0;
+	added = rc_cq_enqueue(st->cq, st->wc, n);
+	for (unsigned int i = added; i < n; i++)
 		RC_LOG(ERR, "QP 0x%x: CQ full, a completion (wr_id %" PRIu64 ", %s) is lost",
 		       st->wc[i].qp_num, st->wc[i].wr_id, droce_wc_status_str(st->wc[i].status));
-	st->n = 0;
+	if (added != 0)
+		rc_cq_added(st->cq);
 }
 
 void

@@ -1065,23 +1065,23 @@ test_psn_wrap(void **state)
  * (2^10 * 4.096 us * 3, 12.6 ms), as if its packets had been lost; the
  * next is flushed.
  */
-static void
-test_peer_never_answers_arp(void **state)
+/* A QP of A's in RTS, with @p cq for both queues, towards an address
+ * no one answers ARP for (198.18.0.77): ACK timeout 10 (4.2 ms), two
+ * retries.
+ */
+static struct droce_qp *
+qp_to_nobody(struct droce_cq *cq)
 {
 	struct droce_qp_init_attr ia = {
-		.qp_type = DROCE_QPT_RC, .send_cq = A.scq, .recv_cq = A.rcq,
+		.qp_type = DROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
 	struct droce_qp_attr a = { .qp_state = DROCE_QPS_INIT, .port_num = 1 };
-	struct droce_sge sge = { .addr = (uintptr_t)A.buf, .length = 100, .lkey = A.mr->lkey };
-	struct droce_wc wc[2];
-	uint64_t t0;
+	struct droce_qp *qp = droce_create_qp(A.pd, &ia);
 
-	(void)state;
-	A.qp = droce_create_qp(A.pd, &ia);
-	assert_non_null(A.qp);
-	assert_int_equal(droce_modify_qp(A.qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
+	assert_non_null(qp);
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY_INDEX |
 					 DROCE_QP_PORT | DROCE_QP_ACCESS_FLAGS), 0);
 	a = (struct droce_qp_attr){
 		.qp_state = DROCE_QPS_RTR, .path_mtu = DROCE_MTU_1024, .dest_qp_num = 0x10001,
@@ -1089,7 +1089,7 @@ test_peer_never_answers_arp(void **state)
 		.ah_attr = { .hop_limit = 64 },
 	};
 	droce_gid_from_ipv4(inet_addr("198.18.0.77"), a.ah_attr.dgid);
-	assert_int_equal(droce_modify_qp(A.qp, &a, DROCE_QP_STATE | DROCE_QP_AV |
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_AV |
 					 DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN |
 					 DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC |
 					 DROCE_QP_MIN_RNR_TIMER), 0);
@@ -1097,9 +1097,21 @@ test_peer_never_answers_arp(void **state)
 		.qp_state = DROCE_QPS_RTS, .sq_psn = 1, .timeout = 10, .retry_cnt = 2,
 		.rnr_retry = 2, .max_rd_atomic = 1,
 	};
-	assert_int_equal(droce_modify_qp(A.qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN |
 					 DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT |
 					 DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	return qp;
+}
+
+static void
+test_peer_never_answers_arp(void **state)
+{
+	struct droce_sge sge = { .addr = (uintptr_t)A.buf, .length = 100, .lkey = A.mr->lkey };
+	struct droce_wc wc[2];
+	uint64_t t0;
+
+	(void)state;
+	A.qp = qp_to_nobody(A.scq);
 	t0 = rte_get_timer_cycles();
 	assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
 	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
@@ -1111,6 +1123,79 @@ test_peer_never_answers_arp(void **state)
 	assert_int_equal(droce_destroy_qp(A.qp), 0);
 	for (int i = 0; i < 4; i++)
 		pump();
+}
+
+/* What the notify callback on A's send CQ does to another QP of the same
+ * owner: post a SEND to it, or move it to ERR.
+ */
+static struct droce_qp *notify_other;
+static bool notify_moves_to_err;
+static unsigned int notify_calls;
+static int notify_ret;
+
+static void
+act_on_other_qp(void *arg)
+{
+	struct droce_sge sge = { (uintptr_t)A.buf, 100, A.mr->lkey };
+	struct droce_send_wr wr = { .wr_id = 99, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND }, *bad;
+	struct droce_qp_attr err = { .qp_state = DROCE_QPS_ERR };
+
+	(void)arg;
+	notify_calls++;
+	notify_ret = notify_moves_to_err ? droce_modify_qp(notify_other, &err, DROCE_QP_STATE)
+					 : droce_post_send(notify_other, &wr, &bad);
+}
+
+/* A CQ's notify callback may post to another QP in RTS or move one to
+ * ERR (include/droce_rc.h). Both publish the owner's completions again
+ * from within the signal: a post from the ACK timer's callback (outside
+ * the owner's round) runs that QP's turn at once, a move to ERR flushes
+ * it. The completion that signalled comes once.
+ */
+static void
+test_notify_acts_on_other_qp(void **state)
+{
+	struct droce_cq *other_cq = droce_create_cq(A.dev, 16);
+	struct qp_params p = default_params;
+	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
+	struct droce_wc wc[4];
+
+	(void)state;
+	assert_non_null(other_cq);
+	p.qp.timeout = 10; /* 4 ms */
+	for (int moves = 0; moves < 2; moves++) {
+		p.qp.retry_cnt = moves ? 7 : 0;
+		qps_up(&p);
+		sge.lkey = A.mr->lkey;
+		notify_other = qp_to_nobody(other_cq);
+		notify_moves_to_err = moves;
+		notify_calls = 0;
+		notify_ret = -1;
+		droce_cq_set_notify(A.scq, act_on_other_qp, NULL);
+		assert_int_equal(droce_req_notify_cq(A.scq, 0), 0);
+		post_recv(&B, 1, 0, 4096);
+		/* Posting: the SEND is lost and the ACK timer fails it. */
+		wire.drop_all = !moves;
+		assert_int_equal(post_send(&A, 1, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
+		assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
+		expect_wc(&wc[0], 1, moves ? DROCE_WC_SUCCESS : DROCE_WC_RETRY_EXC_ERR,
+			  DROCE_WC_SEND);
+		for (int i = 0; i < 20; i++)
+			pump();
+		assert_int_equal(droce_poll_cq(A.scq, 4, wc), 0);
+		assert_int_equal(notify_calls, 1);
+		assert_int_equal(notify_ret, 0);
+		assert_int_equal(droce_qp_state(notify_other),
+				 moves ? DROCE_QPS_ERR : DROCE_QPS_RTS);
+		droce_cq_set_notify(A.scq, NULL, NULL);
+		wire.drop_all = false;
+		qps_down();
+		assert_int_equal(droce_destroy_qp(notify_other), 0);
+		while (droce_poll_cq(other_cq, 4, wc) > 0)
+			;
+	}
+	assert_int_equal(droce_destroy_cq(other_cq), 0);
 }
 
 /* Where the two QPs stand, when a run did not finish. */
@@ -1478,6 +1563,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_lone_ack_waits_for_answer),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_peer_never_answers_arp),
+		cmocka_unit_test(test_notify_acts_on_other_qp),
 		cmocka_unit_test(test_random_clean),
 		cmocka_unit_test(test_random_drops),
 		cmocka_unit_test(test_random_duplicates),

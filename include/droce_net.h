@@ -271,7 +271,9 @@ unsigned int droce_control_poll(struct droce_stack *s);
  * (worker.inline, not launched), then the control lcore's round. For an
  * application whose one thread both runs the stack and waits on it (the
  * hcom4db library drives a lent stack so while a call of that thread
- * waits); droce_stack_run() is the loop of the same rounds.
+ * waits); droce_stack_run() is the loop of the same rounds. Lazy frames
+ * (droce_tx_lazy()) leave before it returns: the thread may turn to
+ * other work for longer than a peer waits for an ACK.
  *
  * @return
  *   Packets processed, or -EBUSY: not on the control lcore, or inside
@@ -464,7 +466,8 @@ void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
  * completions between two rounds and answers at once sends the ACK in
  * its answer's burst, and the driver's TX call for the ACK alone leaves
  * the round trip's path. An lcore that stops polling holds them, as it
- * holds its timers; droce_stack_stop_polling() sends them.
+ * holds its timers; droce_stack_stop_polling() sends them, and a
+ * droce_stack_poll() leaves none behind.
  */
 void droce_tx_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 

@@ -659,6 +659,10 @@ droce_stack_poll(struct droce_stack *s)
 		for (uint32_t i = 0; i < s->layout.nb_workers; i++)
 			total += worker_poll(s->worker[i]);
 	total += droce_control_poll(s);
+	/* The application's thread may do other work now, for longer than a
+	 * peer waits for an ACK: nothing stays behind for the next round.
+	 */
+	net_tx_round_begin(ctx);
 	__atomic_store_n(&ctx->in_loop, false, __ATOMIC_RELEASE);
 	return (int)RTE_MIN(total, (unsigned int)INT_MAX);
 }

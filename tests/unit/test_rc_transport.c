@@ -1060,11 +1060,6 @@ test_psn_wrap(void **state)
 	qps_down();
 }
 
-/* A peer whose address no one answers ARP for: the SEND cannot go, and
- * fails with RETRY_EXC_ERR after the local ACK timeout times retry_cnt + 1
- * (2^10 * 4.096 us * 3, 12.6 ms), as if its packets had been lost; the
- * next is flushed.
- */
 /* A QP of A's in RTS, with @p cq for both queues, towards an address
  * no one answers ARP for (198.18.0.77): ACK timeout 10 (4.2 ms), two
  * retries.
@@ -1103,6 +1098,11 @@ qp_to_nobody(struct droce_cq *cq)
 	return qp;
 }
 
+/* A peer whose address no one answers ARP for: the SEND cannot go, and
+ * fails with RETRY_EXC_ERR after the local ACK timeout times retry_cnt + 1
+ * (2^10 * 4.096 us * 3, 12.6 ms), as if its packets had been lost; the
+ * next is flushed.
+ */
 static void
 test_peer_never_answers_arp(void **state)
 {

@@ -379,18 +379,28 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  * its round: for a poller on that same lcore, which then learns of new
  * completions without a system call. That poller arms the CQ
  * (droce_req_notify_cq()) on that lcore too: arming and adding are then
- * ordered by the lcore's program, with no fence. So the CQ's QPs share
- * one owner, and are moved to ERR (or posted to in ERR, which flushes
- * them) on that lcore: a flush adds its completions, and calls @p fn, on
- * the thread that causes it. Set it while no completion can be added
- * (before the QP moves on from RESET, or once it is in ERR and drained).
- * @p fn runs under the lock of the QP whose completion it signals: it may
- * poll, post to a QP in RTS and move another QP to ERR, but must not
- * modify or destroy that QP, nor post sends or receives to it in ERR (the
- * flush takes the lock). Best: note the work and return, as lib/rpc's
- * callbacks do.
+ * ordered by the lcore's program, with no fence.
+ *
+ * So the CQ's QPs share one owner, and are moved to ERR (or posted to in
+ * ERR, which flushes them) on that lcore: a flush adds its completions,
+ * and calls @p fn, on the thread that causes it. Both are checked: this
+ * call fails on a CQ that QPs of two owners use (with
+ * DROCE_RC_OWNERS_WORKERS a QP's owner follows from its number);
+ * droce_create_qp() fails for a QP of another owner than the CQ's other
+ * QPs; droce_modify_qp() to ERR, droce_post_send() and droce_post_recv()
+ * in ERR fail elsewhere than on the owner, once it has run a round.
+ *
+ * Set it while no completion can be added (before the QP moves on from
+ * RESET, or once it is in ERR and drained). @p fn runs under the lock of
+ * the QP whose completion it signals: it may poll, post to a QP in RTS
+ * and move another QP to ERR, but must not modify or destroy that QP, nor
+ * post sends or receives to it in ERR (the flush takes the lock). Best:
+ * note the work and return, as lib/rpc's callbacks do.
+ *
+ * @return
+ *   0, or -EINVAL (logged) when QPs of two owners use the CQ.
  */
-void droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg);
+int droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg);
 
 /* ---- queue pairs --------------------------------------------------------- */
 
@@ -513,8 +523,9 @@ struct droce_qp_attr {
  *
  * @return
  *   The QP, or NULL with rte_errno: EINVAL for a missing CQ, a CQ of
- *   another device, queue sizes of 0 or over the device's limits, a type
- *   droce has not; ENOMEM when the device holds max_qp QPs.
+ *   another device, a CQ with a callback whose QPs another owner runs
+ *   (droce_cq_set_notify()), queue sizes of 0 or over the device's
+ *   limits, a type droce has not; ENOMEM when the device holds max_qp QPs.
  */
 struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr);
 
@@ -536,8 +547,9 @@ enum droce_qp_state droce_qp_state(const struct droce_qp *qp);
  *
  * @return
  *   0, or -EINVAL (logged: the transition, and the attribute missing,
- *   not allowed or out of range), -ENOTSUP for what droce has not
- *   (alternate paths, path migration), and nothing changed.
+ *   not allowed or out of range; to ERR off the owner of a QP whose CQ
+ *   has a callback), -ENOTSUP for what droce has not (alternate paths,
+ *   path migration), and nothing changed.
  */
 int droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask);
 
@@ -632,8 +644,9 @@ struct droce_recv_wr {
  *
  * @return
  *   0, or a negative errno with @p bad_wr at the first request not queued
- *   (it and those after it are not): -EINVAL (logged: which field),
- *   -ENOMEM when the send queue is full.
+ *   (it and those after it are not): -EINVAL (logged: which field; in
+ *   ERR, off the owner of a QP whose CQ has a callback), -ENOMEM when the
+ *   send queue is full.
  */
 int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
 		    struct droce_send_wr **bad_wr);
@@ -644,7 +657,9 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr,
  * a region of the QP's PD with local write.
  *
  * @return
- *   0, or a negative errno with @p bad_wr at the first request not queued.
+ *   0, or a negative errno with @p bad_wr at the first request not queued
+ *   (-EINVAL, logged, also in ERR off the owner of a QP whose CQ has a
+ *   callback).
  */
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr,
 		    struct droce_recv_wr **bad_wr);

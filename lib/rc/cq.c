@@ -205,9 +205,52 @@ rc_cq_signal(struct droce_cq *cq)
 		RC_LOG(WARNING, "CQ event: eventfd write failed");
 }
 
-void
+int
 droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg)
 {
+	if (fn != NULL && cq->mixed_owners)
+		return RC_REFUSE(EINVAL, "cq_set_notify: the CQ serves QPs of more than one owner lcore; a callback runs on the lcore that adds a completion, so its CQ's QPs must share one (droce_qp_owner())");
 	cq->notify_arg = arg;
 	cq->notify = fn;
+	return 0;
+}
+
+void
+rc_cq_join(struct droce_cq *cq, const struct rc_owner *owner)
+{
+	if (cq->users++ == 0)
+		cq->owner = owner;
+	else if (cq->owner != owner)
+		cq->mixed_owners = true;
+}
+
+void
+rc_cq_leave(struct droce_cq *cq)
+{
+	if (--cq->users != 0)
+		return;
+	cq->owner = NULL;
+	cq->mixed_owners = false;
+}
+
+int
+rc_cq_owner_check(const struct droce_cq *cq, const struct rc_owner *owner, uint32_t qpn,
+		  const char *what)
+{
+	if (cq->notify == NULL)
+		return 0;
+	if (qpn == 0) {
+		if (cq->users == 0 || cq->owner == owner)
+			return 0;
+		return RC_REFUSE(EINVAL, "%s: a CQ with a callback (droce_cq_set_notify()) serves QPs that worker %d runs, and the new QP would run on worker %d (a QP's number picks its worker); such a CQ's QPs share one owner",
+				 what, cq->owner->worker, owner->worker);
+	}
+	/* A flush adds completions, and calls the callback, where it is caused. */
+	if (owner->lcore_id == RC_LCORE_UNKNOWN || owner->lcore_id == rte_lcore_id())
+		return 0;
+	if (rte_lcore_id() == LCORE_ID_ANY)
+		return RC_REFUSE(EINVAL, "%s: QP 0x%x: its CQ signals by callback (droce_cq_set_notify()), so it goes to ERR (or is posted to in ERR) on its owner, lcore %u, not on a thread that is no lcore",
+				 what, qpn, owner->lcore_id);
+	return RC_REFUSE(EINVAL, "%s: QP 0x%x: its CQ signals by callback (droce_cq_set_notify()), so it goes to ERR (or is posted to in ERR) on its owner, lcore %u, not on lcore %u",
+			 what, qpn, owner->lcore_id, rte_lcore_id());
 }

@@ -191,6 +191,10 @@ droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send
 		return RC_REFUSE(EINVAL, "post_send: QP 0x%x is in %s; sends are posted in RTS (SQD, SQE: queued; ERR: flushed)",
 				 qp->qpn, droce_qp_state_str(state));
 	}
+	if (state == DROCE_QPS_ERR && (ret = rc_qp_flush_check(qp, "post_send")) != 0) {
+		*bad_wr = wr;
+		return ret;
+	}
 	rte_spinlock_lock(&q->post_lock);
 	producer = atomic_load_explicit(&q->producer, memory_order_relaxed);
 	for (; wr != NULL; wr = wr->next) {
@@ -232,6 +236,10 @@ droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv
 		*bad_wr = wr;
 		return RC_REFUSE(EINVAL, "post_recv: QP 0x%x is in RESET; receives are posted from INIT on",
 				 qp->qpn);
+	}
+	if (state == DROCE_QPS_ERR && (ret = rc_qp_flush_check(qp, "post_recv")) != 0) {
+		*bad_wr = wr;
+		return ret;
 	}
 	rte_spinlock_lock(&q->post_lock);
 	producer = atomic_load_explicit(&q->producer, memory_order_relaxed);
@@ -310,6 +318,14 @@ flush_queue(struct droce_qp *qp, struct rc_queue *q, struct droce_cq *cq, bool s
 	}
 	atomic_store_explicit(&q->consumer, consumer, memory_order_release);
 	return lost;
+}
+
+int
+rc_qp_flush_check(const struct droce_qp *qp, const char *what)
+{
+	int ret = rc_cq_owner_check(qp->init.send_cq, qp->owner, qp->qpn, what);
+
+	return ret != 0 ? ret : rc_cq_owner_check(qp->init.recv_cq, qp->owner, qp->qpn, what);
 }
 
 void

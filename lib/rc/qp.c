@@ -205,18 +205,25 @@ rc_qp_of_num(const struct droce_rc_device *dev, uint32_t qpn)
 	return qp != NULL && qp->qpn == qpn ? qp : NULL;
 }
 
-/* A slot, and a number that carries it in its low bits and a generation
- * above them. Slot 0 is never used, nor generation 0: no QPN is below
- * 2^16, clear of the special QPs 0 and 1 and of small numbers that
- * sensor streams are often configured with.
- */
+/* A free slot (the next after the last taken): slot 0 is never used. */
 static uint32_t
-qp_slot_take(struct droce_rc_device *dev, struct droce_qp *qp)
+qp_slot_find(const struct droce_rc_device *dev)
 {
 	uint32_t slot;
 
 	for (slot = dev->qp_hint; dev->qp[slot] != NULL || slot == 0;)
 		slot = (slot + 1) % RC_MAX_QP;
+	return slot;
+}
+
+/* Slot @p slot for @p qp, and a number that carries the slot in its low
+ * bits and a generation above them. Generation 0 is never used: no QPN
+ * is below 2^16, clear of the special QPs 0 and 1 and of small numbers
+ * that sensor streams are often configured with.
+ */
+static void
+qp_slot_take(struct droce_rc_device *dev, struct droce_qp *qp, uint32_t slot)
+{
 	dev->qp_hint = (slot + 1) % RC_MAX_QP;
 	if (++dev->qp_gen[slot] == 0)
 		dev->qp_gen[slot] = 1;
@@ -226,7 +233,6 @@ qp_slot_take(struct droce_rc_device *dev, struct droce_qp *qp)
 	atomic_fetch_add(&qp->owner->nb_qps, 1);
 	__atomic_store_n(&dev->qp[slot], qp, __ATOMIC_RELEASE);
 	dev->nb_qp++;
-	return qp->qpn;
 }
 
 /* ---- create and destroy ---------------------------------------------------- */
@@ -267,9 +273,18 @@ struct droce_qp *
 droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr)
 {
 	struct droce_rc_device *dev = pd->dev;
+	struct rc_owner *owner;
 	struct droce_qp *qp;
+	uint32_t slot = 0;
 	int ret = cap_check(dev, attr);
 
+	if (ret == 0) {
+		slot = qp_slot_find(dev);
+		owner = rc_owner_of_slot(dev, slot);
+		ret = rc_cq_owner_check(attr->send_cq, owner, 0, "create_qp");
+		if (ret == 0)
+			ret = rc_cq_owner_check(attr->recv_cq, owner, 0, "create_qp");
+	}
 	if (ret != 0) {
 		rte_errno = -ret;
 		return NULL;
@@ -312,10 +327,10 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	qp->qpn = qp_slot_take(dev, qp);
+	qp_slot_take(dev, qp, slot);
 	pd->users++;
-	attr->send_cq->users++;
-	attr->recv_cq->users++;
+	rc_cq_join(attr->send_cq, qp->owner);
+	rc_cq_join(attr->recv_cq, qp->owner);
 	return qp;
 }
 
@@ -332,8 +347,8 @@ droce_destroy_qp(struct droce_qp *qp)
 	dev->qp[qp->qpn & ((1u << RC_QPN_SLOT_BITS) - 1)] = NULL;
 	dev->nb_qp--;
 	qp->pd->users--;
-	qp->init.send_cq->users--;
-	qp->init.recv_cq->users--;
+	rc_cq_leave(qp->init.send_cq);
+	rc_cq_leave(qp->init.recv_cq);
 	qp->dead = true;
 	rc_unlock(&qp->lock);
 	rc_qp_release(qp);
@@ -549,6 +564,8 @@ droce_modify_qp(struct droce_qp *qp, struct droce_qp_attr *attr, int attr_mask)
 	ret = transition_check(qp, from, to, attr_mask);
 	if (ret == 0)
 		ret = attr_check(qp, attr, attr_mask);
+	if (ret == 0 && to == DROCE_QPS_ERR)
+		ret = rc_qp_flush_check(qp, "modify_qp");
 	if (ret != 0) {
 		rc_unlock(&qp->lock);
 		return ret;

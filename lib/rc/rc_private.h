@@ -94,6 +94,9 @@ struct rc_cq_stage {
 /* An lcore that runs QPs: the control lcore, or one worker of several.
  * Everything here but the rings is its own.
  */
+/* Owners' lcore before their first round: no lcore is this one. */
+#define RC_LCORE_UNKNOWN RTE_MAX_LCORE
+
 struct rc_owner {
 	struct droce_rc_device *dev;
 	int worker;                     /* its index; -1: the control lcore */
@@ -165,7 +168,23 @@ struct droce_cq {
 	/* Instead of the eventfd (droce_cq_set_notify()): NULL, none. */
 	void (*notify)(void *arg);
 	void *notify_arg;
+	/* The owner its QPs share (NULL while it has none); mixed from the
+	 * day QPs of two owners used it until it has none again: a callback
+	 * runs on the owner that adds a completion, so it takes one owner.
+	 */
+	const struct rc_owner *owner;
+	bool mixed_owners;
 };
+
+/* QP @p qp's CQs take it in, and let it go. */
+void rc_cq_join(struct droce_cq *cq, const struct rc_owner *owner);
+void rc_cq_leave(struct droce_cq *cq);
+/* 0, or (logged) -EINVAL when @p cq signals by callback and a QP of
+ * @p owner (QP @p qpn, 0 for a new one) may not add to it: @p what is
+ * the verb.
+ */
+int rc_cq_owner_check(const struct droce_cq *cq, const struct rc_owner *owner,
+		      uint32_t qpn, const char *what);
 
 /* An armed CQ's signal: its notify function, or its eventfd. */
 void rc_cq_signal(struct droce_cq *cq);
@@ -452,6 +471,10 @@ int rc_queue_init(struct rc_queue *q, uint32_t max_wr, uint32_t wqe_size);
 void rc_queue_free(struct rc_queue *q);
 /* Complete every queued WQE of @p qp with WR_FLUSH_ERR (a QP in ERR). */
 void rc_qp_flush(struct droce_qp *qp);
+/* 0, or (logged) -EINVAL where a flush of @p qp may not run on this
+ * thread (a CQ of its signals by callback): @p what is the verb.
+ */
+int rc_qp_flush_check(const struct droce_qp *qp, const char *what);
 
 static inline void *
 rc_queue_slot(const struct rc_queue *q, uint32_t index)

@@ -48,9 +48,6 @@ static unsigned int pools_made; /* names them: a pool may outlive its device */
 #define RC_FIRST_QPN (1u << RC_QPN_SLOT_BITS)
 #define RC_QPN_SLOT_MASK ((1u << RC_QPN_SLOT_BITS) - 1)
 
-/* Owners' lcore before their first round: no lcore is this one. */
-#define RC_LCORE_UNKNOWN RTE_MAX_LCORE
-
 struct rc_owner *
 rc_owner_of_slot(struct droce_rc_device *dev, uint32_t slot)
 {

@@ -1290,9 +1290,10 @@ rdma_attach(struct rpc_session *s)
 	 */
 	l->notified = on_control_lcore() && droce_qp_owner(l->qp) < 0;
 	if (l->notified) {
-		droce_cq_set_notify(l->scq, send_notified, l);
-		droce_cq_set_notify(l->rcq, recv_notified, l);
-		ret = 0;
+		/* The link's CQs serve its QP alone: one owner. */
+		ret = droce_cq_set_notify(l->scq, send_notified, l);
+		if (ret == 0)
+			ret = droce_cq_set_notify(l->rcq, recv_notified, l);
 	} else {
 		ret = rpc_worker_watch(s->w, droce_cq_event_fd(l->scq), EPOLLIN, &l->send_watch);
 		if (ret == 0)

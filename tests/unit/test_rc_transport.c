@@ -10,6 +10,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1172,7 +1173,7 @@ test_notify_acts_on_other_qp(void **state)
 		notify_moves_to_err = moves;
 		notify_calls = 0;
 		notify_ret = -1;
-		droce_cq_set_notify(A.scq, act_on_other_qp, NULL);
+		assert_int_equal(droce_cq_set_notify(A.scq, act_on_other_qp, NULL), 0);
 		assert_int_equal(droce_req_notify_cq(A.scq, 0), 0);
 		post_recv(&B, 1, 0, 4096);
 		/* Posting: the SEND is lost and the ACK timer fails it. */
@@ -1188,7 +1189,7 @@ test_notify_acts_on_other_qp(void **state)
 		assert_int_equal(notify_ret, 0);
 		assert_int_equal(droce_qp_state(notify_other),
 				 moves ? DROCE_QPS_ERR : DROCE_QPS_RTS);
-		droce_cq_set_notify(A.scq, NULL, NULL);
+		assert_int_equal(droce_cq_set_notify(A.scq, NULL, NULL), 0);
 		wire.drop_all = false;
 		qps_down();
 		assert_int_equal(droce_destroy_qp(notify_other), 0);
@@ -1484,6 +1485,132 @@ test_qps_spread_over_workers(void **state)
 		pump();
 }
 
+/* What a thread that is no lcore (of the stack or of EAL's) gets for
+ * moving a QP to ERR, or for posting a receive to one in ERR.
+ */
+struct elsewhere {
+	struct droce_qp *qp;
+	bool post;
+	int ret;
+};
+
+static void *
+flush_elsewhere(void *arg)
+{
+	struct elsewhere *e = arg;
+	struct droce_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+
+	e->ret = e->post ? droce_post_recv(e->qp, &wr, &bad)
+		 : droce_modify_qp(e->qp, &(struct droce_qp_attr){ .qp_state = DROCE_QPS_ERR },
+				   DROCE_QP_STATE);
+	return NULL;
+}
+
+static int
+run_elsewhere(struct droce_qp *qp, bool post)
+{
+	struct elsewhere e = { .qp = qp, .post = post, .ret = 1 };
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, flush_elsewhere, &e), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	return e.ret;
+}
+
+static void
+count_calls(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/* A CQ that signals by callback (droce_cq_set_notify()) signals on the
+ * lcore that adds the completion: its QPs share one owner, and go to ERR
+ * there. Both are refused with a reason, never left to race.
+ */
+static void
+test_callback_cq_one_owner(void **state)
+{
+	struct droce_cq *cq = droce_create_cq(A.dev, 64);
+	struct droce_qp_init_attr ia = {
+		.qp_type = DROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_qp_init_attr elsewhere_ia = ia;
+	struct droce_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
+	struct droce_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+	struct droce_qp_attr to_err = { .qp_state = DROCE_QPS_ERR };
+	struct droce_qp *qp, *other, *spacer, *same;
+	struct droce_wc wc[4];
+	int calls = 0;
+
+	(void)state;
+	assert_non_null(cq);
+	assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), 0);
+	pump();         /* the owners have run a round: their lcores are known */
+	qp = qp_to_nobody(cq);
+	assert_int_equal(droce_req_notify_cq(cq, 0), 0);
+	/* Moved to ERR on a thread that is not the owner's: refused, the
+	 * QP left as it was.
+	 */
+	assert_int_equal(run_elsewhere(qp, false), -EINVAL);
+	assert_int_equal(droce_qp_state(qp), DROCE_QPS_RTS);
+	/* In ERR (moved there without the callback, which then comes back
+	 * on the drained CQ), a receive posted elsewhere is refused too: its
+	 * flush would call the callback there.
+	 */
+	assert_int_equal(droce_cq_set_notify(cq, NULL, NULL), 0);
+	assert_int_equal(droce_modify_qp(qp, &to_err, DROCE_QP_STATE), 0);
+	assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), 0);
+	assert_int_equal(run_elsewhere(qp, true), -EINVAL);
+	assert_int_equal(droce_poll_cq(cq, 4, wc), 0);
+	assert_int_equal(calls, 0);
+	/* Here, on its owner (this thread runs the rig's rounds), the
+	 * receive is flushed and the callback called here.
+	 */
+	assert_int_equal(droce_post_recv(qp, &wr, &bad), 0);
+	assert_int_equal(calls, 1);
+	assert_int_equal(droce_poll_cq(cq, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 9);
+	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(droce_modify_qp(qp, &to_err, DROCE_QP_STATE), 0);
+	if (A.owners == DROCE_RC_OWNERS_WORKERS) {
+		/* The next slot is the other worker's: not with this CQ. */
+		other = droce_create_qp(A.pd, &ia);
+		assert_null(other);
+		assert_int_equal(rte_errno, EINVAL);
+		/* One of its own owner is, a slot further on. */
+		elsewhere_ia.send_cq = A.scq;
+		elsewhere_ia.recv_cq = A.rcq;
+		spacer = droce_create_qp(A.pd, &elsewhere_ia);
+		assert_non_null(spacer);
+		assert_int_not_equal(droce_qp_owner(spacer), droce_qp_owner(qp));
+		same = droce_create_qp(A.pd, &ia);
+		assert_non_null(same);
+		assert_int_equal(droce_qp_owner(same), droce_qp_owner(qp));
+		assert_int_equal(droce_destroy_qp(same), 0);
+		/* Without the callback, QPs of both owners may share it; with
+		 * them there, the callback is refused until they are gone.
+		 */
+		assert_int_equal(droce_cq_set_notify(cq, NULL, NULL), 0);
+		assert_int_equal(droce_destroy_qp(spacer), 0);
+		other = droce_create_qp(A.pd, &ia);
+		assert_non_null(other);
+		assert_int_not_equal(droce_qp_owner(other), droce_qp_owner(qp));
+		assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), -EINVAL);
+		assert_int_equal(droce_destroy_qp(other), 0);
+		assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), -EINVAL);
+		assert_int_equal(droce_destroy_qp(qp), 0);
+		assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), 0);
+		qp = qp_to_nobody(cq);
+	}
+	assert_int_equal(droce_destroy_qp(qp), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+	assert_int_equal(droce_destroy_cq(cq), 0);
+}
+
 /* Who sent the group's RoCE frames: the control lcore (queue 0), or the
  * workers, both of them.
  */
@@ -1546,6 +1673,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qpn_claims),
 		cmocka_unit_test(test_qps_spread_over_workers),
+		cmocka_unit_test(test_callback_cq_one_owner),
 		cmocka_unit_test(test_send_sizes),
 		cmocka_unit_test(test_zero_copy),
 		cmocka_unit_test(test_write_read_atomic),

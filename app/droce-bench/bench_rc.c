@@ -387,12 +387,14 @@ peer_start(struct peer *p, const struct bench_opts *o, char *err, size_t errlen)
 		close(to[1]);
 		close(from[0]);
 		/* No shared files and no telemetry socket: its runtime folder
-		 * stays empty, and peer_stop() can remove it.
+		 * stays empty, and peer_stop() can remove it. Without them
+		 * memif warns, for each port, that a secondary process could not
+		 * map its regions: there is none, so only its errors show.
 		 */
 		execl(self, self, "--no-pci", "--no-huge", "-m", "1536", "--no-shconf",
 		      "--no-telemetry", "--file-prefix", p->prefix,
 		      "--lcores", lcores, "--vdev", vdev, "--vdev", raw_vdev,
-		      "--log-level", "lib.eal:error",
+		      "--log-level", "lib.eal:error", "--log-level", "pmd.net.memif:error",
 		      "--", "--rc-peer", (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", self, strerror(errno));
 		_exit(127);

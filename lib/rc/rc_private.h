@@ -91,12 +91,12 @@ struct rc_cq_stage {
 	struct droce_wc wc[RC_CQ_STAGE];
 };
 
-/* An lcore that runs QPs: the control lcore, or one worker of several.
- * Everything here but the rings is its own.
- */
 /* Owners' lcore before their first round: no lcore is this one. */
 #define RC_LCORE_UNKNOWN RTE_MAX_LCORE
 
+/* An lcore that runs QPs: the control lcore, or one worker of several.
+ * Everything here but the rings is its own.
+ */
 struct rc_owner {
 	struct droce_rc_device *dev;
 	int worker;                     /* its index; -1: the control lcore */

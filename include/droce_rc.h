@@ -383,12 +383,16 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  *
  * So the CQ's QPs share one owner, and are moved to ERR (or posted to in
  * ERR, which flushes them) on that lcore: a flush adds its completions,
- * and calls @p fn, on the thread that causes it. Both are checked: this
- * call fails on a CQ that QPs of two owners use (with
- * DROCE_RC_OWNERS_WORKERS a QP's owner follows from its number);
- * droce_create_qp() fails for a QP of another owner than the CQ's other
- * QPs; droce_modify_qp() to ERR, droce_post_send() and droce_post_recv()
- * in ERR fail elsewhere than on the owner, once it has run a round.
+ * and calls @p fn, on the thread that causes it. With
+ * DROCE_RC_OWNERS_WORKERS a QP's number picks its owner:
+ * droce_create_qp() gives a QP on such a CQ a number of its other QPs'
+ * owner. This call fails on a CQ that QPs of two owners have used since
+ * it last had none. droce_modify_qp() to ERR, droce_post_send() and
+ * droce_post_recv() in ERR fail on any other thread than the owner's
+ * lcore (a worker owner's once it has run a round). lib/cm moves a
+ * connection's QP to ERR on the control lcore (a DREQ, a disconnect): a
+ * QP it manages gets a CQ with a callback only if the control lcore owns
+ * it.
  *
  * Set it while no completion can be added (before the QP moves on from
  * RESET, or once it is in ERR and drained). @p fn runs under the lock of
@@ -398,7 +402,8 @@ int droce_req_notify_cq(struct droce_cq *cq, int solicited_only);
  * note the work and return, as lib/rpc's callbacks do.
  *
  * @return
- *   0, or -EINVAL (logged) when QPs of two owners use the CQ.
+ *   0, or -EINVAL (logged) when QPs of two owners have used the CQ since
+ *   it last had none.
  */
 int droce_cq_set_notify(struct droce_cq *cq, void (*fn)(void *arg), void *arg);
 
@@ -523,9 +528,11 @@ struct droce_qp_attr {
  *
  * @return
  *   The QP, or NULL with rte_errno: EINVAL for a missing CQ, a CQ of
- *   another device, a CQ with a callback whose QPs another owner runs
- *   (droce_cq_set_notify()), queue sizes of 0 or over the device's
- *   limits, a type droce has not; ENOMEM when the device holds max_qp QPs.
+ *   another device, a send and a receive CQ with callbacks whose QPs two
+ *   owners run (droce_cq_set_notify()), queue sizes of 0 or over the
+ *   device's limits, a type droce has not; ENOMEM when the device holds
+ *   max_qp QPs, or no number is left for the owner a CQ with a callback
+ *   keeps its QPs on.
  */
 struct droce_qp *droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr);
 

@@ -233,20 +233,19 @@ rc_cq_leave(struct droce_cq *cq)
 	cq->mixed_owners = false;
 }
 
+const struct rc_owner *
+rc_cq_owner_wanted(const struct droce_cq *cq)
+{
+	return cq->notify != NULL && cq->users != 0 ? cq->owner : NULL;
+}
+
 int
-rc_cq_owner_check(const struct droce_cq *cq, const struct rc_owner *owner, uint32_t qpn,
+rc_cq_flush_check(const struct droce_cq *cq, const struct rc_owner *owner, uint32_t qpn,
 		  const char *what)
 {
-	if (cq->notify == NULL)
-		return 0;
-	if (qpn == 0) {
-		if (cq->users == 0 || cq->owner == owner)
-			return 0;
-		return RC_REFUSE(EINVAL, "%s: a CQ with a callback (droce_cq_set_notify()) serves QPs that worker %d runs, and the new QP would run on worker %d (a QP's number picks its worker); such a CQ's QPs share one owner",
-				 what, cq->owner->worker, owner->worker);
-	}
 	/* A flush adds completions, and calls the callback, where it is caused. */
-	if (owner->lcore_id == RC_LCORE_UNKNOWN || owner->lcore_id == rte_lcore_id())
+	if (cq->notify == NULL || owner->lcore_id == RC_LCORE_UNKNOWN ||
+	    owner->lcore_id == rte_lcore_id())
 		return 0;
 	if (rte_lcore_id() == LCORE_ID_ANY)
 		return RC_REFUSE(EINVAL, "%s: QP 0x%x: its CQ signals by callback (droce_cq_set_notify()), so it goes to ERR (or is posted to in ERR) on its owner, lcore %u, not on a thread that is no lcore",

@@ -323,9 +323,9 @@ flush_queue(struct droce_qp *qp, struct rc_queue *q, struct droce_cq *cq, bool s
 int
 rc_qp_flush_check(const struct droce_qp *qp, const char *what)
 {
-	int ret = rc_cq_owner_check(qp->init.send_cq, qp->owner, qp->qpn, what);
+	int ret = rc_cq_flush_check(qp->init.send_cq, qp->owner, qp->qpn, what);
 
-	return ret != 0 ? ret : rc_cq_owner_check(qp->init.recv_cq, qp->owner, qp->qpn, what);
+	return ret != 0 ? ret : rc_cq_flush_check(qp->init.recv_cq, qp->owner, qp->qpn, what);
 }
 
 void

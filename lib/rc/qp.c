@@ -205,15 +205,39 @@ rc_qp_of_num(const struct droce_rc_device *dev, uint32_t qpn)
 	return qp != NULL && qp->qpn == qpn ? qp : NULL;
 }
 
-/* A free slot (the next after the last taken): slot 0 is never used. */
-static uint32_t
-qp_slot_find(const struct droce_rc_device *dev)
+/* A free slot, the first from the one after the last taken, of owner
+ * @p want if not NULL (slot 0 is never used); false when there is none.
+ */
+static bool
+qp_slot_find(struct droce_rc_device *dev, const struct rc_owner *want, uint32_t *slot)
 {
-	uint32_t slot;
+	uint32_t s = dev->qp_hint;
 
-	for (slot = dev->qp_hint; dev->qp[slot] != NULL || slot == 0;)
-		slot = (slot + 1) % RC_MAX_QP;
-	return slot;
+	for (uint32_t tried = 0; tried < RC_MAX_QP; tried++, s = (s + 1) % RC_MAX_QP) {
+		if (dev->qp[s] != NULL || s == 0 ||
+		    (want != NULL && rc_owner_of_slot(dev, s) != want))
+			continue;
+		*slot = s;
+		return true;
+	}
+	return false;
+}
+
+/* The owner a new QP with these CQs must have (a CQ that signals by
+ * callback keeps its QPs on one owner), NULL for any; -EINVAL when its
+ * two CQs want two.
+ */
+static int
+owner_wanted(const struct droce_qp_init_attr *a, const struct rc_owner **want)
+{
+	const struct rc_owner *s = rc_cq_owner_wanted(a->send_cq);
+	const struct rc_owner *r = rc_cq_owner_wanted(a->recv_cq);
+
+	if (s != NULL && r != NULL && s != r)
+		return RC_REFUSE(EINVAL, "create_qp: its send CQ and its receive CQ signal by callback (droce_cq_set_notify()) and serve QPs of two owners (worker %d, worker %d); a QP has one",
+				 s->worker, r->worker);
+	*want = s != NULL ? s : r;
+	return 0;
 }
 
 /* Slot @p slot for @p qp, and a number that carries the slot in its low
@@ -273,18 +297,18 @@ struct droce_qp *
 droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr)
 {
 	struct droce_rc_device *dev = pd->dev;
-	struct rc_owner *owner;
+	const struct rc_owner *want = NULL;
 	struct droce_qp *qp;
 	uint32_t slot = 0;
 	int ret = cap_check(dev, attr);
 
-	if (ret == 0) {
-		slot = qp_slot_find(dev);
-		owner = rc_owner_of_slot(dev, slot);
-		ret = rc_cq_owner_check(attr->send_cq, owner, 0, "create_qp");
-		if (ret == 0)
-			ret = rc_cq_owner_check(attr->recv_cq, owner, 0, "create_qp");
-	}
+	if (ret == 0)
+		ret = owner_wanted(attr, &want);
+	if (ret == 0 && !qp_slot_find(dev, want, &slot))
+		ret = want != NULL
+		      ? RC_REFUSE(ENOMEM, "create_qp: no QP number left for worker %d, which runs the QPs of its CQ with a callback (droce_cq_set_notify())",
+				  want->worker)
+		      : RC_REFUSE(ENOMEM, "create_qp: no QP number left");
 	if (ret != 0) {
 		rte_errno = -ret;
 		return NULL;

@@ -176,14 +176,17 @@ struct droce_cq {
 	bool mixed_owners;
 };
 
-/* QP @p qp's CQs take it in, and let it go. */
+/* A QP of @p owner starts using @p cq, and stops. */
 void rc_cq_join(struct droce_cq *cq, const struct rc_owner *owner);
 void rc_cq_leave(struct droce_cq *cq);
-/* 0, or (logged) -EINVAL when @p cq signals by callback and a QP of
- * @p owner (QP @p qpn, 0 for a new one) may not add to it: @p what is
- * the verb.
+/* The owner a new QP on @p cq must have: its QPs' while it signals by
+ * callback, else NULL (any).
  */
-int rc_cq_owner_check(const struct droce_cq *cq, const struct rc_owner *owner,
+const struct rc_owner *rc_cq_owner_wanted(const struct droce_cq *cq);
+/* 0, or (logged) -EINVAL where QP @p qpn of @p owner may not be flushed
+ * on this thread because @p cq signals by callback: @p what is the verb.
+ */
+int rc_cq_flush_check(const struct droce_cq *cq, const struct rc_owner *owner,
 		      uint32_t qpn, const char *what);
 
 /* An armed CQ's signal: its notify function, or its eventfd. */

@@ -474,7 +474,7 @@ test_cq_limits_and_event(void **state)
 	 * never without one, and the eventfd written nothing.
 	 */
 	notified = 0;
-	droce_cq_set_notify(cq, count_notify, &notified);
+	assert_int_equal(droce_cq_set_notify(cq, count_notify, &notified), 0);
 	assert_int_equal(rc_cq_add(cq, &one), 0);
 	assert_int_equal(notified, 0);
 	assert_int_equal(droce_req_notify_cq(cq, 0), 0);
@@ -486,7 +486,7 @@ test_cq_limits_and_event(void **state)
 	assert_int_equal(notified, 1);
 	assert_int_equal(droce_poll_cq(cq, 4, wc), 1);
 	/* Taken away: the eventfd again. */
-	droce_cq_set_notify(cq, NULL, NULL);
+	assert_int_equal(droce_cq_set_notify(cq, NULL, NULL), 0);
 	assert_int_equal(droce_req_notify_cq(cq, 0), 0);
 	assert_int_equal(rc_cq_add(cq, &one), 0);
 	assert_int_equal(notified, 1);

@@ -794,7 +794,7 @@ test_ack_timeout_moves_with_sends(void **state)
 	struct qp_params p = default_params;
 	struct droce_sge sge = { (uintptr_t)A.buf, 100, 0 };
 	uint64_t t = rte_get_timer_hz() * 4096 * 4096 / 1000000000ull; /* timeout 12: 16.8 ms */
-	uint64_t before, t0, t1, n, read_at, seen, dropped;
+	uint64_t before, t0, t1, sent, n, read_at, seen, dropped;
 	struct droce_rc_stats st;
 
 	(void)state;
@@ -816,15 +816,17 @@ test_ack_timeout_moves_with_sends(void **state)
 	assert_int_equal(post_send(&A, 2, DROCE_WR_SEND, &sge, 1, 0, 0, 0), 0);
 	while (wire.dropped == dropped && rte_get_timer_cycles() < t0 + 10 * t)
 		pump();
+	sent = rte_get_timer_cycles();  /* it left by then */
 	assert_true(wire.dropped > dropped);
-	/* The second send left at t1 or later: its deadline is t1 + t at the
-	 * earliest. Half way from the first one's to that: none yet. Only a
-	 * thread that kept the cpu can tell: one that lost it for most of a
-	 * timeout, before the second send left or before it read the count,
-	 * may see the timeout; the timeout must still come.
+	/* The second send left at t1 or later, so its deadline is t1 + t at
+	 * the earliest. Half way from the first one's to that: none yet. Only
+	 * a thread that kept the cpu can tell. One that lost it for most of a
+	 * timeout may see the first deadline pass before the second send
+	 * left, or read the count after the second deadline: the timeout
+	 * must still come.
 	 */
 	n = timeouts_by(t0 + t + (t1 - t0) / 2, &read_at);
-	if (t1 - t0 < t * 3 / 4 && read_at < t1 + t)
+	if (sent < t0 + t && read_at < t1 + t)
 		assert_int_equal(n, before);
 	/* seen: when a pump had ended that saw it, not before its time. */
 	do {
@@ -833,7 +835,7 @@ test_ack_timeout_moves_with_sends(void **state)
 		droce_rc_query_stats(A.dev, &st);
 	} while (st.timeouts == before && seen < t1 + 10 * t);
 	assert_true(st.timeouts > before);
-	if (t1 - t0 < t * 3 / 4)
+	if (sent < t0 + t)
 		assert_true(seen >= t1 + t);
 	qps_down();
 }
@@ -1492,11 +1494,13 @@ test_qps_spread_over_workers(void **state)
 }
 
 /* What a thread that is no lcore (of the stack or of EAL's) gets for
- * moving a QP to ERR, or for posting a receive to one in ERR.
+ * moving a QP to ERR, or for posting a receive or a send to one in ERR.
  */
+enum elsewhere_step { TO_ERR, POST_RECV, POST_SEND };
+
 struct elsewhere {
 	struct droce_qp *qp;
-	bool post;
+	enum elsewhere_step step;
 	int ret;
 };
 
@@ -1505,18 +1509,29 @@ flush_elsewhere(void *arg)
 {
 	struct elsewhere *e = arg;
 	struct droce_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
-	struct droce_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+	struct droce_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *rbad = NULL;
+	struct droce_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				     .opcode = DROCE_WR_SEND }, *sbad = NULL;
 
-	e->ret = e->post ? droce_post_recv(e->qp, &wr, &bad)
-		 : droce_modify_qp(e->qp, &(struct droce_qp_attr){ .qp_state = DROCE_QPS_ERR },
-				   DROCE_QP_STATE);
+	switch (e->step) {
+	case TO_ERR:
+		e->ret = droce_modify_qp(e->qp, &(struct droce_qp_attr){ .qp_state = DROCE_QPS_ERR },
+					 DROCE_QP_STATE);
+		break;
+	case POST_RECV:
+		e->ret = droce_post_recv(e->qp, &rwr, &rbad);
+		break;
+	case POST_SEND:
+		e->ret = droce_post_send(e->qp, &swr, &sbad);
+		break;
+	}
 	return NULL;
 }
 
 static int
-run_elsewhere(struct droce_qp *qp, bool post)
+run_elsewhere(struct droce_qp *qp, enum elsewhere_step step)
 {
-	struct elsewhere e = { .qp = qp, .post = post, .ret = 1 };
+	struct elsewhere e = { .qp = qp, .step = step, .ret = 1 };
 	pthread_t t;
 
 	assert_int_equal(pthread_create(&t, NULL, flush_elsewhere, &e), 0);
@@ -1528,6 +1543,25 @@ static void
 count_calls(void *arg)
 {
 	(*(int *)arg)++;
+}
+
+/* A QP with @p ia that a worker other than @p owner runs. The workers
+ * take QP numbers by turns, except where the numbers wrap past slot 0,
+ * which none takes.
+ */
+static struct droce_qp *
+qp_of_another_owner(struct droce_qp_init_attr *ia, int owner)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		struct droce_qp *qp = droce_create_qp(A.pd, ia);
+
+		assert_non_null(qp);
+		if (droce_qp_owner(qp) != owner)
+			return qp;
+		assert_int_equal(droce_destroy_qp(qp), 0);
+	}
+	fail_msg("four QPs in a row on worker %d", owner);
+	return NULL;
 }
 
 /* A CQ that signals by callback (droce_cq_set_notify()) signals on the
@@ -1543,33 +1577,36 @@ test_callback_cq_one_owner(void **state)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct droce_qp_init_attr elsewhere_ia = ia;
+	struct droce_qp_init_attr other_ia = ia;
 	struct droce_sge sge = { (uintptr_t)A.buf, 64, A.mr->lkey };
 	struct droce_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
 	struct droce_qp_attr to_err = { .qp_state = DROCE_QPS_ERR };
-	struct droce_qp *qp, *other, *spacer, *same;
+	struct droce_qp *qp, *other, *same;
+	struct droce_cq *other_cq;
 	struct droce_wc wc[4];
 	int calls = 0;
 
 	(void)state;
 	assert_non_null(cq);
 	assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), 0);
-	pump();         /* the owners have run a round: their lcores are known */
 	qp = qp_to_nobody(cq);
+	pump();         /* its owner ran a round for it: its lcore is known */
+	assert_int_not_equal(qp->owner->lcore_id, RC_LCORE_UNKNOWN);
 	assert_int_equal(droce_req_notify_cq(cq, 0), 0);
 	/* Moved to ERR on a thread that is not the owner's: refused, the
 	 * QP left as it was.
 	 */
-	assert_int_equal(run_elsewhere(qp, false), -EINVAL);
+	assert_int_equal(run_elsewhere(qp, TO_ERR), -EINVAL);
 	assert_int_equal(droce_qp_state(qp), DROCE_QPS_RTS);
 	/* In ERR (moved there without the callback, which then comes back
-	 * on the drained CQ), a receive posted elsewhere is refused too: its
-	 * flush would call the callback there.
+	 * on the drained CQ), a receive or a send posted elsewhere is refused
+	 * too: its flush would call the callback there.
 	 */
 	assert_int_equal(droce_cq_set_notify(cq, NULL, NULL), 0);
 	assert_int_equal(droce_modify_qp(qp, &to_err, DROCE_QP_STATE), 0);
 	assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), 0);
-	assert_int_equal(run_elsewhere(qp, true), -EINVAL);
+	assert_int_equal(run_elsewhere(qp, POST_RECV), -EINVAL);
+	assert_int_equal(run_elsewhere(qp, POST_SEND), -EINVAL);
 	assert_int_equal(droce_poll_cq(cq, 4, wc), 0);
 	assert_int_equal(calls, 0);
 	/* Here, on its owner (this thread runs the rig's rounds), the
@@ -1582,28 +1619,34 @@ test_callback_cq_one_owner(void **state)
 	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
 	assert_int_equal(droce_modify_qp(qp, &to_err, DROCE_QP_STATE), 0);
 	if (A.owners == DROCE_RC_OWNERS_WORKERS) {
-		/* The next slot is the other worker's: not with this CQ. */
-		other = droce_create_qp(A.pd, &ia);
-		assert_null(other);
-		assert_int_equal(rte_errno, EINVAL);
-		/* One of its own owner is, a slot further on. */
-		elsewhere_ia.send_cq = A.scq;
-		elsewhere_ia.recv_cq = A.rcq;
-		spacer = droce_create_qp(A.pd, &elsewhere_ia);
-		assert_non_null(spacer);
-		assert_int_not_equal(droce_qp_owner(spacer), droce_qp_owner(qp));
+		/* A QP on this CQ gets a number of its owner's, past the other
+		 * worker's.
+		 */
 		same = droce_create_qp(A.pd, &ia);
 		assert_non_null(same);
 		assert_int_equal(droce_qp_owner(same), droce_qp_owner(qp));
+		/* A send CQ and a receive CQ whose callbacks serve two owners
+		 * cannot both be one QP's.
+		 */
+		other_cq = droce_create_cq(A.dev, 64);
+		assert_non_null(other_cq);
+		other_ia.send_cq = other_cq;
+		other_ia.recv_cq = other_cq;
+		other = qp_of_another_owner(&other_ia, droce_qp_owner(qp));
+		assert_int_equal(droce_cq_set_notify(other_cq, count_calls, &calls), 0);
+		other_ia.send_cq = cq;
+		assert_null(droce_create_qp(A.pd, &other_ia));
+		assert_int_equal(rte_errno, EINVAL);
+		assert_int_equal(droce_cq_set_notify(other_cq, NULL, NULL), 0);
+		assert_int_equal(droce_destroy_qp(other), 0);
 		assert_int_equal(droce_destroy_qp(same), 0);
-		/* Without the callback, QPs of both owners may share it; with
-		 * them there, the callback is refused until they are gone.
+		assert_int_equal(droce_destroy_cq(other_cq), 0);
+		/* Without the callback, QPs of both owners may share the CQ;
+		 * with them there, and until the CQ has no QP, the callback is
+		 * refused.
 		 */
 		assert_int_equal(droce_cq_set_notify(cq, NULL, NULL), 0);
-		assert_int_equal(droce_destroy_qp(spacer), 0);
-		other = droce_create_qp(A.pd, &ia);
-		assert_non_null(other);
-		assert_int_not_equal(droce_qp_owner(other), droce_qp_owner(qp));
+		other = qp_of_another_owner(&ia, droce_qp_owner(qp));
 		assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), -EINVAL);
 		assert_int_equal(droce_destroy_qp(other), 0);
 		assert_int_equal(droce_cq_set_notify(cq, count_calls, &calls), -EINVAL);

@@ -243,13 +243,14 @@ int
 rc_cq_flush_check(const struct droce_cq *cq, const struct rc_owner *owner, uint32_t qpn,
 		  const char *what)
 {
+	char here[32] = "a thread that is no lcore";
+
 	/* A flush adds completions, and calls the callback, where it is caused. */
 	if (cq->notify == NULL || owner->lcore_id == RC_LCORE_UNKNOWN ||
 	    owner->lcore_id == rte_lcore_id())
 		return 0;
-	if (rte_lcore_id() == LCORE_ID_ANY)
-		return RC_REFUSE(EINVAL, "%s: QP 0x%x: its CQ signals by callback (droce_cq_set_notify()), so it goes to ERR (or is posted to in ERR) on its owner, lcore %u, not on a thread that is no lcore",
-				 what, qpn, owner->lcore_id);
-	return RC_REFUSE(EINVAL, "%s: QP 0x%x: its CQ signals by callback (droce_cq_set_notify()), so it goes to ERR (or is posted to in ERR) on its owner, lcore %u, not on lcore %u",
-			 what, qpn, owner->lcore_id, rte_lcore_id());
+	if (rte_lcore_id() != LCORE_ID_ANY)
+		snprintf(here, sizeof(here), "lcore %u", rte_lcore_id());
+	return RC_REFUSE(EINVAL, "%s: QP 0x%x: its CQ signals by callback (droce_cq_set_notify()), so it goes to ERR (or is posted to in ERR) on its owner, lcore %u, not on %s",
+			 what, qpn, owner->lcore_id, here);
 }

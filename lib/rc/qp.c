@@ -304,11 +304,12 @@ droce_create_qp(struct droce_pd *pd, struct droce_qp_init_attr *attr)
 
 	if (ret == 0)
 		ret = owner_wanted(attr, &want);
+	/* Any owner's: cap_check() left a free slot (max_qp is the slots
+	 * but slot 0), so only a wanted owner's can run out.
+	 */
 	if (ret == 0 && !qp_slot_find(dev, want, &slot))
-		ret = want != NULL
-		      ? RC_REFUSE(ENOMEM, "create_qp: no QP number left for worker %d, which runs the QPs of its CQ with a callback (droce_cq_set_notify())",
-				  want->worker)
-		      : RC_REFUSE(ENOMEM, "create_qp: no QP number left");
+		ret = RC_REFUSE(ENOMEM, "create_qp: no QP number left for worker %d, which runs the QPs of its CQ with a callback (droce_cq_set_notify())",
+				want->worker);
 	if (ret != 0) {
 		rte_errno = -ret;
 		return NULL;

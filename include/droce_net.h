@@ -472,13 +472,21 @@ void droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 void droce_tx_lazy(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m);
 
 /**
- * Hand the ports what the calling lcore's TX buffers hold now, rather
- * than at the end of its round, and have their drivers free the mbufs
- * they have sent from its queues (rte_eth_tx_done_cleanup(), where the
- * driver has it): for a deregistration that waits until no mbuf refers
- * to a region sent from. Control path only (it may cost a syscall).
+ * Hand the ports what the calling lcore's TX buffers hold now, lazy
+ * frames too, rather than at the end of its round: for a post that should
+ * leave before the round's other work. It only calls the drivers' TX
+ * bursts.
  */
 void droce_tx_flush(struct droce_lcore_ctx *ctx);
+
+/**
+ * droce_tx_flush(), then have the ports' drivers free the mbufs they have
+ * sent from the calling lcore's queues (rte_eth_tx_done_cleanup(), where
+ * the driver has it): for a deregistration that waits until no mbuf
+ * refers to a region sent from. Control path only (a driver may make a
+ * syscall or walk its whole ring).
+ */
+void droce_tx_reclaim(struct droce_lcore_ctx *ctx);
 
 /** IPv4 address of droce port @p port, network order. */
 rte_be32_t droce_port_addr(const struct droce_stack *s, uint16_t port);

@@ -544,6 +544,12 @@ droce_tx(struct droce_lcore_ctx *ctx, uint16_t port, struct rte_mbuf *m)
 void
 droce_tx_flush(struct droce_lcore_ctx *ctx)
 {
+	net_tx_flush(ctx);
+}
+
+void
+droce_tx_reclaim(struct droce_lcore_ctx *ctx)
+{
 	const struct droce_stack *s = ctx->stack;
 
 	net_tx_flush(ctx);

@@ -470,7 +470,7 @@ droce_dereg_mr(struct droce_mr *mr)
 	 */
 	here = owner_here(dev);
 	if (here != NULL)
-		droce_tx_flush(here->ctx);
+		droce_tx_reclaim(here->ctx);
 	if (mr_sending(rmr) != 0) {
 		atomic_fetch_add_explicit(&dev->tx_reclaim, 1, memory_order_relaxed);
 		deadline = rte_lcore_id() != LCORE_ID_ANY ? 0

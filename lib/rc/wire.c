@@ -879,7 +879,7 @@ reclaim_if_asked(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 
 	if (asked != o->tx_reclaimed) {
 		o->tx_reclaimed = asked;
-		droce_tx_flush(ctx);
+		droce_tx_reclaim(ctx);
 	}
 }
 

@@ -46,6 +46,7 @@ struct app_stream {
 	bool monitor_running;
 	/* the consumer's counters */
 	uint64_t taken, checked, intact_bad, mismatched, lossy, overwritten;
+	uint64_t overwritten_clean;     /* of them, frames that came whole */
 	uint64_t no_metadata, no_crc;   /* clean, but nothing to check against */
 	uint64_t bytes;
 	uint64_t first_tsc, last_tsc;   /* received_tsc of the first, last frame */
@@ -168,11 +169,13 @@ consumer_json(FILE *out, void *arg)
 		fprintf(out, "%s\n    {\"section\": %u, \"index\": %u, \"qp\": %u, "
 			"\"taken\": %" PRIu64 ", \"checked\": %" PRIu64
 			", \"mismatched\": %" PRIu64 ", \"lossy\": %" PRIu64
-			", \"overwritten\": %" PRIu64 ", \"rewritten_while_read\": %" PRIu64
+			", \"overwritten\": %" PRIu64 ", \"overwritten_clean\": %" PRIu64
+			", \"rewritten_while_read\": %" PRIu64
 			", \"no_metadata\": %" PRIu64 ", \"no_crc\": %" PRIu64
 			", \"verify\": \"%s\", \"bytes\": %" PRIu64 "}", i ? "," : "",
 			as->section, as->index, droce_rx_stream_qp_number(as->st), as->taken,
-			as->checked, as->mismatched, as->lossy, as->overwritten, as->intact_bad,
+			as->checked, as->mismatched, as->lossy, as->overwritten,
+			as->overwritten_clean, as->intact_bad,
 			as->no_metadata, as->no_crc, app_verify_name(a->o.verify), as->bytes);
 	}
 	fputs("\n  ]", out);
@@ -377,8 +380,11 @@ consume(struct app_rx *a, struct app_stream *as, const struct droce_rx_frame_inf
 	as->bytes += f->bytes;
 	if (f->lossy)
 		as->lossy++;
-	if (f->overwritten)
+	if (f->overwritten) {
 		as->overwritten++;
+		if (!f->lossy)
+			as->overwritten_clean++;
+	}
 	check = checkable(a, as, f);
 	dump = a->o.dump_dir != NULL && a->dumped < a->o.dump_frames;
 	if (!check && !dump)

@@ -48,6 +48,9 @@ def main():
     ap.add_argument("--streams", type=int, default=None)
     ap.add_argument("--immediate", choices=["hsb", "hsb-lite"], default="hsb")
     ap.add_argument("--verify", choices=["pattern", "crc", "crc0", "none"], default="pattern")
+    # A consumer that lost the cpu for longer than its ring of pages lasts
+    # finds frames overwritten: counted, not checked, and nothing else.
+    ap.add_argument("--slow-consumer", action="store_true")
     a = ap.parse_args()
 
     d = json.load(open(a.droce))
@@ -78,8 +81,14 @@ def main():
     expect("wrong-qp -> unknown_qp", d["rx"]["refused_without_stream"]["unknown_qp"],
            fault("wrong-qp"))
     expect("frames dropped by the queue", total("frames_dropped"), 0)
-    expect("frames overwritten before taken", sum(c["overwritten"] for c in consumer), 0)
-    clean = total("frames") - total("frames_lossy")
+    overwritten = sum(c["overwritten"] for c in consumer)
+    overwritten_clean = sum(c["overwritten_clean"] for c in consumer)
+    if a.slow_consumer:
+        print("  frames overwritten before taken    %d, %d of them whole (allowed: --slow-consumer)"
+              % (overwritten, overwritten_clean))
+    else:
+        expect("frames overwritten before taken", overwritten, 0)
+    clean = total("frames") - total("frames_lossy") - overwritten_clean
     expect("frames rewritten while read", sum(c["rewritten_while_read"] for c in consumer), 0)
     checked = clean if a.verify in ("pattern", "crc") else 0
     expect("clean frames checked byte-exact", sum(c["checked"] for c in consumer), checked)

@@ -18,7 +18,10 @@
 # At the end:
 #   - every call of the long client came back byte-exact or failed with an
 #     error it saw (hcom_soak judges each call once);
-#   - droce's account of the sensor's frames is exact (rx_check.py);
+#   - droce's account of the sensor's frames is exact (rx_check.py). Its
+#     consumer may fall behind on a busy machine: a frame it finds
+#     overwritten is counted as such, and every other clean frame is
+#     checked byte-exact;
 #   - nothing leaked in droce: every session that opened ended, and its
 #     mempools' in-use counts, its DPDK heap (bytes and blocks), its open
 #     fds, the bytes it has from malloc (rte_telemetry's /droce/memory)
@@ -72,6 +75,10 @@ echo server-pass >"$WORK/pki/server.pass"
 # 853 packets to a full ring of 4096 frames). They take 256 MiB of kernel
 # memory (two ports, two queue pairs each, a receive and a send ring each).
 WIRE_RING=framecnt=16384
+# droce's consumer has 1.3 s of frames (256 pages at 200 fps) before the
+# sensor writes over one it has not taken; its queue holds twice as many,
+# so that it finds such a frame overwritten rather than dropped.
+PAGES=256
 WIRE_SEED=$RANDOM
 echo "wire_faults seed $WIRE_SEED (hcom_soak's seeds are in their logs)"
 ip netns exec "$NS_W" "$WIRE_FAULTS" --no-pci --no-huge -m 256 --file-prefix "$PREFIX-w" \
@@ -86,7 +93,7 @@ for _ in $(seq 200); do grep -q 'wire_faults: running' "$WORK/wire.log" && break
 grep -q 'wire_faults: running' "$WORK/wire.log" || { cat "$WORK/wire.log"; fail "wire_faults did not start"; }
 
 start_droce rx.0.peer=$SENSOR_IP rx.0.qp=0x100 rx.0.rkey=0x5eed rx.0.frame.size=16384 \
-	rx.0.pages=64 rx.0.queue.size=100 rpc.port=$RPC_PORT \
+	rx.0.pages=$PAGES rx.0.queue.size=$((2 * PAGES)) rpc.port=$RPC_PORT \
 	rpc.tls.cert="$WORK/pki/server.pem" rpc.tls.key="$WORK/pki/server.key" \
 	rpc.tls.keypass="$WORK/pki/server.pass" rpc.tls.ca="$WORK/pki/ca.pem" \
 	rpc.tls.crl="$WORK/pki/crl.pem" --verify pattern --stats-json "$WORK/droce.json"
@@ -204,7 +211,7 @@ echo "== soak: ${SECONDS_SOAK} s; sensor frames, $SESSIONS sessions with TLS, $F
 ip netns exec "$NS_P" "$SENSOR" --no-pci --no-huge -m 256 --file-prefix "$PREFIX-s" \
 	--lcores "0@($ALL_CPUS)" \
 	"--vdev=net_af_packet0,iface=$IF_P,$AF_PACKET_RING" -- --src "$SENSOR_IP" \
-	--dst "$DROCE_IP" --qp 0x100 --rkey 0x5eed --frame-size 16384 --pages 64 \
+	--dst "$DROCE_IP" --qp 0x100 --rkey 0x5eed --frame-size 16384 --pages $PAGES \
 	--duration "$SECONDS_SOAK" --fps 200 --faults drop=97,duplicate=101,reorder=103 \
 	--stats-json "$WORK/sensor.json" >"$WORK/sensor.log" 2>&1 &
 SENSOR_PID=$!
@@ -273,6 +280,7 @@ sent=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["packets
 spared=$(sed -n 's/^wire_faults: port 1 -> 0: .* \([0-9]*\) spared$/\1/p' "$WORK/wire.log")
 [ "$spared" = "$sent" ] ||
 	fail "the test's wire lost $((sent - ${spared:-0})) of the sensor's $sent packets before droce (wire_faults forwarded ${spared:-none}): droce's account of them cannot be checked"
-/usr/bin/python3 "$here/rx_check.py" "$WORK/droce.json" "$WORK/sensor.json" --streams 1 ||
+/usr/bin/python3 "$here/rx_check.py" "$WORK/droce.json" "$WORK/sensor.json" --streams 1 \
+	--slow-consumer ||
 	fail "droce's counters disagree with the sensor's"
 echo PASS

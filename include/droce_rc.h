@@ -256,12 +256,15 @@ struct droce_mr *droce_reg_mr_gpu(struct droce_pd *pd, const struct droce_gpu_bu
  * reading or writing the region (it waits for their rounds in progress,
  * droce_stack_quiesce()) and no packet sent from it (zero copy, see
  * droce_rc_set_zero_copy()) waits in the port to be read: its memory may
- * be freed then.
+ * be freed then. From the call on its keys no longer work: a work request
+ * that must still send from it (its first packets, or a retransmission)
+ * fails with a local protection error, logged. The QP sends nothing past
+ * it, the older work requests complete as their answers come (as rxe's
+ * completer long had it; recent kernels flush them), then it
+ * completes and the QP goes to ERR.
  *
  * @return
- *   0. A work request that must send from it again (a retransmission)
- *   fails: with a local protection error if it is the QP's oldest, else
- *   flushed with the rest as the QP goes to ERR (logged either way).
+ *   0 when the memory may be freed.
  *   -EBUSY (logged the first time for a region) when mbufs sent from the
  *   region are still held by the port's driver: after a second of asking
  *   every owner lcore to have them freed, or at once (having asked) when

@@ -140,12 +140,16 @@ comp_lost(struct droce_qp *qp)
 	return COMP_RETRY;
 }
 
-/* The oldest WQE fails with @p status: the QP goes to ERR, the rest flush. */
+/* The oldest WQE fails with @p status (a WQE the requester failed, with
+ * its own): the QP goes to ERR, the rest flush.
+ */
 static enum comp_step
 comp_error(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status status)
 {
 	char why[96];
 
+	if (wqe != NULL && wqe->local_error != DROCE_WC_SUCCESS)
+		status = wqe->local_error;
 	snprintf(why, sizeof(why), "send queue: %s", droce_wc_status_str(status));
 	if (wqe != NULL)
 		wqe_retire(qp, wqe, status);
@@ -156,7 +160,29 @@ comp_error(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status st
 void
 rc_completer_fail(struct droce_qp *qp, struct rc_send_wqe *wqe, enum droce_wc_status status)
 {
-	comp_error(qp, wqe == oldest_wqe(qp) ? wqe : NULL, status);
+	if (wqe == oldest_wqe(qp)) {
+		comp_error(qp, wqe, status);
+		return;
+	}
+	wqe->local_error = status;
+	qp->req.stopped_at_error = true;
+}
+
+/* Fail the oldest WQE if the requester failed it (it waited for the
+ * older ones): true if the QP went to ERR.
+ */
+static bool
+comp_fail_local_error(struct droce_qp *qp)
+{
+	struct rc_send_wqe *wqe;
+
+	if (likely(!qp->req.stopped_at_error))
+		return false;
+	wqe = oldest_wqe(qp);
+	if (wqe == NULL || wqe->local_error == DROCE_WC_SUCCESS)
+		return false;
+	comp_error(qp, wqe, wqe->local_error);
+	return true;
 }
 
 /* Every SEND/WRITE wholly before @p psn (exclusive) is acknowledged;
@@ -171,7 +197,7 @@ comp_acked_before(struct droce_qp *qp, uint32_t psn)
 	struct rc_send_wqe *wqe;
 
 	while ((wqe = oldest_wqe(qp)) != NULL && !wqe_answered(wqe) && wqe->started &&
-	       droce_psn_cmp(wqe->last_psn, psn) < 0) {
+	       wqe->local_error == DROCE_WC_SUCCESS && droce_psn_cmp(wqe->last_psn, psn) < 0) {
 		progress(qp, droce_psn_add(wqe->last_psn, 1));
 		wqe_retire(qp, wqe, DROCE_WC_SUCCESS);
 	}
@@ -201,9 +227,13 @@ comp_check_psn(struct droce_qp *qp, const struct droce_pkt *pkt)
 	if (droce_psn_cmp(psn, qp->comp.psn) < 0)
 		return COMP_DONE;
 	/* Answers to what a rewind took back wait for the resend's, but for
-	 * a NAK that ends the QP: the peer, in ERR, answers no resend.
+	 * a NAK that ends the QP (the peer, in ERR, answers no resend), and
+	 * for ACKs and NAKs while the requester is stopped at a WQE it
+	 * failed: nothing past it is sent again, so they answer the first
+	 * sending.
 	 */
-	if (droce_psn_cmp(psn, qp->req.psn) >= 0 && !is_error_nak(pkt))
+	if (droce_psn_cmp(psn, qp->req.psn) >= 0 && !is_error_nak(pkt) &&
+	    !(pkt->opcode == DROCE_OP_ACKNOWLEDGE && qp->req.stopped_at_error))
 		return COMP_DONE;
 	return COMP_CHECK_ACK;
 }
@@ -353,6 +383,8 @@ comp_rnr(struct droce_qp *qp, const struct droce_pkt *pkt)
 
 	qp->owner->stats.rnr_naks_received++;
 	acked_up_to(qp, wqe, psn);
+	if (comp_fail_local_error(qp))
+		return COMP_DONE;
 	if (qp->comp.rnr_waiting)
 		return COMP_DONE; /* the same refusal again: already waiting */
 	if (qp->comp.rnr_retry_left == 0)
@@ -394,6 +426,8 @@ comp_nak(struct droce_qp *qp, const struct droce_pkt *pkt)
 static enum comp_step
 comp_retry(struct droce_qp *qp)
 {
+	if (comp_fail_local_error(qp))
+		return COMP_DONE;       /* nothing to send again before it */
 	if (qp->comp.retry_left == 0)
 		return comp_error(qp, oldest_wqe(qp), DROCE_WC_RETRY_EXC_ERR);
 	if (qp->comp.retry_left != RETRY_FOREVER)
@@ -440,7 +474,7 @@ rc_completer_input(struct droce_qp *qp, const struct droce_pkt *pkt)
 			break;
 		}
 	}
-	if (qp->attr.qp_state != DROCE_QPS_ERR)
+	if (qp->attr.qp_state != DROCE_QPS_ERR && !comp_fail_local_error(qp))
 		rc_completer_arm(qp);
 }
 
@@ -544,4 +578,5 @@ rc_completer_init(struct droce_qp *qp)
 	qp->req.rd_atomic = 0;
 	qp->req.unacked_pkts = 0;
 	qp->req.starved = false;
+	qp->req.stopped_at_error = false;
 }

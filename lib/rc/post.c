@@ -145,6 +145,7 @@ send_store(const struct droce_qp *qp, struct rc_send_wqe *wqe, const struct droc
 	wqe->length = (uint32_t)total;
 	wqe->signaled = qp->init.sq_sig_all || (wr->send_flags & DROCE_SEND_SIGNALED);
 	wqe->started = false;
+	wqe->local_error = DROCE_WC_SUCCESS;
 	if (wr->send_flags & DROCE_SEND_INLINE) {
 		uint8_t *data = (uint8_t *)(wqe->sge + qp->init.cap.max_send_sge);
 

@@ -203,6 +203,10 @@ struct rc_send_wqe {
 	uint32_t first_psn, last_psn;   /* a READ spans its response PSNs */
 	uint32_t sent;                  /* bytes sent (READ: asked for) */
 	uint32_t received;              /* READ: bytes of response placed */
+	/* Set where the requester could not send it while older WQEs were
+	 * unanswered: it completes with this once it is the oldest.
+	 */
+	enum droce_wc_status local_error;
 	struct droce_sge sge[];         /* max_send_sge; inline bytes after */
 };
 
@@ -237,6 +241,7 @@ struct rc_requester {
 	uint32_t rd_atomic;             /* READs and atomics in flight */
 	uint32_t unacked_pkts;          /* since the last AckReq */
 	bool starved;                   /* the last send found no mbuf */
+	bool stopped_at_error;          /* at a WQE with local_error */
 };
 
 /* The completer: what the peer has acknowledged. */
@@ -446,9 +451,10 @@ void rc_completer_arm(struct droce_qp *qp);
  * fails with RETRY_EXC_ERR as if its packets had been lost.
  */
 void rc_completer_path_wait(struct droce_qp *qp);
-/* @p wqe could not be sent (the requester): the QP goes to ERR, the WQE
- * completing with @p status if it is the oldest (older ones, waiting for
- * answers, are flushed with the rest).
+/* @p wqe could not be sent (the requester). It completes with @p status
+ * once it is the oldest, so that the older ones, which the peer may have
+ * taken, complete as their answers say. Then the QP goes to ERR and the
+ * rest flush. Until then the requester sends nothing past it.
  */
 void rc_completer_fail(struct droce_qp *qp, struct rc_send_wqe *wqe,
 		       enum droce_wc_status status);

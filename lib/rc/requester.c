@@ -9,7 +9,8 @@
  *   REQ_NEXT_WQE -> REQ_CHECK_FENCE -> REQ_CHECK_RD_ATOMIC -> REQ_START_WQE
  *   -> REQ_CHECK_WINDOW -> REQ_SEND_PACKET -> (REQ_WQE_SENT) -> REQ_NEXT_WQE
  *
- * and REQ_KEY_GONE when a region the WQE sends from was deregistered.
+ * and REQ_KEY_GONE when a region the WQE sends from was deregistered:
+ * the requester stops at that WQE until the completer fails it.
  *
  * A WQE's PSNs are fixed when it starts (a READ takes one per response
  * packet it will get), so that a go-back-N resend carries the same PSNs
@@ -240,7 +241,9 @@ req_send_packet(struct droce_qp *qp, struct rc_send_wqe *wqe)
 	return wqe->sent >= wqe->length ? REQ_WQE_SENT : REQ_CHECK_WINDOW;
 }
 
-/* As ibverbs: the WQE fails with a local protection error, the QP too. */
+/* As ibverbs: the WQE fails with a local protection error, the QP too,
+ * once the WQE is the oldest (rc_completer_fail()).
+ */
 static enum req_step
 req_key_gone(struct droce_qp *qp, struct rc_send_wqe *wqe)
 {
@@ -267,7 +270,10 @@ rc_requester_run(struct droce_qp *qp, unsigned int budget)
 				break;
 			}
 			wqe = rc_queue_slot(&qp->sq, qp->req.head);
-			step = wqe->started ? REQ_CHECK_WINDOW : REQ_CHECK_FENCE;
+			if (wqe->local_error != DROCE_WC_SUCCESS)
+				step = REQ_STOP; /* it fails once it is the oldest */
+			else
+				step = wqe->started ? REQ_CHECK_WINDOW : REQ_CHECK_FENCE;
 			break;
 		case REQ_CHECK_FENCE:
 			step = req_check_fence(qp, wqe);

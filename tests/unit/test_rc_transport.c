@@ -390,7 +390,7 @@ test_zero_copy(void **state)
 {
 	struct droce_rc_stats a0, a1, b0, b1;
 	struct droce_sge sge;
-	struct droce_wc wc[1];
+	struct droce_wc wc[2];
 	struct droce_mr *mr;
 
 	(void)state;
@@ -439,6 +439,47 @@ test_zero_copy(void **state)
 	assert_int_equal(poll_until(A.scq, wc, 1, 5), 1);
 	expect_wc(&wc[0], 4, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RDMA_WRITE);
 	assert_int_equal(droce_dereg_mr(mr), 0);
+	qps_down();
+
+	/* The same behind an older WQE that waits for its ACK: the older
+	 * completes when its ACK comes (from the first sending: nothing
+	 * past the failed WQE is sent again), then this one fails.
+	 */
+	qps_up(&default_params);
+	mr = droce_reg_mr(A.pd, A.buf + (4u << 20), 8192, 0);
+	assert_non_null(mr);
+	sge = (struct droce_sge){ (uintptr_t)A.buf, 4096, A.mr->lkey };
+	assert_int_equal(post_send(&A, 5, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf,
+				   B.mr->rkey, 0), 0);
+	sge = (struct droce_sge){ (uintptr_t)A.buf + (4u << 20), 8192, mr->lkey };
+	assert_int_equal(post_send(&A, 6, DROCE_WR_RDMA_WRITE, &sge, 1,
+				   (uintptr_t)B.buf + 8192, B.mr->rkey, 0), 0);
+	assert_true(poll_until_sent(&A, &B));
+	assert_int_equal(droce_dereg_mr(mr), -EBUSY);
+	rte_delay_ms(20);
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 5, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);
+	expect_wc(&wc[1], 6, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RDMA_WRITE);
+	assert_int_equal(droce_dereg_mr(mr), 0);
+	qps_down();
+
+	/* A region gone before the WQE's first packet, an older WQE on the
+	 * wire (a post behind it waits for the next round): the same.
+	 */
+	qps_up(&default_params);
+	mr = droce_reg_mr(A.pd, A.buf + (4u << 20), 8192, 0);
+	assert_non_null(mr);
+	sge = (struct droce_sge){ (uintptr_t)A.buf, 4096, A.mr->lkey };
+	assert_int_equal(post_send(&A, 7, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf,
+				   B.mr->rkey, 0), 0);
+	assert_true(poll_until_sent(&A, &B));
+	sge = (struct droce_sge){ (uintptr_t)A.buf + (4u << 20), 8192, mr->lkey };
+	assert_int_equal(post_send(&A, 8, DROCE_WR_RDMA_WRITE, &sge, 1,
+				   (uintptr_t)B.buf + 8192, B.mr->rkey, 0), 0);
+	assert_int_equal(droce_dereg_mr(mr), 0);
+	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
+	expect_wc(&wc[0], 7, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);
+	expect_wc(&wc[1], 8, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RDMA_WRITE);
 	qps_down();
 }
 

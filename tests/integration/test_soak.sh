@@ -127,8 +127,9 @@ churn_once() {
 	soak_client "k$n" $CHURN_IP 600 "$CHURN"
 	pid=$!
 	echo $pid >"$WORK/churn.pid"
+	# (-s: the client may not have opened its log yet.)
 	for _ in $(seq 600); do
-		grep -q '^hcom_soak: connected' "$WORK/k$n.log" && break
+		grep -qs '^hcom_soak: connected' "$WORK/k$n.log" && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
 	done

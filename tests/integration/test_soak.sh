@@ -75,10 +75,16 @@ echo server-pass >"$WORK/pki/server.pass"
 # 853 packets to a full ring of 4096 frames). They take 256 MiB of kernel
 # memory (two ports, two queue pairs each, a receive and a send ring each).
 WIRE_RING=framecnt=16384
-# droce's consumer has 1.3 s of frames (256 pages at 200 fps) before the
-# sensor writes over one it has not taken; its queue holds twice as many,
-# so that it finds such a frame overwritten rather than dropped.
-PAGES=256
+# The rig reorders too: af_packet's fanout hands a packet to another
+# queue when its own ring is full, and a starved poller's ring may hold
+# it back for longer than droce's 20 ms default for a gap to fill (the
+# second hour lost one packet so). The stream waits 0.5 s; its frames
+# complete that much later, so its consumer has 2.6 s of them (512 pages
+# at 200 fps) before the sensor writes over one it has not taken, and a
+# queue twice as long, so that it finds such a frame overwritten rather
+# than dropped.
+REORDER_US=500000
+PAGES=512
 WIRE_SEED=$RANDOM
 echo "wire_faults seed $WIRE_SEED (hcom_soak's seeds are in their logs)"
 ip netns exec "$NS_W" "$WIRE_FAULTS" --no-pci --no-huge -m 256 --file-prefix "$PREFIX-w" \
@@ -93,7 +99,8 @@ for _ in $(seq 200); do grep -q 'wire_faults: running' "$WORK/wire.log" && break
 grep -q 'wire_faults: running' "$WORK/wire.log" || { cat "$WORK/wire.log"; fail "wire_faults did not start"; }
 
 start_droce rx.0.peer=$SENSOR_IP rx.0.qp=0x100 rx.0.rkey=0x5eed rx.0.frame.size=16384 \
-	rx.0.pages=$PAGES rx.0.queue.size=$((2 * PAGES)) rpc.port=$RPC_PORT \
+	rx.0.pages=$PAGES rx.0.queue.size=$((2 * PAGES)) rx.0.reorder.timeout=$REORDER_US \
+	rpc.port=$RPC_PORT \
 	rpc.tls.cert="$WORK/pki/server.pem" rpc.tls.key="$WORK/pki/server.key" \
 	rpc.tls.keypass="$WORK/pki/server.pass" rpc.tls.ca="$WORK/pki/ca.pem" \
 	rpc.tls.crl="$WORK/pki/crl.pem" --verify pattern --stats-json "$WORK/droce.json"

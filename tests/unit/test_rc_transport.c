@@ -385,6 +385,18 @@ write_64k(uint64_t wr_id, uint32_t seed)
  * a READ answer's, byte-exact; with zero copy off they are copied. A
  * region whose packets still wait in the port cannot go yet.
  */
+/* A's WRITE of @p len bytes from @p src (key @p lkey) to B's buffer at
+ * @p b_off.
+ */
+static void
+write_from(uint64_t wr_id, const uint8_t *src, uint32_t len, uint32_t lkey, size_t b_off)
+{
+	struct droce_sge sge = { (uintptr_t)src, len, lkey };
+
+	assert_int_equal(post_send(&A, wr_id, DROCE_WR_RDMA_WRITE, &sge, 1,
+				   (uintptr_t)B.buf + b_off, B.mr->rkey, 0), 0);
+}
+
 static void
 test_zero_copy(void **state)
 {
@@ -430,9 +442,7 @@ test_zero_copy(void **state)
 	 */
 	mr = droce_reg_mr(A.pd, A.buf + (4u << 20), 8192, 0);
 	assert_non_null(mr);
-	sge = (struct droce_sge){ (uintptr_t)A.buf + (4u << 20), 8192, mr->lkey };
-	assert_int_equal(post_send(&A, 4, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf,
-				   B.mr->rkey, 0), 0);
+	write_from(4, A.buf + (4u << 20), 8192, mr->lkey, 0);
 	assert_true(poll_until_sent(&A, &B));
 	assert_int_equal(droce_dereg_mr(mr), -EBUSY);
 	rte_delay_ms(20); /* the ACK timeout is about 1 ms */
@@ -448,12 +458,8 @@ test_zero_copy(void **state)
 	qps_up(&default_params);
 	mr = droce_reg_mr(A.pd, A.buf + (4u << 20), 8192, 0);
 	assert_non_null(mr);
-	sge = (struct droce_sge){ (uintptr_t)A.buf, 4096, A.mr->lkey };
-	assert_int_equal(post_send(&A, 5, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf,
-				   B.mr->rkey, 0), 0);
-	sge = (struct droce_sge){ (uintptr_t)A.buf + (4u << 20), 8192, mr->lkey };
-	assert_int_equal(post_send(&A, 6, DROCE_WR_RDMA_WRITE, &sge, 1,
-				   (uintptr_t)B.buf + 8192, B.mr->rkey, 0), 0);
+	write_from(5, A.buf, 4096, A.mr->lkey, 0);
+	write_from(6, A.buf + (4u << 20), 8192, mr->lkey, 8192);
 	assert_true(poll_until_sent(&A, &B));
 	assert_int_equal(droce_dereg_mr(mr), -EBUSY);
 	rte_delay_ms(20);
@@ -469,13 +475,9 @@ test_zero_copy(void **state)
 	qps_up(&default_params);
 	mr = droce_reg_mr(A.pd, A.buf + (4u << 20), 8192, 0);
 	assert_non_null(mr);
-	sge = (struct droce_sge){ (uintptr_t)A.buf, 4096, A.mr->lkey };
-	assert_int_equal(post_send(&A, 7, DROCE_WR_RDMA_WRITE, &sge, 1, (uintptr_t)B.buf,
-				   B.mr->rkey, 0), 0);
+	write_from(7, A.buf, 4096, A.mr->lkey, 0);
 	assert_true(poll_until_sent(&A, &B));
-	sge = (struct droce_sge){ (uintptr_t)A.buf + (4u << 20), 8192, mr->lkey };
-	assert_int_equal(post_send(&A, 8, DROCE_WR_RDMA_WRITE, &sge, 1,
-				   (uintptr_t)B.buf + 8192, B.mr->rkey, 0), 0);
+	write_from(8, A.buf + (4u << 20), 8192, mr->lkey, 8192);
 	assert_int_equal(droce_dereg_mr(mr), 0);
 	assert_int_equal(poll_until(A.scq, wc, 2, 5), 2);
 	expect_wc(&wc[0], 7, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE);

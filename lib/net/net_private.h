@@ -258,7 +258,8 @@ net_ctx(const struct droce_stack *s, uint32_t i)
 
 /* The TSC once a round, read when the round first asks: ARP's ageing
  * needs no finer time than a round, and a read costs as much as a frame's
- * lookup. Outside rounds it is the last round's.
+ * lookup. Between rounds it is the first read after the last round, and
+ * the next round reads anew (round_begin()).
  */
 static inline uint64_t
 net_round_tsc(struct droce_lcore_ctx *ctx)

@@ -250,12 +250,22 @@ round_done(struct droce_lcore_ctx *ctx)
 	__atomic_store_n(&ctx->quiesce_seen, token, __ATOMIC_RELEASE);
 }
 
+static inline void
+round_begin(struct droce_lcore_ctx *ctx)
+{
+	net_tx_round_begin(ctx);
+	/* A TSC read between rounds (ARP's, from the lcore's own thread) is
+	 * not this round's.
+	 */
+	ctx->round_tsc_of = 0;
+}
+
 static unsigned int
 worker_poll(struct droce_lcore_ctx *ctx)
 {
 	unsigned int total = 0;
 
-	net_tx_round_begin(ctx);
+	round_begin(ctx);
 	for (uint16_t i = 0; i < ctx->nb_poll; i++) {
 		const struct net_poll_queue *pq = &ctx->poll[i];
 		struct rte_mbuf *pkts[NET_BURST];
@@ -628,7 +638,7 @@ droce_control_poll(struct droce_stack *s)
 	struct droce_lcore_ctx *ctx = s->control;
 	unsigned int total = 0;
 
-	net_tx_round_begin(ctx);
+	round_begin(ctx);
 	for (uint32_t i = 0; i < s->layout.nb_workers; i++) {
 		struct rte_mbuf *pkts[NET_BURST];
 		unsigned int n;

@@ -554,7 +554,7 @@ rc_completer_arm(struct droce_qp *qp)
 	if (qp->attr.timeout == 0 || qp->comp.rnr_waiting || qp->comp.psn == qp->req.psn)
 		return;
 	ticks = ack_timeout_ticks(qp);
-	qp->comp.ack_deadline = rte_get_timer_cycles() + ticks;
+	qp->comp.ack_deadline = rc_owner_now(qp->owner) + ticks;
 	if (qp->comp.timer_armed)
 		return;
 	rte_timer_reset(&qp->retransmit_timer, ticks, SINGLE, qp->owner->lcore_id,

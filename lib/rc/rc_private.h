@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <sys/queue.h>
 
+#include <rte_cycles.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -106,6 +108,7 @@ struct rc_owner {
 	struct rte_ring *doorbell;      /* QPs with work posted, MP/SC */
 	struct rc_qp_list active;       /* QPs with work to send */
 	bool in_round;                  /* owner_round() runs (its list too) */
+	uint64_t turn_tsc;              /* rc_owner_now() of this turn (0: not read) */
 	bool posted_since_round;        /* its thread activated a QP since */
 	atomic_uint nb_qps;             /* QPs it runs */
 	uint32_t tx_reclaimed;          /* the device's tx_reclaim it last did */
@@ -129,6 +132,7 @@ struct droce_rc_device {
 	rte_spinlock_t neigh_lock;
 	struct rc_qp_list neigh;
 	atomic_bool neigh_new;
+	uint32_t neigh_rounds;          /* control rounds, for NEIGH_ROUNDS_PER_TSC */
 	uint64_t neigh_next_tsc;
 	uint64_t mac;                   /* the port's, in the low 6 bytes */
 	uint32_t ip;                    /* network order */
@@ -500,6 +504,21 @@ static inline void
 rc_unlock(rte_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+/* The TSC for @p o's work: read once a turn (owner_round(), or an eager
+ * post's), when the turn first asks, as a read costs about what a small
+ * packet's handling does. A turn takes at most RC_RX_ROUND packets, so a
+ * deadline set from it is early by that much at most. Outside a turn, now.
+ */
+static inline uint64_t
+rc_owner_now(struct rc_owner *o)
+{
+	if (!o->in_round || o->lcore_id != rte_lcore_id())
+		return rte_get_timer_cycles();
+	if (o->turn_tsc == 0)
+		o->turn_tsc = rte_get_timer_cycles();
+	return o->turn_tsc;
 }
 
 /* The owner lets go of @p qp: its staged completions first. */

@@ -41,6 +41,8 @@ static unsigned int pools_made; /* names them: a pool may outlive its device */
 /* Bursts the owner takes from the rings per round. */
 #define RC_RX_BURST 64
 #define RC_RX_ROUND 256
+/* neigh_round()'s look at the clock, busy polling: one control round in so many. */
+#define NEIGH_ROUNDS_PER_TSC 64u
 
 /* RC QPNs: a generation above the slot, so never below 0x10000 (lib/rx
  * hands out stream QPNs below that).
@@ -519,6 +521,7 @@ rc_qp_send_posted(struct droce_qp *qp)
 	    qp->comp.psn != qp->req.psn_end || !rte_spinlock_trylock(&qp->lock))
 		return;
 	o->in_round = true;
+	o->turn_tsc = 0;
 	if (!qp_turn_locked(qp))
 		qp_deactivate(qp);
 	o->in_round = false;
@@ -588,11 +591,20 @@ static unsigned int
 neigh_round(struct droce_lcore_ctx *ctx, void *arg)
 {
 	struct droce_rc_device *dev = arg;
-	uint64_t now = rte_get_timer_cycles();
+	bool is_new = atomic_load(&dev->neigh_new);
 	bool all_known = true;
 	struct droce_qp *qp;
+	uint64_t now;
 
-	if (!atomic_load(&dev->neigh_new) && now < dev->neigh_next_tsc)
+	/* Busy polling, the clock is looked at one round in
+	 * NEIGH_ROUNDS_PER_TSC: its read costs more than the rest of an idle
+	 * round. An lcore in event mode runs few rounds, each of which looks.
+	 */
+	if (!is_new && droce_stack_busy_poll(dev->stack) &&
+	    ++dev->neigh_rounds % NEIGH_ROUNDS_PER_TSC != 0)
+		return 0;
+	now = rte_get_timer_cycles();
+	if (!is_new && now < dev->neigh_next_tsc)
 		return 0;
 	atomic_store(&dev->neigh_new, false);
 	rte_spinlock_lock(&dev->neigh_lock);
@@ -847,6 +859,7 @@ owner_round(struct rc_owner *o, struct droce_lcore_ctx *ctx)
 	o->ctx = ctx;
 	o->lcore_id = rte_lcore_id();
 	o->in_round = true;
+	o->turn_tsc = 0;
 	o->posted_since_round = false;
 	while (taken < RC_RX_ROUND &&
 	       (n = rte_ring_sc_dequeue_burst(o->rx_ring, (void **)pkts, RC_RX_BURST,

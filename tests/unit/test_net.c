@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include <rte_arp.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -33,6 +34,7 @@
 #include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_timer.h>
 #include <rte_udp.h>
 
@@ -1822,6 +1824,59 @@ test_control_hooks_last(void **state)
 	droce_stack_destroy(s);
 }
 
+/* net_round_tsc() as a control hook reads it twice, the clock moving
+ * between the two reads.
+ */
+static uint64_t hook_now[2];
+
+static void
+wait_ticks(uint64_t ticks)
+{
+	uint64_t until = rte_get_timer_cycles() + ticks;
+
+	while (rte_get_timer_cycles() < until)
+		rte_pause();
+}
+
+static unsigned int
+now_hook(struct droce_lcore_ctx *ctx, void *arg)
+{
+	(void)arg;
+	hook_now[0] = net_round_tsc(ctx);
+	wait_ticks(1000);
+	hook_now[1] = net_round_tsc(ctx);
+	return 0;
+}
+
+/* A round reads the TSC once, when it first asks, and not before it
+ * started: a read between two rounds (ARP's, from the lcore's own
+ * thread) does not stand for the next one.
+ */
+static void
+test_round_tsc(void **state)
+{
+	struct droce_lcore_ctx *ctx;
+	struct droce_stack *s;
+	uint64_t between;
+
+	(void)state;
+	s = stack_polled_here("net_null_now");
+	ctx = droce_control_ctx(s);
+	assert_int_equal(droce_control_hook_register(s, now_hook, NULL), 0);
+	assert_int_equal(droce_stack_start(s, false), 0);
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_int_equal(hook_now[1], hook_now[0]);
+	between = net_round_tsc(ctx);
+	assert_true(between > hook_now[1]);
+	wait_ticks(1000);
+	assert_int_equal(net_round_tsc(ctx), between);
+	assert_true(droce_stack_poll(s) >= 0);
+	assert_true(hook_now[0] >= between + 1000);
+	assert_int_equal(hook_now[1], hook_now[0]);
+	droce_stack_stop(s);
+	droce_stack_destroy(s);
+}
+
 /* What the lazy-frame hook sends in the next round: lazy frames, then
  * urgent ones, then lazy IPv4 frames to a neighbour ARP does not know.
  */
@@ -2217,6 +2272,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_inline_workers_count_on_control_lcore),
 		cmocka_unit_test(test_stack_poll_here),
 		cmocka_unit_test(test_control_hooks_last),
+		cmocka_unit_test(test_round_tsc),
 		cmocka_unit_test(test_lazy_frames_wait),
 		cmocka_unit_test(test_stopped_port_drops),
 		cmocka_unit_test(test_register_rules),

@@ -778,18 +778,19 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 		drop_sealed(s, body);
 		return OCK_RPC_ERR;
 	}
-	c = calloc(1, sizeof(*c));
+	c = rpc_obj_get(RPC_OBJ_CALL);
 	if (c == NULL) {
 		drop_sealed(s, body);
 		return OCK_RPC_ERR_NO_MEMORY;
 	}
+	memset(c, 0, sizeof(*c));
 	st = response_mode(rsp, rsp_count, c);
 	if (st == OCK_RPC_OK)
 		st = build_request(s, c, service, body);
 	if (st != OCK_RPC_OK) {
 		drop_sealed(s, body);
-		free(c->out);
-		free(c);
+		rpc_out_free(c->out);
+		rpc_obj_put(RPC_OBJ_CALL, c);
 		return st;
 	}
 	/* The call's from now on: they go back when it is freed. */
@@ -805,8 +806,8 @@ start_call(struct rpc_session *s, uint16_t service, const struct call_body *body
 	st = rpc_session_call(s, c);
 	if (st != OCK_RPC_OK) {
 		drop_sealed(s, body);
-		free(c->out);
-		free(c);
+		rpc_out_free(c->out);
+		rpc_obj_put(RPC_OBJ_CALL, c);
 		return st;
 	}
 	return async ? OCK_RPC_OK : wait_call(c);

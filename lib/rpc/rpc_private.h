@@ -312,12 +312,34 @@ struct rpc_out {
 	size_t len, off;
 	OckRpcCallDone done;            /* an asynchronous reply's */
 	struct rpc_call *call;          /* a call that awaits no response */
+	bool cached;                    /* RPC_OBJ_OUT's size, from the cache */
 	uint8_t bytes[];
 };
 STAILQ_HEAD(rpc_out_list, rpc_out);
 
-/* An out of @p len bytes, in one allocation with them; free() ends it. */
+/* Outs of up to this many bytes come from the thread's cache (a 64-byte
+ * call's frame and a few hundred bytes more).
+ */
+#define RPC_OUT_CACHED_BYTES 512
+
+/* An out of @p len bytes, in one allocation with them; rpc_out_free()
+ * ends it.
+ */
 struct rpc_out *rpc_out_alloc(size_t len);
+void rpc_out_free(struct rpc_out *o);
+
+/* The objects each call makes and ends, kept per thread (rpc_cache.c). */
+enum rpc_obj_kind {
+	RPC_OBJ_CALL,                   /* struct rpc_call */
+	RPC_OBJ_CTX,                    /* struct rpc_ctx */
+	RPC_OBJ_OUT,                    /* an rpc_out of RPC_OUT_CACHED_BYTES */
+	RPC_OBJ_KINDS
+};
+
+/* An object of @p kind, not zeroed; NULL when memory ran out. */
+void *rpc_obj_get(enum rpc_obj_kind kind);
+/* End @p obj (NULL: nothing), of @p kind. */
+void rpc_obj_put(enum rpc_obj_kind kind, void *obj);
 
 struct rpc_server;
 

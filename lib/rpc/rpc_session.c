@@ -240,14 +240,25 @@ rpc_session_adopt(struct rpc_session *s)
 struct rpc_out *
 rpc_out_alloc(size_t len)
 {
-	struct rpc_out *o = malloc(sizeof(*o) + len);
+	bool cached = len <= RPC_OUT_CACHED_BYTES;
+	struct rpc_out *o = cached ? rpc_obj_get(RPC_OBJ_OUT) : malloc(sizeof(*o) + len);
 
 	if (o == NULL)
 		return NULL;
 	memset(o, 0, sizeof(*o));
 	o->buf = o->bytes;
 	o->len = len;
+	o->cached = cached;
 	return o;
+}
+
+void
+rpc_out_free(struct rpc_out *o)
+{
+	if (o != NULL && o->cached)
+		rpc_obj_put(RPC_OBJ_OUT, o);
+	else
+		free(o);
 }
 
 /* A frame of @p f with @p payload copied after its header. */
@@ -274,7 +285,7 @@ out_done(struct rpc_out *o, OckRpcStatus status)
 		finish_call(o->call, status);
 	if (o->done.cb != NULL)
 		o->done.cb(status, o->done.arg);
-	free(o);
+	rpc_out_free(o);
 }
 
 void
@@ -479,8 +490,8 @@ call_free(struct rpc_call *c)
 		if (c->sealed[i] != NULL)
 			rpc_sealed_put(c->s, c->sealed[i]);
 	rpc_session_unref(c->s);
-	free(c->out);
-	free(c);
+	rpc_out_free(c->out);
+	rpc_obj_put(RPC_OBJ_CALL, c);
 }
 
 void
@@ -658,7 +669,7 @@ rpc_ctx_unref(struct rpc_ctx *ctx)
 		rpc_rndv_release(ctx->rndv);
 	free(ctx->held_rx);
 	rpc_session_unref(ctx->s);
-	free(ctx);
+	rpc_obj_put(RPC_OBJ_CTX, ctx);
 }
 
 bool
@@ -772,10 +783,11 @@ rpc_session_refuse(struct rpc_session *s, const struct rpc_frame *f, OckRpcStatu
 struct rpc_ctx *
 rpc_ctx_new(struct rpc_session *s, const struct rpc_frame *f)
 {
-	struct rpc_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct rpc_ctx *ctx = rpc_obj_get(RPC_OBJ_CTX);
 
 	if (ctx == NULL)
 		return NULL;
+	memset(ctx, 0, sizeof(*ctx));
 	rpc_session_ref(s);
 	ctx->s = s;
 	ctx->seq = f->seq;

@@ -215,6 +215,32 @@ rpc_worker_unready(struct rpc_worker *w, struct rpc_watch *watch)
 	TAILQ_REMOVE(&w->ready, watch, ready_link);
 }
 
+/* From here to batch_end(), the frames that tasks and handlers queue on
+ * this worker wait, to leave together: the replies to the calls a session
+ * read at once in one SEND (or one sendmsg()) rather than one each. A
+ * batch spans one session's watch, so no session's replies wait for
+ * another's requests.
+ */
+static void
+batch_begin(struct rpc_worker *w)
+{
+	w->batching = true;
+}
+
+static void
+batch_end(struct rpc_worker *w)
+{
+	w->batching = false;
+	while (w->flush_first != NULL) {
+		struct rpc_session *s = w->flush_first;
+
+		w->flush_first = s->flush_next;
+		s->flush_due = false;
+		rpc_session_flush(s);
+		rpc_session_unref(s);
+	}
+}
+
 /* The watches made ready before this round, as many as were queued when
  * it began: one that its own callback makes ready again waits for the
  * next round.
@@ -227,7 +253,9 @@ run_ready(struct rpc_worker *w)
 
 	while (n < due && (watch = TAILQ_FIRST(&w->ready)) != NULL) {
 		rpc_worker_unready(w, watch);
+		batch_begin(w);
 		watch->ready(watch, EPOLLIN);
+		batch_end(w);
 		n++;
 	}
 	return n;
@@ -269,7 +297,7 @@ bury_ended(struct rpc_worker *w)
 void
 rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s)
 {
-	if (!w->in_tasks || self != w) {
+	if (!w->batching || self != w) {
 		rpc_session_flush(s);
 		return;
 	}
@@ -290,18 +318,10 @@ run_tasks(struct rpc_worker *w)
 	unsigned int n = 0;
 	struct rpc_task *t;
 
-	w->in_tasks = true;
+	batch_begin(w);
 	for (; (t = queue_pop(&w->tasks)) != NULL; n++)
 		t->run(t);
-	w->in_tasks = false;
-	while (w->flush_first != NULL) {
-		struct rpc_session *s = w->flush_first;
-
-		w->flush_first = s->flush_next;
-		s->flush_due = false;
-		rpc_session_flush(s);
-		rpc_session_unref(s);
-	}
+	batch_end(w);
 	return n;
 }
 
@@ -415,7 +435,9 @@ worker_round(struct rpc_worker *w, bool may_sleep)
 				RPC_LOG(ERR, "worker %u: wake: %s", w->index, strerror(errno));
 			continue;
 		}
+		batch_begin(w);
 		watch->ready(watch, ev[i].events);
+		batch_end(w);
 	}
 	bury_ended(w);
 	return work + (unsigned int)RTE_MAX(n, 0);

@@ -141,7 +141,7 @@ struct rpc_worker {
 	 * round's batch never finds its session freed.
 	 */
 	struct rpc_session_list ended;
-	bool in_tasks;                  /* running its tasks now */
+	bool batching;                  /* frames queued now go out at the pass's end */
 	struct rpc_session *flush_first; /* sessions with frames due */
 	atomic_bool stop;
 	/* After its thread ended (closed), tasks run on the pusher's thread;

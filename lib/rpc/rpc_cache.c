@@ -17,8 +17,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include <rte_common.h>
-
 #include "rpc_private.h"
 
 #define RPC_CACHE_DEPTH 64
@@ -99,7 +97,8 @@ rpc_obj_put(enum rpc_obj_kind kind, void *obj)
 
 	if (obj == NULL)
 		return;
-	if (c->n[kind] == RPC_CACHE_DEPTH || atomic_load_explicit(&cache_closed, memory_order_relaxed) ||
+	if (c->n[kind] == RPC_CACHE_DEPTH ||
+	    atomic_load_explicit(&cache_closed, memory_order_relaxed) ||
 	    (!cache_registered && !cache_register())) {
 		free(obj);
 		return;

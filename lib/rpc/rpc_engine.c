@@ -227,10 +227,12 @@ batch_begin(struct rpc_worker *w)
 	w->batching = true;
 }
 
-static void
-batch_end(struct rpc_worker *w)
+/* Still batching: a frame that a written frame's callback queues joins
+ * the list and leaves in the same drain.
+ */
+void
+rpc_worker_flush_queued(struct rpc_worker *w)
 {
-	w->batching = false;
 	while (w->flush_first != NULL) {
 		struct rpc_session *s = w->flush_first;
 
@@ -239,6 +241,13 @@ batch_end(struct rpc_worker *w)
 		rpc_session_flush(s);
 		rpc_session_unref(s);
 	}
+}
+
+static void
+batch_end(struct rpc_worker *w)
+{
+	rpc_worker_flush_queued(w);
+	w->batching = false;
 }
 
 /* The watches made ready before this round, as many as were queued when
@@ -297,7 +306,7 @@ bury_ended(struct rpc_worker *w)
 void
 rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s)
 {
-	if (!w->batching || self != w) {
+	if (self != w || !w->batching) {
 		rpc_session_flush(s);
 		return;
 	}

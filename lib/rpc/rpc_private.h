@@ -218,10 +218,14 @@ void rpc_worker_unwatch(struct rpc_worker *w, int fd);
  */
 void rpc_worker_ready(struct rpc_worker *w, struct rpc_watch *watch);
 void rpc_worker_unready(struct rpc_worker *w, struct rpc_watch *watch);
-/* Write @p s's frames when the worker's tasks are done (at once when it
- * runs none).
+/* Write @p s's frames when the worker's batch (its tasks, or what one
+ * session's input makes) ends; at once outside a batch.
  */
 void rpc_worker_flush_later(struct rpc_worker *w, struct rpc_session *s);
+/* Write now what the worker's batch has queued so far, on its thread: for
+ * a session whose input keeps coming.
+ */
+void rpc_worker_flush_queued(struct rpc_worker *w);
 /* Let go of @p s (ended) once the worker's round is over. */
 void rpc_worker_bury(struct rpc_worker *w, struct rpc_session *s);
 /* Look at the worker's sessions again by @p when_ns at the latest. */
@@ -380,11 +384,15 @@ struct rpc_session {
 	bool rx_detached;
 	struct rpc_out_list out;
 	bool want_out;                  /* EPOLLOUT asked for */
-	/* Frames queued by tasks wait for the end of the worker's tasks, to
-	 * go out together (rpc_worker_flush()).
+	/* Frames queued in a batch of the worker's wait for its end, to go
+	 * out together (rpc_worker_flush_later()).
 	 */
 	bool flush_due;
 	struct rpc_session *flush_next;
+	/* rpc_session_flush() runs: a frame queued from one of its callbacks
+	 * makes it write again rather than write the same frames twice.
+	 */
+	bool flushing, flush_again;
 	bool closing;                   /* its last frames are being written */
 	struct rpc_call_list calls;     /* sent, awaiting their responses */
 	/* TLS: one-sided operations whose pieces await SEALED_DONEs. */

@@ -1391,8 +1391,14 @@ rpc_rdma_post(struct rpc_session *s, struct rpc_rdma_op *op)
 		return;
 	}
 	TAILQ_INSERT_TAIL(&l->waiting, op, waiting);
-	if (!l->reaping)
-		post_waiting(l);
+	if (l->reaping)
+		return;
+	/* Frames queued before it go first: a SEND behind a READ waits for
+	 * all of the READ's answer at the peer.
+	 */
+	if (!STAILQ_EMPTY(&s->out))
+		rpc_session_flush(s);
+	post_waiting(l);
 }
 
 uint16_t

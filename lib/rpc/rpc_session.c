@@ -186,10 +186,22 @@ rpc_session_bytes_in(struct rpc_session *s, const void *data, size_t len)
 void
 rpc_session_flush(struct rpc_session *s)
 {
-	if (s->tls != NULL)
-		rpc_tls_flush(s);
-	else
-		s->ops->flush(s);
+	/* A frame's done callback may queue another and flush: the flush
+	 * under way has not yet taken the frames it wrote off the queue.
+	 */
+	if (s->flushing) {
+		s->flush_again = true;
+		return;
+	}
+	s->flushing = true;
+	do {
+		s->flush_again = false;
+		if (s->tls != NULL)
+			rpc_tls_flush(s);
+		else
+			s->ops->flush(s);
+	} while (s->flush_again && s->state != SESSION_ENDED);
+	s->flushing = false;
 }
 
 void

@@ -175,6 +175,10 @@ rpc_tcp_ready(struct rpc_watch *watch, uint32_t events)
 	while (s->state != SESSION_ENDED) {
 		size_t n;
 
+		/* Replies leave a read's worth at a time: a peer that keeps
+		 * the socket full does not hold them.
+		 */
+		rpc_worker_flush_queued(s->w);
 		if (s->tls != NULL) {
 			if (!tls_read(s))
 				break;

@@ -86,6 +86,7 @@ enum {
 	SVC_WHO = 4,            /* answers with its client's up ctx, sets it */
 	SVC_LONG = 5,           /* answers with 1000 bytes */
 	SVC_BIG = 6,            /* tries to answer with 4096 bytes */
+	SVC_CHAIN = 7,          /* keeps calls 0 and 1; call 2 answers them from callbacks */
 	SVC_NONE = 999,         /* nothing is added here */
 };
 
@@ -100,6 +101,8 @@ static struct {
 	OckRpcStatus big_status;
 	OckRpcServerContext later[64];
 	pthread_mutex_t later_lock;
+	OckRpcServerContext chain[2];
+	atomic_int chain_kept;
 } S;
 
 static int
@@ -203,12 +206,51 @@ svc_big(OckRpcServerContext ctx, OckRpcMessage msg)
 	atomic_fetch_add(&S.big_replies, 1);
 }
 
+/* Call 1's answer, made as call 0's answer is written. */
+static void
+chain_answer_one(OckRpcStatus status, void *arg)
+{
+	static int one = 1;
+	OckRpcMessage r = { &one, sizeof(one) };
+
+	(void)arg;
+	assert_int_equal(status, OCK_RPC_OK);
+	assert_int_equal(OckRpcServerReply(S.chain[1], SVC_CHAIN, &r, NULL), OCK_RPC_OK);
+	OckRpcDeCloneCtx(S.chain[1]);
+}
+
+/* Calls 0 and 1 are kept. Call 2 answers call 0 (whose written answer
+ * answers call 1 from its callback) and then itself: two frames queued
+ * in one batch, the first one's callback queueing a third.
+ */
+static void
+svc_chain(OckRpcServerContext ctx, OckRpcMessage msg)
+{
+	static int zero, two = 2;
+	OckRpcMessage r0 = { &zero, sizeof(zero) }, r2 = { &two, sizeof(two) };
+	OckRpcCallDone then = { chain_answer_one, NULL };
+	int i;
+
+	assert_int_equal(msg.len, sizeof(i));
+	memcpy(&i, msg.data, sizeof(i));
+	if (i < 2) {
+		S.chain[i] = OckRpcCloneCtx(ctx);
+		assert_true(S.chain[i] != 0);
+		atomic_fetch_add(&S.chain_kept, 1);
+		return;
+	}
+	assert_int_equal(OckRpcServerReply(S.chain[0], SVC_CHAIN, &r0, &then), OCK_RPC_OK);
+	OckRpcDeCloneCtx(S.chain[0]);
+	assert_int_equal(OckRpcServerReply(ctx, SVC_CHAIN, &r2, NULL), OCK_RPC_OK);
+}
+
 static void
 server_up(const char *idle)
 {
 	static OckRpcService services[] = {
 		{ SVC_ECHO, svc_echo }, { SVC_SINK, svc_sink }, { SVC_SILENT, svc_silent },
 		{ SVC_LATER, svc_later }, { SVC_WHO, svc_who }, { SVC_BIG, svc_big },
+		{ SVC_CHAIN, svc_chain },
 	};
 	OckRpcService late = { SVC_LONG, svc_long };
 	char **ips = NULL;
@@ -645,6 +687,47 @@ test_cloned_context_answers_from_another_thread(void **state)
 	/* The answers came in the order the contexts were kept. */
 	for (int i = 0; i < N; i++)
 		assert_int_equal(calls[i].answer, i);
+	OckRpcClientDisconnect(c);
+	server_down();
+}
+
+/* An answer's written callback that answers again on the same session,
+ * while frames written with the first are still queued: each frame goes
+ * out once, and every call gets its own answer.
+ */
+static void
+test_answer_from_written_callback(void **state)
+{
+	struct later_call calls[3];
+	struct droce_rpc_stats a, b;
+	OckRpcClient c;
+
+	(void)state;
+	server_up("5");
+	c = client_up(NULL, NULL, NULL);
+	atomic_store(&S.chain_kept, 0);
+	for (int i = 0; i < 3; i++) {
+		calls[i] = (struct later_call){ .msg = i, .answer = -1 };
+		calls[i].q = (OckRpcMessage){ &calls[i].msg, sizeof(int) };
+		calls[i].r = (OckRpcMessage){ &calls[i].answer, sizeof(int) };
+		calls[i].done = (OckRpcCallDone){ call_ended, &calls[i].end };
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(OckRpcClientCall(c, SVC_CHAIN, &calls[i].q, &calls[i].r,
+						  &calls[i].done), OCK_RPC_OK);
+	assert_true(wait_for(&S.chain_kept, 2, 5));
+	droce_rpc_stats_get(&a);
+	assert_int_equal(OckRpcClientCall(c, SVC_CHAIN, &calls[2].q, &calls[2].r,
+					  &calls[2].done), OCK_RPC_OK);
+	for (int i = 0; i < 3; i++) {
+		assert_true(wait_for(&calls[i].end.finished, 1, 5));
+		assert_int_equal(calls[i].end.status, OCK_RPC_OK);
+		assert_int_equal(calls[i].answer, i);
+	}
+	usleep(100000);         /* a frame written twice would be here by now */
+	droce_rpc_stats_get(&b);
+	/* The server took call 2; the client took three answers. */
+	assert_int_equal(b.frames_in - a.frames_in, 4);
 	OckRpcClientDisconnect(c);
 	server_down();
 }
@@ -1175,6 +1258,7 @@ main(void)
 		cmocka_unit_test(test_call_with_params),
 		cmocka_unit_test(test_async_calls_from_four_threads),
 		cmocka_unit_test(test_cloned_context_answers_from_another_thread),
+		cmocka_unit_test(test_answer_from_written_callback),
 		cmocka_unit_test(test_client_handle_and_up_ctx),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_full_session_refuses_then_takes),

@@ -19,6 +19,18 @@
 
 #include "rpc_private.h"
 
+/* Under AddressSanitizer a cached object is poisoned: a use after its
+ * end is caught as a use after free() would be.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#define cache_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define cache_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define cache_poison(p, n) do { (void)(p); (void)(n); } while (0)
+#define cache_unpoison(p, n) do { (void)(p); (void)(n); } while (0)
+#endif
+
 #define RPC_CACHE_DEPTH 64
 
 struct rpc_cache {
@@ -48,8 +60,12 @@ cache_drain(void *arg)
 	/* Later destructors that end objects register the cache again. */
 	cache_registered = false;
 	for (unsigned int k = 0; k < RPC_OBJ_KINDS; k++)
-		while (c->n[k] != 0)
-			free(c->obj[k][--c->n[k]]);
+		while (c->n[k] != 0) {
+			void *obj = c->obj[k][--c->n[k]];
+
+			cache_unpoison(obj, obj_size[k]);
+			free(obj);
+		}
 }
 
 static void
@@ -85,8 +101,12 @@ rpc_obj_get(enum rpc_obj_kind kind)
 {
 	struct rpc_cache *c = &cache;
 
-	if (c->n[kind] != 0)
-		return c->obj[kind][--c->n[kind]];
+	if (c->n[kind] != 0) {
+		void *obj = c->obj[kind][--c->n[kind]];
+
+		cache_unpoison(obj, obj_size[kind]);
+		return obj;
+	}
 	return malloc(obj_size[kind]);
 }
 
@@ -104,4 +124,5 @@ rpc_obj_put(enum rpc_obj_kind kind, void *obj)
 		return;
 	}
 	c->obj[kind][c->n[kind]++] = obj;
+	cache_poison(obj, obj_size[kind]);
 }

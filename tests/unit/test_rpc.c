@@ -20,6 +20,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "droce_rpc.h"
 #include "rpc_frame.h"
 #include "rpc_private.h"
@@ -386,7 +390,15 @@ test_cache_reuses_on_thread(void **state)
 	for (int i = 0; i < 3; i++)
 		rpc_obj_put(RPC_OBJ_CALL, obj[i]);
 	rpc_obj_put(RPC_OBJ_CALL, NULL);        /* nothing */
+#ifdef __SANITIZE_ADDRESS__
+	/* Ended objects are poisoned until they are taken again. */
+	assert_true(__asan_address_is_poisoned(obj[2]));
+	assert_true(__asan_address_is_poisoned((char *)obj[2] + sizeof(struct rpc_call) - 1));
+#endif
 	assert_ptr_equal(rpc_obj_get(RPC_OBJ_CALL), obj[2]);
+#ifdef __SANITIZE_ADDRESS__
+	assert_null(__asan_region_is_poisoned(obj[2], sizeof(struct rpc_call)));
+#endif
 	rpc_obj_put(RPC_OBJ_CALL, obj[2]);
 
 	assert_non_null(small = rpc_out_alloc(RPC_OUT_CACHED_BYTES));

@@ -233,6 +233,8 @@ batch_begin(struct rpc_worker *w)
 void
 rpc_worker_flush_queued(struct rpc_worker *w)
 {
+	if (self != w || !w->batching)
+		return;         /* nothing is queued outside a batch */
 	while (w->flush_first != NULL) {
 		struct rpc_session *s = w->flush_first;
 

@@ -1390,15 +1390,20 @@ rpc_rdma_post(struct rpc_session *s, struct rpc_rdma_op *op)
 		op->done(op, DROCE_WC_WR_FLUSH_ERR);
 		return;
 	}
-	TAILQ_INSERT_TAIL(&l->waiting, op, waiting);
-	if (l->reaping)
-		return;
-	/* Frames queued before it go first: a SEND behind a READ waits for
-	 * all of the READ's answer at the peer.
+	/* Frames queued before it go first, as far as there are send slots:
+	 * a SEND behind a READ waits for all of the READ's answer at the
+	 * peer. A written frame's callback may end the session meanwhile.
 	 */
-	if (!STAILQ_EMPTY(&s->out))
+	if (!l->reaping && !STAILQ_EMPTY(&s->out)) {
 		rpc_session_flush(s);
-	post_waiting(l);
+		if (s->state == SESSION_ENDED || l->failed) {
+			op->done(op, DROCE_WC_WR_FLUSH_ERR);
+			return;
+		}
+	}
+	TAILQ_INSERT_TAIL(&l->waiting, op, waiting);
+	if (!l->reaping)
+		post_waiting(l);
 }
 
 uint16_t

@@ -47,10 +47,19 @@ bad() { echo "guest FAIL: \$*"; exit 1; }
 
 client() {
 	n=0
+	untimed=0
 	while :; do
 		timeout 300 "\$@" >/tmp/out 2>&1 && return 0
 		rc=\$?
 		n=\$((n + 1))
+		# perftest fits the cpu's clock rate for its report, and an
+		# emulated cpu on a busy host can fail that fit ("r^2 < 0.9"): it
+		# then leaves without its report. The host runs droce-rc again.
+		if grep -q "Can't produce a report" /tmp/out && [ \$untimed = 0 ]; then
+			untimed=1
+			say "\$1 could not time its run (perftest: Can't produce a report); once more"
+			continue
+		fi
 		if ! grep -q "Couldn't connect" /tmp/out || [ \$n -gt 240 ]; then
 			cat /tmp/out
 			return \$rc
@@ -86,15 +95,26 @@ done
 exit 0
 EOF
 
-# droce_rc NAME ARGS...: one droce-rc run on cpu 0 in droce's namespace;
-# fails the test unless it exits 0.
-droce_rc() {
-	local name=$1 rc=0
+# droce_rc_run NAME ARGS...: one droce-rc run on cpu 0 in droce's
+# namespace; its exit status.
+droce_rc_run() {
+	local name=$1
 	shift
 	ip netns exec "$RXE_NS_D" taskset -c 0 timeout 300 "$RC" --no-pci --no-huge -m 256 \
 		--file-prefix "$RC_PREFIX" "--vdev=net_af_packet0,iface=$RXE_IF_D,qpairs=2" -- \
 		"$@" --timeout 60 port.0.device=net_af_packet0 port.0.address=$RXE_DROCE_IP/24 \
-		>"$RXE_WORK/$name.log" 2>&1 || rc=$?
+		>"$RXE_WORK/$name.log" 2>&1
+}
+
+# droce_rc NAME ARGS...: droce_rc_run, failing the test unless it exits 0.
+droce_rc() {
+	local name=$1 rc=0
+	droce_rc_run "$@" || rc=$?
+	droce_rc_check "$name" "$rc"
+}
+
+droce_rc_check() {
+	local name=$1 rc=$2
 	if [ "$rc" != 0 ]; then
 		grep -v '^EAL: ' "$RXE_WORK/$name.log" | tail -30
 		fail "droce-rc $name: exit status $rc"
@@ -167,8 +187,26 @@ done
 echo "== ib_write_bw, ib_read_bw, ib_send_bw in the VM, droce-rc perftest server"
 rxe_capture_start "$RXE_IF_BP" "$RXE_WORK/bw.pcap" "$RXE_NS_BR"
 for t in write read send; do
-	droce_rc "perftest-$t" perftest "$t" -s "$BW_SIZE" -n "$BW_ITERS"
-	grep -q "bad ICRC 0," "$RXE_WORK/perftest-$t.log" ||
+	name=perftest-$t
+	rc=0
+	droce_rc_run "$name" perftest "$t" -s "$BW_SIZE" -n "$BW_ITERS" || rc=$?
+	# Once, where the guest's perftest could not time its run and so
+	# left without its report (the guest says so on its console).
+	if [ "$rc" != 0 ] &&
+	   grep -q "closed the TCP connection after 0 of" "$RXE_WORK/$name.log"; then
+		for w in $(seq 20); do
+			grep -aq "ib_${t}_bw could not time its run" "$RXE_WORK/vm.log" && break
+			sleep 0.5
+		done
+		if grep -aq "ib_${t}_bw could not time its run" "$RXE_WORK/vm.log"; then
+			echo "droce-rc $name: the guest's perftest could not time its run; once more"
+			name=perftest-$t-again
+			rc=0
+			droce_rc_run "$name" perftest "$t" -s "$BW_SIZE" -n "$BW_ITERS" || rc=$?
+		fi
+	fi
+	droce_rc_check "$name" "$rc"
+	grep -q "bad ICRC 0," "$RXE_WORK/$name.log" ||
 		fail "droce-rc perftest $t: packets with a bad ICRC came"
 done
 # tcpdump may not have written the last frames when droce-rc exits; a

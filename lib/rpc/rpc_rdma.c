@@ -1146,6 +1146,13 @@ recv_ready(struct rpc_watch *w, uint32_t events)
 	rdma_poll(l->s);
 }
 
+/* Frames queued, or TLS records of them not yet written. */
+static bool
+frames_waiting(struct rpc_session *s)
+{
+	return !STAILQ_EMPTY(&s->out) || (s->tls != NULL && rpc_tls_pending(s));
+}
+
 static void
 rdma_flush(struct rpc_session *s)
 {
@@ -1220,8 +1227,7 @@ send_ready(struct rpc_watch *w, uint32_t events)
 	rpc_session_ref(s);
 	reap(l);
 	/* The SENDs first: an operation posted before them would hold them. */
-	if (s->state != SESSION_ENDED && (!STAILQ_EMPTY(&s->out) ||
-					   (s->tls != NULL && rpc_tls_pending(s))))
+	if (s->state != SESSION_ENDED && frames_waiting(s))
 		rpc_session_flush(s);
 	if (s->state != SESSION_ENDED)
 		post_waiting(l);
@@ -1394,7 +1400,7 @@ rpc_rdma_post(struct rpc_session *s, struct rpc_rdma_op *op)
 	 * a SEND behind a READ waits for all of the READ's answer at the
 	 * peer. A written frame's callback may end the session meanwhile.
 	 */
-	if (!l->reaping && !STAILQ_EMPTY(&s->out)) {
+	if (!l->reaping && frames_waiting(s)) {
 		rpc_session_flush(s);
 		if (s->state == SESSION_ENDED || l->failed) {
 			op->done(op, DROCE_WC_WR_FLUSH_ERR);

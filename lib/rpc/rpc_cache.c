@@ -4,17 +4,22 @@
 
 /*
  * The objects every call makes and ends (its call, the server's context,
- * small frames out) come from a cache of the thread that ends them. With
- * 32 calls in flight glibc's own per-thread cache (7 a size) overflows on
- * every burst, and each allocation then takes the arena's lock. A thread's
- * cache holds at most RPC_CACHE_DEPTH of a kind and is given back to
- * malloc when the thread ends; an object ended on another thread than the
- * one that made it simply joins that thread's cache.
+ * small frames out) are kept per thread. With 32 calls in flight glibc's
+ * own per-thread cache (7 a size) overflows on every burst, and each
+ * allocation then takes the arena's lock. An object goes back to the
+ * thread that made it: into that thread's cache when that thread ends it,
+ * onto its home's returned stack (one compare-and-swap) when another
+ * thread does, as with one-way calls over TCP, made by the caller and
+ * ended by the session's worker. The maker takes a kind's returned
+ * stack whole when its cache of that kind runs dry, so neither side
+ * calls malloc once the calls in flight have their objects.
  */
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "rpc_private.h"
@@ -33,9 +38,32 @@
 
 #define RPC_CACHE_DEPTH 64
 
+struct cache_home;
+
+/* In front of every cached object, in the same allocation; the object
+ * keeps malloc's alignment.
+ */
+struct obj_head {
+	alignas(max_align_t) struct cache_home *home; /* NULL: back to malloc */
+	struct obj_head *next;                        /* on a returned stack */
+};
+
+/* Where a thread's objects come back to. It outlives its thread: another
+ * thread may end an object after its maker has gone, and a later thread
+ * takes the home over (the object then joins that thread's cache).
+ */
+struct cache_home {
+	_Atomic(struct obj_head *) returned[RPC_OBJ_KINDS];
+	struct cache_home *next_spare;
+};
+
+/* A home whose thread has ended: objects sent to it go to free(). */
+#define HOME_CLOSED ((struct obj_head *)1)
+
 struct rpc_cache {
 	unsigned int n[RPC_OBJ_KINDS];
-	void *obj[RPC_OBJ_KINDS][RPC_CACHE_DEPTH];
+	struct obj_head *obj[RPC_OBJ_KINDS][RPC_CACHE_DEPTH];
+	struct cache_home *home;        /* NULL until the thread registers */
 };
 
 static const size_t obj_size[RPC_OBJ_KINDS] = {
@@ -45,27 +73,65 @@ static const size_t obj_size[RPC_OBJ_KINDS] = {
 };
 
 static _Thread_local struct rpc_cache cache;
-static _Thread_local bool cache_registered;
 static pthread_key_t cache_key;
 static bool cache_key_made;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+/* Homes of ended threads, for the next threads to take. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cache_home *spare_homes;
 /* Past the library's end (exit, dlclose): objects go back to malloc. */
 static atomic_bool cache_closed;
+
+static inline void *
+body_of(struct obj_head *h)
+{
+	return h + 1;
+}
+
+static inline struct obj_head *
+head_of(void *obj)
+{
+	return (struct obj_head *)obj - 1;
+}
+
+static void
+head_free(enum rpc_obj_kind kind, struct obj_head *h)
+{
+	cache_unpoison(body_of(h), obj_size[kind]);
+	free(h);
+}
+
+static void
+stack_free(enum rpc_obj_kind kind, struct obj_head *h)
+{
+	while (h != NULL) {
+		struct obj_head *next = h->next;
+
+		head_free(kind, h);
+		h = next;
+	}
+}
 
 static void
 cache_drain(void *arg)
 {
 	struct rpc_cache *c = arg;
+	struct cache_home *home = c->home;
 
-	/* Later destructors that end objects register the cache again. */
-	cache_registered = false;
-	for (unsigned int k = 0; k < RPC_OBJ_KINDS; k++)
-		while (c->n[k] != 0) {
-			void *obj = c->obj[k][--c->n[k]];
-
-			cache_unpoison(obj, obj_size[k]);
-			free(obj);
-		}
+	/* Objects ended in later destructors register the thread again. */
+	c->home = NULL;
+	for (unsigned int k = 0; k < RPC_OBJ_KINDS; k++) {
+		while (c->n[k] != 0)
+			head_free(k, c->obj[k][--c->n[k]]);
+		if (home != NULL)
+			stack_free(k, atomic_exchange(&home->returned[k], HOME_CLOSED));
+	}
+	if (home != NULL) {
+		pthread_mutex_lock(&spare_lock);
+		home->next_spare = spare_homes;
+		spare_homes = home;
+		pthread_mutex_unlock(&spare_lock);
+	}
 }
 
 static void
@@ -75,17 +141,31 @@ cache_key_create(void)
 }
 
 /* A thread keeps objects only once its exit is sure to give them back. */
-static bool
-cache_register(void)
+static struct cache_home *
+cache_register(struct rpc_cache *c)
 {
+	struct cache_home *home;
+
 	pthread_once(&cache_key_once, cache_key_create);
-	cache_registered = cache_key_made && pthread_setspecific(cache_key, &cache) == 0;
-	return cache_registered;
+	if (!cache_key_made || pthread_setspecific(cache_key, c) != 0)
+		return NULL;
+	pthread_mutex_lock(&spare_lock);
+	home = spare_homes;
+	if (home != NULL)
+		spare_homes = home->next_spare;
+	pthread_mutex_unlock(&spare_lock);
+	if (home == NULL && (home = malloc(sizeof(*home))) == NULL)
+		return NULL;
+	for (unsigned int k = 0; k < RPC_OBJ_KINDS; k++)
+		atomic_store(&home->returned[k], NULL);
+	c->home = home;
+	return home;
 }
 
 /* A dlclose() must not leave the key's destructor pointing into the
- * unloaded library; the closing thread's own objects go back now (other
- * threads' stay with them, at most RPC_CACHE_DEPTH of a kind each).
+ * unloaded library; the closing thread's own objects and the spare homes
+ * go back now (other threads' stay with them, at most RPC_CACHE_DEPTH of
+ * a kind each and those returned to them).
  */
 static void __attribute__((destructor))
 cache_fini(void)
@@ -94,35 +174,88 @@ cache_fini(void)
 	if (cache_key_made)
 		pthread_key_delete(cache_key);
 	cache_drain(&cache);
+	pthread_mutex_lock(&spare_lock);
+	while (spare_homes != NULL) {
+		struct cache_home *home = spare_homes;
+
+		spare_homes = home->next_spare;
+		free(home);
+	}
+	pthread_mutex_unlock(&spare_lock);
+}
+
+/* What other threads ended since: kept up to the depth, the rest freed. */
+static bool
+take_returned(struct rpc_cache *c, enum rpc_obj_kind kind)
+{
+	struct obj_head *h;
+
+	if (atomic_load_explicit(&c->home->returned[kind], memory_order_relaxed) == NULL)
+		return false;
+	h = atomic_exchange_explicit(&c->home->returned[kind], NULL, memory_order_acquire);
+	while (h != NULL && c->n[kind] < RPC_CACHE_DEPTH) {
+		c->obj[kind][c->n[kind]++] = h;
+		h = h->next;
+	}
+	stack_free(kind, h);
+	return c->n[kind] != 0;
 }
 
 void *
 rpc_obj_get(enum rpc_obj_kind kind)
 {
 	struct rpc_cache *c = &cache;
+	struct obj_head *h;
 
-	if (c->n[kind] != 0) {
-		void *obj = c->obj[kind][--c->n[kind]];
-
-		cache_unpoison(obj, obj_size[kind]);
-		return obj;
+	if (c->n[kind] != 0 || (c->home != NULL && take_returned(c, kind))) {
+		h = c->obj[kind][--c->n[kind]];
+		cache_unpoison(body_of(h), obj_size[kind]);
+		return body_of(h);
 	}
-	return malloc(obj_size[kind]);
+	h = malloc(sizeof(*h) + obj_size[kind]);
+	if (h == NULL)
+		return NULL;
+	h->home = atomic_load_explicit(&cache_closed, memory_order_relaxed) ? NULL
+		  : c->home != NULL ? c->home : cache_register(c);
+	return body_of(h);
+}
+
+/* Onto @p home's stack of @p kind, unless its thread has ended. */
+static void
+send_home(struct cache_home *home, enum rpc_obj_kind kind, struct obj_head *h)
+{
+	struct obj_head *top = atomic_load_explicit(&home->returned[kind], memory_order_relaxed);
+
+	/* Poisoned before it is out of our hands: its maker may take it at once. */
+	cache_poison(body_of(h), obj_size[kind]);
+	do {
+		if (top == HOME_CLOSED) {
+			head_free(kind, h);
+			return;
+		}
+		h->next = top;
+	} while (!atomic_compare_exchange_weak_explicit(&home->returned[kind], &top, h,
+							memory_order_release,
+							memory_order_relaxed));
 }
 
 void
 rpc_obj_put(enum rpc_obj_kind kind, void *obj)
 {
 	struct rpc_cache *c = &cache;
+	struct obj_head *h;
 
 	if (obj == NULL)
 		return;
-	if (c->n[kind] == RPC_CACHE_DEPTH ||
-	    atomic_load_explicit(&cache_closed, memory_order_relaxed) ||
-	    (!cache_registered && !cache_register())) {
-		free(obj);
-		return;
+	h = head_of(obj);
+	if (h->home == NULL || atomic_load_explicit(&cache_closed, memory_order_relaxed)) {
+		free(h);
+	} else if (h->home != c->home) {
+		send_home(h->home, kind, h);
+	} else if (c->n[kind] == RPC_CACHE_DEPTH) {
+		free(h);
+	} else {
+		c->obj[kind][c->n[kind]++] = h;
+		cache_poison(obj, obj_size[kind]);
 	}
-	c->obj[kind][c->n[kind]++] = obj;
-	cache_poison(obj, obj_size[kind]);
 }

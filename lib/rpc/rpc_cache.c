@@ -12,7 +12,12 @@
  * thread does, as with one-way calls over TCP, made by the caller and
  * ended by the session's worker. The maker takes a kind's returned
  * stack whole when its cache of that kind runs dry, so neither side
- * calls malloc once the calls in flight have their objects.
+ * calls malloc once the calls in flight have their objects; the maker
+ * keeps RPC_CACHE_DEPTH of what it takes and frees the rest itself (a
+ * free() on another thread than the maker's contends for its arena). A
+ * returned stack holds at most what its maker made and has not made
+ * again, the high-water mark of its objects in use as malloc's heap
+ * keeps it.
  */
 
 #include <pthread.h>
@@ -48,16 +53,19 @@ struct obj_head {
 	struct obj_head *next;                        /* on a returned stack */
 };
 
-/* Where a thread's objects come back to. It outlives its thread: another
- * thread may end an object after its maker has gone, and a later thread
- * takes the home over (the object then joins that thread's cache).
+/* Where a thread's objects come back to. It outlives its thread, and the
+ * library too (a thread may end an object after its maker, or the
+ * library's destructor, has gone); a later thread takes the home over,
+ * and objects sent to it then join that thread's cache.
  */
 struct cache_home {
 	_Atomic(struct obj_head *) returned[RPC_OBJ_KINDS];
 	struct cache_home *next_spare;
 };
 
-/* A home whose thread has ended: objects sent to it go to free(). */
+/* A home whose thread has ended, until another takes it over: objects
+ * sent to it go to free().
+ */
 #define HOME_CLOSED ((struct obj_head *)1)
 
 struct rpc_cache {
@@ -73,6 +81,8 @@ static const size_t obj_size[RPC_OBJ_KINDS] = {
 };
 
 static _Thread_local struct rpc_cache cache;
+/* Past this thread's drain (a later destructor's objects): malloc's. */
+static _Thread_local bool cache_ended;
 static pthread_key_t cache_key;
 static bool cache_key_made;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
@@ -118,7 +128,10 @@ cache_drain(void *arg)
 	struct rpc_cache *c = arg;
 	struct cache_home *home = c->home;
 
-	/* Objects ended in later destructors register the thread again. */
+	/* Objects made in later destructors (the key's last round may be
+	 * past) are not kept.
+	 */
+	cache_ended = true;
 	c->home = NULL;
 	for (unsigned int k = 0; k < RPC_OBJ_KINDS; k++) {
 		while (c->n[k] != 0)
@@ -134,10 +147,24 @@ cache_drain(void *arg)
 	}
 }
 
+/* A child forked while another thread held the lock would wait forever. */
+static void
+spare_lock_take(void)
+{
+	pthread_mutex_lock(&spare_lock);
+}
+
+static void
+spare_lock_give(void)
+{
+	pthread_mutex_unlock(&spare_lock);
+}
+
 static void
 cache_key_create(void)
 {
-	cache_key_made = pthread_key_create(&cache_key, cache_drain) == 0;
+	cache_key_made = pthread_atfork(spare_lock_take, spare_lock_give, spare_lock_give) == 0 &&
+			 pthread_key_create(&cache_key, cache_drain) == 0;
 }
 
 /* A thread keeps objects only once its exit is sure to give them back. */
@@ -163,9 +190,9 @@ cache_register(struct rpc_cache *c)
 }
 
 /* A dlclose() must not leave the key's destructor pointing into the
- * unloaded library; the closing thread's own objects and the spare homes
- * go back now (other threads' stay with them, at most RPC_CACHE_DEPTH of
- * a kind each and those returned to them).
+ * unloaded library; the closing thread's own objects go back now (other
+ * threads' stay with them).
+ * The homes stay: a thread still running may be sending an object to one.
  */
 static void __attribute__((destructor))
 cache_fini(void)
@@ -174,17 +201,9 @@ cache_fini(void)
 	if (cache_key_made)
 		pthread_key_delete(cache_key);
 	cache_drain(&cache);
-	pthread_mutex_lock(&spare_lock);
-	while (spare_homes != NULL) {
-		struct cache_home *home = spare_homes;
-
-		spare_homes = home->next_spare;
-		free(home);
-	}
-	pthread_mutex_unlock(&spare_lock);
 }
 
-/* What other threads ended since: kept up to the depth, the rest freed. */
+/* What other threads ended since, into @p c's empty cache of @p kind. */
 static bool
 take_returned(struct rpc_cache *c, enum rpc_obj_kind kind)
 {
@@ -215,7 +234,7 @@ rpc_obj_get(enum rpc_obj_kind kind)
 	h = malloc(sizeof(*h) + obj_size[kind]);
 	if (h == NULL)
 		return NULL;
-	h->home = atomic_load_explicit(&cache_closed, memory_order_relaxed) ? NULL
+	h->home = atomic_load_explicit(&cache_closed, memory_order_relaxed) || cache_ended ? NULL
 		  : c->home != NULL ? c->home : cache_register(c);
 	return body_of(h);
 }

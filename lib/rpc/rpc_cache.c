@@ -14,10 +14,12 @@
  * stack whole when its cache of that kind runs dry, so neither side
  * calls malloc once the calls in flight have their objects; the maker
  * keeps RPC_CACHE_DEPTH of what it takes and frees the rest itself (a
- * free() on another thread than the maker's contends for its arena). A
- * returned stack holds at most what its maker made and has not made
- * again, the high-water mark of its objects in use as malloc's heap
- * keeps it.
+ * free() on another thread than the maker's contends for its arena).
+ * A returned stack is not bounded: a bound kept by the senders cost most
+ * of what the stacks gain. It holds objects its thread made (or the
+ * ended thread whose home it took over made) and has not taken back, no
+ * more than those threads once had in use at the same time, much as
+ * malloc's heap keeps its high-water mark.
  */
 
 #include <pthread.h>
@@ -59,7 +61,10 @@ struct obj_head {
  * and objects sent to it then join that thread's cache.
  */
 struct cache_home {
-	_Atomic(struct obj_head *) returned[RPC_OBJ_KINDS];
+	/* A line of its own: the senders' compare-and-swaps on it take no
+	 * neighbour's line from the thread that uses it.
+	 */
+	alignas(64) _Atomic(struct obj_head *) returned[RPC_OBJ_KINDS];
 	struct cache_home *next_spare;
 };
 
@@ -147,7 +152,10 @@ cache_drain(void *arg)
 	}
 }
 
-/* A child forked while another thread held the lock would wait forever. */
+/* A child forked while another thread held the lock would wait forever.
+ * (The child's own homes work on; those of the threads that do not exist
+ * in it stay open, and what it ends of theirs stays with them.)
+ */
 static void
 spare_lock_take(void)
 {
@@ -167,7 +175,9 @@ cache_key_create(void)
 			 pthread_key_create(&cache_key, cache_drain) == 0;
 }
 
-/* A thread keeps objects only once its exit is sure to give them back. */
+/* A thread keeps objects only once its exit is sure to give them back
+ * (short of a first call from a destructor in the key's last round).
+ */
 static struct cache_home *
 cache_register(struct rpc_cache *c)
 {
@@ -181,7 +191,8 @@ cache_register(struct rpc_cache *c)
 	if (home != NULL)
 		spare_homes = home->next_spare;
 	pthread_mutex_unlock(&spare_lock);
-	if (home == NULL && (home = malloc(sizeof(*home))) == NULL)
+	if (home == NULL && (home = aligned_alloc(alignof(struct cache_home),
+						  sizeof(*home))) == NULL)
 		return NULL;
 	for (unsigned int k = 0; k < RPC_OBJ_KINDS; k++)
 		atomic_store(&home->returned[k], NULL);
@@ -190,9 +201,10 @@ cache_register(struct rpc_cache *c)
 }
 
 /* A dlclose() must not leave the key's destructor pointing into the
- * unloaded library; the closing thread's own objects go back now (other
- * threads' stay with them).
- * The homes stay: a thread still running may be sending an object to one.
+ * unloaded library; the closing thread's own objects go back now. The
+ * homes stay, since a thread still running at exit may be sending an
+ * object to one: after a dlclose() they, and other threads' caches, are
+ * lost (64 bytes a home, and what each thread held).
  */
 static void __attribute__((destructor))
 cache_fini(void)
@@ -209,6 +221,9 @@ take_returned(struct rpc_cache *c, enum rpc_obj_kind kind)
 {
 	struct obj_head *h;
 
+	/* A load first: an exchange on an empty stack would take the
+	 * senders' cache line for nothing.
+	 */
 	if (atomic_load_explicit(&c->home->returned[kind], memory_order_relaxed) == NULL)
 		return false;
 	h = atomic_exchange_explicit(&c->home->returned[kind], NULL, memory_order_acquire);

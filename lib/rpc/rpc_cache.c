@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "rpc_private.h"
@@ -38,9 +39,19 @@
 #include <sanitizer/asan_interface.h>
 #define cache_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define cache_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/* An object ended twice would be handed out twice; its header is not
+ * poisoned, so without this check ASan would not see it.
+ */
+#define cache_check_live(p) do {						\
+	if (__asan_address_is_poisoned(p)) {				\
+		fprintf(stderr, "rpc_obj_put: %p ended twice\n", (p));	\
+		abort();						\
+	}								\
+} while (0)
 #else
 #define cache_poison(p, n) do { (void)(p); (void)(n); } while (0)
 #define cache_unpoison(p, n) do { (void)(p); (void)(n); } while (0)
+#define cache_check_live(p) do { (void)(p); } while (0)
 #endif
 
 #define RPC_CACHE_DEPTH 64
@@ -281,6 +292,7 @@ rpc_obj_put(enum rpc_obj_kind kind, void *obj)
 
 	if (obj == NULL)
 		return;
+	cache_check_live(obj);
 	h = head_of(obj);
 	if (h->home == NULL || atomic_load_explicit(&cache_closed, memory_order_relaxed)) {
 		free(h);

@@ -246,6 +246,15 @@ take_returned(struct rpc_cache *c, enum rpc_obj_kind kind)
 	return c->n[kind] != 0;
 }
 
+/* The home a new object of this thread's goes back to; NULL: malloc's. */
+static struct cache_home *
+home_for_new(struct rpc_cache *c)
+{
+	if (atomic_load_explicit(&cache_closed, memory_order_relaxed) || cache_ended)
+		return NULL;
+	return c->home != NULL ? c->home : cache_register(c);
+}
+
 void *
 rpc_obj_get(enum rpc_obj_kind kind)
 {
@@ -260,8 +269,7 @@ rpc_obj_get(enum rpc_obj_kind kind)
 	h = malloc(sizeof(*h) + obj_size[kind]);
 	if (h == NULL)
 		return NULL;
-	h->home = atomic_load_explicit(&cache_closed, memory_order_relaxed) || cache_ended ? NULL
-		  : c->home != NULL ? c->home : cache_register(c);
+	h->home = home_for_new(c);
 	return body_of(h);
 }
 
